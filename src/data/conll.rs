@@ -1,0 +1,180 @@
+//! CoNLL column files: whitespace-separated columns, label in the last column,
+//! a blank line between sequences, `-DOCSTART-` lines skipped.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// One sequence: observation columns per token and (when present) the gold labels.
+#[derive(Clone, Debug, Default)]
+pub struct Sequence {
+    /// `columns[t]` holds the observation columns of token `t` (the label column excluded).
+    pub columns: Vec<Vec<String>>,
+    /// Gold labels, one per token; empty when the file has no label column.
+    pub labels: Vec<String>,
+    /// Line of the first token in its file (1-based), for messages.
+    pub line: usize,
+}
+
+impl Sequence {
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+    pub fn has_labels(&self) -> bool {
+        !self.labels.is_empty()
+    }
+}
+
+/// A column file read into memory.
+#[derive(Clone, Debug, Default)]
+pub struct Corpus {
+    pub path: String,
+    pub sequences: Vec<Sequence>,
+    /// Columns per token line as written in the file (label column included).
+    pub n_columns: usize,
+}
+
+/// How to read the last column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LabelColumn {
+    /// The last column is the gold label (training and evaluation files).
+    Last,
+    /// Every column is an observation (unlabelled data).
+    None,
+}
+
+impl Corpus {
+    pub fn tokens(&self) -> usize {
+        self.sequences.iter().map(|s| s.len()).sum()
+    }
+    /// Observation columns per token.
+    pub fn n_obs_columns(&self) -> usize {
+        self.sequences
+            .first()
+            .and_then(|s| s.columns.first())
+            .map(|c| c.len())
+            .unwrap_or(0)
+    }
+}
+
+/// Reads a labelled CoNLL file.
+pub fn read_conll(path: &Path) -> Result<Corpus> {
+    read_conll_with(path, LabelColumn::Last)
+}
+
+pub fn read_conll_with(path: &Path, label: LabelColumn) -> Result<Corpus> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_conll(&bytes, &path.display().to_string(), label)
+}
+
+fn is_docstart(first: &str) -> bool {
+    first == "-DOCSTART-"
+}
+
+/// Parses CoNLL text held in memory; `name` is used in error messages.
+pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpus> {
+    if bytes.is_empty() {
+        return Err(Error::parse(name, 1, "the file is empty"));
+    }
+    let mut corpus = Corpus {
+        path: name.to_string(),
+        ..Default::default()
+    };
+    let mut current = Sequence::default();
+    let mut n_lines = 0;
+    let mut expected: Option<(usize, usize)> = None; // (columns, line first seen)
+    let finish = |current: &mut Sequence, corpus: &mut Corpus| {
+        if !current.is_empty() {
+            corpus.sequences.push(std::mem::take(current));
+        }
+    };
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line_no = i + 1;
+        n_lines = line_no;
+        let text = std::str::from_utf8(raw).map_err(|e| {
+            Error::parse(
+                name,
+                line_no,
+                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+            )
+        })?;
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        if fields.is_empty() {
+            finish(&mut current, &mut corpus);
+            continue;
+        }
+        if is_docstart(fields[0]) {
+            // A document marker separates sequences even when no blank line surrounds it.
+            finish(&mut current, &mut corpus);
+            continue;
+        }
+        match expected {
+            None => expected = Some((fields.len(), line_no)),
+            Some((n, first)) if n != fields.len() => {
+                return Err(Error::parse(
+                    name,
+                    line_no,
+                    format!(
+                        "{} columns, but line {first} has {n}; every token line needs the same number of columns",
+                        fields.len()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        if current.is_empty() {
+            current.line = line_no;
+        }
+        match label {
+            LabelColumn::Last => {
+                let (obs, lab) = fields.split_at(fields.len() - 1);
+                current.columns.push(obs.iter().map(|s| s.to_string()).collect());
+                current.labels.push(lab[0].to_string());
+            }
+            LabelColumn::None => {
+                current
+                    .columns
+                    .push(fields.iter().map(|s| s.to_string()).collect());
+            }
+        }
+    }
+    finish(&mut current, &mut corpus);
+    if corpus.sequences.is_empty() {
+        // Trailing newline gives one extra empty split; report the last real line.
+        let last = if bytes.ends_with(b"\n") {
+            n_lines.saturating_sub(1).max(1)
+        } else {
+            n_lines
+        };
+        return Err(Error::parse(
+            name,
+            last,
+            "no token lines: the file holds only blank lines or document markers",
+        ));
+    }
+    corpus.n_columns = expected.map(|e| e.0).unwrap_or(0);
+    Ok(corpus)
+}
+
+/// Writes sequences back as CoNLL text, each token's columns followed by `extra` columns.
+pub fn format_conll(seqs: &[Sequence], extra: &[Vec<Vec<String>>]) -> String {
+    let mut out = String::new();
+    for (i, s) in seqs.iter().enumerate() {
+        for t in 0..s.len() {
+            let mut cols: Vec<&str> = s.columns[t].iter().map(|c| c.as_str()).collect();
+            if s.has_labels() {
+                cols.push(&s.labels[t]);
+            }
+            for e in extra {
+                cols.push(&e[i][t]);
+            }
+            out.push_str(&cols.join(" "));
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    out
+}

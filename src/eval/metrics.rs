@@ -1,0 +1,207 @@
+//! Token accuracy, segment precision/recall/F1 exactly as `conlleval` computes them, and
+//! per-label token precision/recall/F1.
+//!
+//! Segment boundaries follow conlleval's `startOfChunk`/`endOfChunk` with the `E`/`S` cases of
+//! its later ports, so IOB1, IOB2 and BIOES are scored alike. A tag splits at its first `-` into
+//! a chunk tag and a type (`B-NP` → `B`, `NP`); `O` has no type. Sequence ends act as `O`.
+
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prf {
+    pub correct: u64,
+    pub predicted: u64,
+    pub gold: u64,
+    /// Percent, as conlleval prints them.
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+}
+
+impl Prf {
+    fn finish(mut self) -> Self {
+        self.precision = pct(self.correct, self.predicted);
+        self.recall = pct(self.correct, self.gold);
+        self.f1 = if self.precision + self.recall > 0.0 {
+            2.0 * self.precision * self.recall / (self.precision + self.recall)
+        } else {
+            0.0
+        };
+        self
+    }
+}
+
+fn pct(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        100.0 * a as f64 / b as f64
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Metrics {
+    pub sequences: usize,
+    pub tokens: u64,
+    /// Percent of tokens whose predicted label equals the gold label.
+    pub token_accuracy: f64,
+    /// Overall segment (chunk) scores.
+    pub segments: Prf,
+    /// Segment scores per segment type.
+    pub segment_types: BTreeMap<String, Prf>,
+    /// Token scores per label.
+    pub labels: BTreeMap<String, Prf>,
+    /// Σ log p(y* | x) over sequences whose gold labels the model knows.
+    pub log_likelihood: Option<f64>,
+    /// Sequences that entered `log_likelihood`.
+    pub log_likelihood_sequences: usize,
+}
+
+fn split_tag(label: &str) -> (&str, &str) {
+    match label.split_once('-') {
+        Some((t, ty)) => (t, ty),
+        None => (label, ""),
+    }
+}
+
+fn end_of_chunk(prev_tag: &str, tag: &str, prev_type: &str, ty: &str) -> bool {
+    matches!(prev_tag, "E" | "S" | "]" | "[")
+        || (prev_tag == "B" && matches!(tag, "B" | "S" | "O"))
+        || (prev_tag == "I" && matches!(tag, "B" | "S" | "O"))
+        || (prev_tag != "O" && prev_tag != "." && prev_type != ty)
+}
+
+fn start_of_chunk(prev_tag: &str, tag: &str, prev_type: &str, ty: &str) -> bool {
+    matches!(tag, "B" | "S" | "[" | "]")
+        || (prev_tag == "E" && matches!(tag, "E" | "I"))
+        || (prev_tag == "S" && matches!(tag, "E" | "I"))
+        || (prev_tag == "O" && matches!(tag, "E" | "I"))
+        || (tag != "O" && tag != "." && prev_type != ty)
+}
+
+/// Accumulates conlleval counts over sequences.
+#[derive(Default)]
+pub struct Scorer {
+    tokens: u64,
+    correct_tags: u64,
+    seg: Prf,
+    seg_types: BTreeMap<String, Prf>,
+    labels: BTreeMap<String, Prf>,
+    sequences: usize,
+}
+
+impl Scorer {
+    pub fn add(&mut self, gold: &[String], pred: &[String]) {
+        assert_eq!(gold.len(), pred.len(), "one prediction per token");
+        self.sequences += 1;
+        let (mut last_c, mut last_ct, mut last_g, mut last_gt) = ("O", "", "O", "");
+        let mut in_correct = false;
+        // One extra boundary item (O, O) closes the sequence, as conlleval's blank line does.
+        for i in 0..=gold.len() {
+            let (c, ct) = if i < gold.len() { split_tag(&gold[i]) } else { ("O", "") };
+            let (g, gt) = if i < pred.len() { split_tag(&pred[i]) } else { ("O", "") };
+            let end_c = end_of_chunk(last_c, c, last_ct, ct);
+            let end_g = end_of_chunk(last_g, g, last_gt, gt);
+            if in_correct {
+                if end_c && end_g && last_gt == last_ct {
+                    in_correct = false;
+                    self.seg.correct += 1;
+                    self.seg_types.entry(last_ct.to_string()).or_default().correct += 1;
+                } else if end_c != end_g || gt != ct {
+                    in_correct = false;
+                }
+            }
+            let start_c = start_of_chunk(last_c, c, last_ct, ct);
+            let start_g = start_of_chunk(last_g, g, last_gt, gt);
+            if start_c && start_g && gt == ct {
+                in_correct = true;
+            }
+            if start_c {
+                self.seg.gold += 1;
+                self.seg_types.entry(ct.to_string()).or_default().gold += 1;
+            }
+            if start_g {
+                self.seg.predicted += 1;
+                self.seg_types.entry(gt.to_string()).or_default().predicted += 1;
+            }
+            if i < gold.len() {
+                self.tokens += 1;
+                if gold[i] == pred[i] {
+                    self.correct_tags += 1;
+                    self.labels.entry(gold[i].clone()).or_default().correct += 1;
+                }
+                self.labels.entry(gold[i].clone()).or_default().gold += 1;
+                self.labels.entry(pred[i].clone()).or_default().predicted += 1;
+            }
+            (last_c, last_ct, last_g, last_gt) = (c, ct, g, gt);
+        }
+        // The boundary item is (O, O), so any open correct chunk was closed above.
+        debug_assert!(!in_correct);
+    }
+
+    pub fn finish(self) -> Metrics {
+        Metrics {
+            sequences: self.sequences,
+            tokens: self.tokens,
+            token_accuracy: pct(self.correct_tags, self.tokens),
+            segments: self.seg.finish(),
+            segment_types: self.seg_types.into_iter().map(|(k, v)| (k, v.finish())).collect(),
+            labels: self.labels.into_iter().map(|(k, v)| (k, v.finish())).collect(),
+            log_likelihood: None,
+            log_likelihood_sequences: 0,
+        }
+    }
+}
+
+/// Scores predicted label sequences against gold ones.
+pub fn score(gold: &[Vec<String>], pred: &[Vec<String>]) -> Metrics {
+    let mut s = Scorer::default();
+    for (g, p) in gold.iter().zip(pred) {
+        s.add(g, p);
+    }
+    s.finish()
+}
+
+impl Metrics {
+    /// A human-readable report in conlleval's spirit.
+    pub fn report(&self) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "processed {} tokens in {} sequences with {} segments; found: {} segments; correct: {}.",
+            self.tokens, self.sequences, self.segments.gold, self.segments.predicted, self.segments.correct
+        );
+        let _ = writeln!(
+            o,
+            "accuracy: {:6.2}%; precision: {:6.2}%; recall: {:6.2}%; FB1: {:6.2}",
+            self.token_accuracy, self.segments.precision, self.segments.recall, self.segments.f1
+        );
+        if let Some(ll) = self.log_likelihood {
+            let _ = writeln!(
+                o,
+                "held-out log-likelihood: {ll:.4} over {} sequences ({:.4} per sequence)",
+                self.log_likelihood_sequences,
+                ll / self.log_likelihood_sequences.max(1) as f64
+            );
+        }
+        let _ = writeln!(o, "\nsegments by type:");
+        for (k, v) in &self.segment_types {
+            let name = if k.is_empty() { "(none)" } else { k };
+            let _ = writeln!(
+                o,
+                "{name:>17}: precision: {:6.2}%; recall: {:6.2}%; FB1: {:6.2}  {}",
+                v.precision, v.recall, v.f1, v.predicted
+            );
+        }
+        let _ = writeln!(o, "\ntokens by label:");
+        for (k, v) in &self.labels {
+            let _ = writeln!(
+                o,
+                "{k:>17}: precision: {:6.2}%; recall: {:6.2}%; F1: {:6.2}  (gold {}, predicted {})",
+                v.precision, v.recall, v.f1, v.gold, v.predicted
+            );
+        }
+        o
+    }
+}

@@ -1,0 +1,273 @@
+//! The linear-chain CRF builder: one state factor per position over `y_t` and one transition
+//! factor per adjacent pair over `(y_{t-1}, y_t)`; no start or end transitions (the first label is
+//! scored by its state factor alone). Features come from a CRF++ template.
+
+use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
+use crate::data::{Corpus, FeatureDict, FeatureTemplate, Sequence};
+use crate::error::{Error, Result};
+
+/// Name of the always-on per-label bias feature of the state factor.
+pub const BIAS_FEATURE: &str = "*";
+
+/// Which feature–column weights exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatureSet {
+    /// Every feature with every label (CRF++; CRFsuite with possible_states/transitions on).
+    All,
+    /// Only feature–label pairs seen in training (CRFsuite's default).
+    Observed,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ChainOptions {
+    /// Add the always-on per-label bias feature `*` to every state factor.
+    pub label_bias: bool,
+    /// Keep features seen at least this many times in training.
+    pub min_freq: u64,
+    pub feature_set: FeatureSet,
+}
+
+impl Default for ChainOptions {
+    fn default() -> Self {
+        ChainOptions {
+            label_bias: false,
+            min_freq: 1,
+            feature_set: FeatureSet::All,
+        }
+    }
+}
+
+/// A linear-chain CRF: template, labels, feature dictionaries and the parameter layout.
+#[derive(Clone, Debug)]
+pub struct ChainCrf {
+    pub template: FeatureTemplate,
+    pub labels: LabelSet,
+    pub state_features: FeatureDict,
+    pub trans_features: FeatureDict,
+    pub model: Model,
+    pub options: ChainOptions,
+    pub n_obs_columns: usize,
+}
+
+/// Template ids inside [`ChainCrf::model`].
+pub const STATE: usize = 0;
+pub const TRANSITION: usize = 1;
+
+/// Expanded features of one sequence as dictionary ids.
+struct SeqFeatures {
+    state: Vec<Vec<u32>>,
+    trans: Vec<Vec<u32>>, // trans[t] for t ≥ 1; trans[0] empty
+}
+
+impl ChainCrf {
+    /// Builds labels, dictionaries and the model from training data; returns the training
+    /// instances too (their features are expanded once).
+    pub fn fit(
+        corpus: &Corpus,
+        template: FeatureTemplate,
+        options: ChainOptions,
+    ) -> Result<(ChainCrf, Vec<Instance>)> {
+        template.check_columns(corpus.n_obs_columns(), &corpus.path)?;
+        let mut labels = vec![];
+        let mut seen = rustc_hash::FxHashSet::default();
+        for s in &corpus.sequences {
+            if !s.has_labels() {
+                return Err(Error::parse(&corpus.path, s.line, "training data needs a label column"));
+            }
+            for l in &s.labels {
+                if seen.insert(l.as_str()) {
+                    labels.push(l.clone());
+                }
+            }
+        }
+        let labels = LabelSet::new(labels);
+        let mut state_features = FeatureDict::default();
+        let mut trans_features = FeatureDict::default();
+        let mut buf = String::new();
+        let mut raw: Vec<SeqFeatures> = Vec::with_capacity(corpus.sequences.len());
+        for s in &corpus.sequences {
+            let mut sf = SeqFeatures {
+                state: Vec::with_capacity(s.len()),
+                trans: Vec::with_capacity(s.len()),
+            };
+            for t in 0..s.len() {
+                let mut ids = Vec::with_capacity(template.unigram.len());
+                for line in &template.unigram {
+                    buf.clear();
+                    line.expand_into(s, t, &mut buf);
+                    ids.push(state_features.count(&buf));
+                }
+                sf.state.push(ids);
+                let mut tids = vec![];
+                if t > 0 {
+                    for line in &template.bigram {
+                        buf.clear();
+                        line.expand_into(s, t, &mut buf);
+                        tids.push(trans_features.count(&buf));
+                    }
+                }
+                sf.trans.push(tids);
+            }
+            raw.push(sf);
+        }
+        let smap = state_features.prune(options.min_freq);
+        let tmap = trans_features.prune(options.min_freq);
+        let bias = if options.label_bias {
+            let id = state_features.names.len() as u32;
+            state_features.names.push(BIAS_FEATURE.to_string());
+            state_features.rebuild_index();
+            Some(id)
+        } else {
+            None
+        };
+        for sf in &mut raw {
+            for ids in &mut sf.state {
+                *ids = ids.iter().filter_map(|&i| smap[i as usize]).collect();
+                ids.extend(bias);
+            }
+            for ids in &mut sf.trans {
+                *ids = ids.iter().filter_map(|&i| tmap[i as usize]).collect();
+            }
+        }
+        let l = labels.len();
+        let gold: Vec<Vec<u32>> = corpus
+            .sequences
+            .iter()
+            .map(|s| s.labels.iter().map(|x| labels.get(x).unwrap()).collect())
+            .collect();
+        let (state_layout, trans_layout) = match options.feature_set {
+            FeatureSet::All => (Layout::Dense, Layout::Dense),
+            FeatureSet::Observed => {
+                let mut sp = vec![];
+                let mut tp = vec![];
+                for (sf, g) in raw.iter().zip(&gold) {
+                    for t in 0..g.len() {
+                        sp.extend(sf.state[t].iter().map(|&k| (k, g[t])));
+                        if t > 0 {
+                            let c = g[t - 1] * l as u32 + g[t];
+                            tp.extend(sf.trans[t].iter().map(|&k| (k, c)));
+                        }
+                    }
+                }
+                (
+                    sparse_layout(sp, state_features.len()),
+                    sparse_layout(tp, trans_features.len()),
+                )
+            }
+        };
+        let mut model = Model::default();
+        model.add_full_template("state", vec![l], state_features.len(), state_layout)?;
+        model.add_full_template("transition", vec![l, l], trans_features.len(), trans_layout)?;
+        let crf = ChainCrf {
+            template,
+            labels,
+            state_features,
+            trans_features,
+            model,
+            options,
+            n_obs_columns: corpus.n_obs_columns(),
+        };
+        let instances = raw
+            .iter()
+            .zip(gold)
+            .map(|(sf, g)| crf.assemble(sf, Some(g)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok((crf, instances))
+    }
+
+    /// Unrolls a sequence with this model's features (unknown features are ignored). The gold
+    /// labels are attached when the sequence has them and all are known labels.
+    pub fn instance(&self, seq: &Sequence) -> Result<Instance> {
+        let mut buf = String::new();
+        let bias = self.state_features.get(BIAS_FEATURE).filter(|_| self.options.label_bias);
+        let mut sf = SeqFeatures {
+            state: Vec::with_capacity(seq.len()),
+            trans: Vec::with_capacity(seq.len()),
+        };
+        for t in 0..seq.len() {
+            let mut ids = Vec::with_capacity(self.template.unigram.len() + 1);
+            for line in &self.template.unigram {
+                buf.clear();
+                line.expand_into(seq, t, &mut buf);
+                ids.extend(self.state_features.get(&buf));
+            }
+            ids.extend(bias);
+            sf.state.push(ids);
+            let mut tids = vec![];
+            if t > 0 {
+                for line in &self.template.bigram {
+                    buf.clear();
+                    line.expand_into(seq, t, &mut buf);
+                    tids.extend(self.trans_features.get(&buf));
+                }
+            }
+            sf.trans.push(tids);
+        }
+        let gold = if seq.has_labels() {
+            seq.labels
+                .iter()
+                .map(|x| self.labels.get(x))
+                .collect::<Option<Vec<u32>>>()
+        } else {
+            None
+        };
+        self.assemble(&sf, gold)
+    }
+
+    fn assemble(&self, sf: &SeqFeatures, gold: Option<Vec<u32>>) -> Result<Instance> {
+        let l = self.labels.len();
+        let mut b = InstanceBuilder::new(&self.model);
+        let n = sf.state.len();
+        for _ in 0..n {
+            b.add_var(l);
+        }
+        let mut obs: Vec<(u32, f64)> = Vec::new();
+        for t in 0..n {
+            obs.clear();
+            obs.extend(sf.state[t].iter().map(|&k| (k, 1.0)));
+            b.add_factor(STATE, &[t as u32], &obs)?;
+            if t > 0 {
+                obs.clear();
+                obs.extend(sf.trans[t].iter().map(|&k| (k, 1.0)));
+                b.add_factor(TRANSITION, &[t as u32 - 1, t as u32], &obs)?;
+            }
+        }
+        if let Some(g) = gold {
+            b.set_gold(g)?;
+        }
+        Ok(b.finish())
+    }
+
+    /// Instances for every sequence of a corpus, checking its columns first.
+    pub fn instances(&self, corpus: &Corpus) -> Result<Vec<Instance>> {
+        let n = corpus.n_obs_columns();
+        if n != self.n_obs_columns {
+            return Err(Error::file(
+                &corpus.path,
+                format!(
+                    "{n} observation columns, but the model was trained on {} (plus the label column)",
+                    self.n_obs_columns
+                ),
+            ));
+        }
+        corpus.sequences.iter().map(|s| self.instance(s)).collect()
+    }
+}
+
+/// Sparse layout from (feature, column) pairs: each feature gets the sorted set of its columns.
+fn sparse_layout(mut pairs: Vec<(u32, u32)>, n_features: usize) -> Layout {
+    pairs.sort_unstable();
+    pairs.dedup();
+    let mut row_ptr = vec![0u32; n_features + 1];
+    for &(k, _) in &pairs {
+        row_ptr[k as usize + 1] += 1;
+    }
+    for k in 0..n_features {
+        row_ptr[k + 1] += row_ptr[k];
+    }
+    Layout::Sparse {
+        row_ptr,
+        cols: pairs.into_iter().map(|(_, c)| c).collect(),
+    }
+}

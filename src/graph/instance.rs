@@ -1,0 +1,284 @@
+//! Instance factor graphs: variables, factors with scopes, and table slots.
+//!
+//! Factors with the same template and the same observations share one *slot*: one table to
+//! build, exponentiate and scatter (e.g. every transition factor of a chain whose only
+//! transition feature is the always-on one). Estimators add their table gradients per slot.
+
+use super::Model;
+use crate::error::{Error, Result};
+use rustc_hash::FxHashMap;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Factor {
+    pub template: u32,
+    scope_start: u32,
+    arity: u32,
+    pub slot: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Slot {
+    pub template: u32,
+    obs_start: u32,
+    obs_end: u32,
+    /// Start of this slot's table in the instance's table buffer.
+    pub offset: u32,
+    pub len: u32,
+}
+
+/// Where the factors of a chain-shaped instance sit: unary factors per position and pairwise
+/// factors over `(y_{t-1}, y_t)`; found once by [`Instance`] construction, used by the fast paths.
+#[derive(Clone, Debug)]
+pub struct ChainLayout {
+    pub n: usize,
+    /// Common cardinality of every variable.
+    pub l: usize,
+    unary_ptr: Vec<u32>,
+    unary: Vec<u32>,
+    pair_ptr: Vec<u32>,
+    pair: Vec<u32>,
+}
+
+impl ChainLayout {
+    /// Unary factors at position `t`.
+    pub fn unary(&self, t: usize) -> &[u32] {
+        &self.unary[self.unary_ptr[t] as usize..self.unary_ptr[t + 1] as usize]
+    }
+    /// Pairwise factors over `(t-1, t)`; empty for `t = 0`.
+    pub fn pair(&self, t: usize) -> &[u32] {
+        &self.pair[self.pair_ptr[t] as usize..self.pair_ptr[t + 1] as usize]
+    }
+}
+
+/// One unrolled factor graph with its observations and (optionally) gold labels.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    /// Cardinality of each variable.
+    pub card: Vec<u32>,
+    pub factors: Vec<Factor>,
+    scope: Vec<u32>,
+    pub slots: Vec<Slot>,
+    feat: Vec<u32>,
+    val: Vec<f64>,
+    pub gold: Option<Vec<u32>>,
+    /// Total length of the table buffer.
+    pub table_len: usize,
+    pub chain: Option<ChainLayout>,
+}
+
+impl Instance {
+    pub fn n_vars(&self) -> usize {
+        self.card.len()
+    }
+    pub fn scope(&self, f: &Factor) -> &[u32] {
+        &self.scope[f.scope_start as usize..(f.scope_start + f.arity) as usize]
+    }
+    pub fn obs(&self, s: &Slot) -> (&[u32], &[f64]) {
+        let r = s.obs_start as usize..s.obs_end as usize;
+        (&self.feat[r.clone()], &self.val[r])
+    }
+    /// The observations (feature, value) of factor `f`.
+    pub fn factor_obs(&self, f: &Factor) -> (&[u32], &[f64]) {
+        self.obs(&self.slots[f.slot as usize])
+    }
+    /// Table of factor `f` within a table buffer.
+    pub fn table<'a>(&self, f: &Factor, phi: &'a [f64]) -> &'a [f64] {
+        let s = &self.slots[f.slot as usize];
+        &phi[s.offset as usize..(s.offset + s.len) as usize]
+    }
+    /// Offset of factor `f`'s table in the table buffer.
+    pub fn table_offset(&self, f: &Factor) -> usize {
+        self.slots[f.slot as usize].offset as usize
+    }
+    /// Row-major table entry of factor `f` under a full assignment `y`.
+    pub fn entry(&self, f: &Factor, y: &[u32]) -> usize {
+        let mut e = 0usize;
+        for &v in self.scope(f) {
+            e = e * self.card[v as usize] as usize + y[v as usize] as usize;
+        }
+        e
+    }
+    /// Σ_a φ_a(y_a): the unnormalised log score of a full assignment.
+    pub fn score(&self, phi: &[f64], y: &[u32]) -> f64 {
+        self.factors
+            .iter()
+            .map(|f| phi[self.table_offset(f) + self.entry(f, y)])
+            .sum()
+    }
+    /// Adds `scale` at the entry each factor takes under `y` (the gold indicator of a gradient).
+    pub fn add_indicator(&self, y: &[u32], scale: f64, dphi: &mut [f64]) {
+        for f in &self.factors {
+            dphi[self.table_offset(f) + self.entry(f, y)] += scale;
+        }
+    }
+    /// Number of joint assignments, saturating.
+    pub fn joint_states(&self) -> u128 {
+        self.card
+            .iter()
+            .fold(1u128, |a, &c| a.saturating_mul(c as u128))
+    }
+}
+
+/// Builds an [`Instance`] factor by factor.
+pub struct InstanceBuilder<'m> {
+    model: &'m Model,
+    inst: Instance,
+    dedup: FxHashMap<(u32, Vec<(u32, u64)>), u32>,
+}
+
+impl<'m> InstanceBuilder<'m> {
+    pub fn new(model: &'m Model) -> Self {
+        InstanceBuilder {
+            model,
+            inst: Instance {
+                card: vec![],
+                factors: vec![],
+                scope: vec![],
+                slots: vec![],
+                feat: vec![],
+                val: vec![],
+                gold: None,
+                table_len: 0,
+                chain: None,
+            },
+            dedup: FxHashMap::default(),
+        }
+    }
+
+    pub fn add_var(&mut self, card: usize) -> u32 {
+        self.inst.card.push(card as u32);
+        (self.inst.card.len() - 1) as u32
+    }
+
+    /// Adds a factor of `template` over `scope` with observations `obs` (feature, value).
+    pub fn add_factor(&mut self, template: usize, scope: &[u32], obs: &[(u32, f64)]) -> Result<u32> {
+        let tp = self
+            .model
+            .templates
+            .get(template)
+            .ok_or_else(|| Error::invalid(format!("no factor template {template}")))?;
+        if scope.len() != tp.shape.len() {
+            return Err(Error::invalid(format!(
+                "template {} takes {} variables, got {}",
+                tp.name,
+                tp.shape.len(),
+                scope.len()
+            )));
+        }
+        for (&v, &c) in scope.iter().zip(&tp.shape) {
+            let card = *self
+                .inst
+                .card
+                .get(v as usize)
+                .ok_or_else(|| Error::invalid(format!("no variable {v}")))?;
+            if card as usize != c {
+                return Err(Error::invalid(format!(
+                    "template {} expects {c} states for variable {v}, it has {card}",
+                    tp.name
+                )));
+            }
+        }
+        if let Some(&(k, _)) = obs.iter().find(|(k, _)| *k as usize >= tp.n_features) {
+            return Err(Error::invalid(format!(
+                "feature {k} out of range for template {}",
+                tp.name
+            )));
+        }
+        let key = (
+            template as u32,
+            obs.iter().map(|&(k, v)| (k, v.to_bits())).collect::<Vec<_>>(),
+        );
+        let slot = match self.dedup.get(&key) {
+            Some(&s) => s,
+            None => {
+                let s = self.inst.slots.len() as u32;
+                let start = self.inst.feat.len() as u32;
+                for &(k, v) in obs {
+                    self.inst.feat.push(k);
+                    self.inst.val.push(v);
+                }
+                let len = tp.n_entries() as u32;
+                self.inst.slots.push(Slot {
+                    template: template as u32,
+                    obs_start: start,
+                    obs_end: self.inst.feat.len() as u32,
+                    offset: self.inst.table_len as u32,
+                    len,
+                });
+                self.inst.table_len += len as usize;
+                self.dedup.insert(key, s);
+                s
+            }
+        };
+        let scope_start = self.inst.scope.len() as u32;
+        self.inst.scope.extend_from_slice(scope);
+        self.inst.factors.push(Factor {
+            template: template as u32,
+            scope_start,
+            arity: scope.len() as u32,
+            slot,
+        });
+        Ok((self.inst.factors.len() - 1) as u32)
+    }
+
+    pub fn set_gold(&mut self, gold: Vec<u32>) -> Result<()> {
+        if gold.len() != self.inst.card.len() {
+            return Err(Error::invalid("gold labels do not match the variables"));
+        }
+        if gold
+            .iter()
+            .zip(&self.inst.card)
+            .any(|(&g, &c)| g >= c)
+        {
+            return Err(Error::invalid("gold label out of range"));
+        }
+        self.inst.gold = Some(gold);
+        Ok(())
+    }
+
+    pub fn finish(mut self) -> Instance {
+        self.inst.chain = detect_chain(&self.inst);
+        self.inst
+    }
+}
+
+/// A chain: all variables share one cardinality and every factor is unary or pairwise over
+/// `(t-1, t)` in that order.
+fn detect_chain(inst: &Instance) -> Option<ChainLayout> {
+    let n = inst.card.len();
+    if n == 0 {
+        return None;
+    }
+    let l = inst.card[0] as usize;
+    if inst.card.iter().any(|&c| c as usize != l) {
+        return None;
+    }
+    let mut unary: Vec<Vec<u32>> = vec![vec![]; n];
+    let mut pair: Vec<Vec<u32>> = vec![vec![]; n];
+    for (i, f) in inst.factors.iter().enumerate() {
+        match *inst.scope(f) {
+            [a] => unary[a as usize].push(i as u32),
+            [a, b] if b >= 1 && a == b - 1 => pair[b as usize].push(i as u32),
+            _ => return None,
+        }
+    }
+    let flatten = |v: Vec<Vec<u32>>| {
+        let mut ptr = vec![0u32];
+        let mut flat = vec![];
+        for x in v {
+            flat.extend(x);
+            ptr.push(flat.len() as u32);
+        }
+        (ptr, flat)
+    };
+    let (unary_ptr, unary) = flatten(unary);
+    let (pair_ptr, pair) = flatten(pair);
+    Some(ChainLayout {
+        n,
+        l,
+        unary_ptr,
+        unary,
+        pair_ptr,
+        pair,
+    })
+}

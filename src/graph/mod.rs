@@ -1,0 +1,282 @@
+//! Templated log-linear factor graphs.
+//!
+//! A [`FactorTemplate`] has a table shape over its variables' label sets, an entry map from table
+//! entries to parameter columns, and a weight matrix `W[feature, column]` stored in the flat
+//! parameter vector θ. An [`Instance`] unrolls templates into factors with sparse observations.
+//! For parameters θ, a factor's log-potential table is `φ_a(y_a) = Σ_k value_k · W[k, col(y_a)]`
+//! ([`Model::build_tables`]); estimators see only tables, and [`Model::scatter`] is the one routine
+//! that turns table gradients back into parameter gradients.
+
+pub mod chain;
+pub mod instance;
+
+pub use instance::{ChainLayout, Factor, Instance, InstanceBuilder, Slot};
+
+use crate::error::{Error, Result};
+use rustc_hash::FxHashMap;
+
+/// Sentinel for "this table entry has no parameter" (its log-potential is 0).
+pub const NO_COLUMN: u32 = u32::MAX;
+
+/// A named set of labels (one variable kind).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct LabelSet {
+    pub names: Vec<String>,
+    #[serde(skip)]
+    index: FxHashMap<String, u32>,
+}
+
+impl LabelSet {
+    pub fn new(names: Vec<String>) -> Self {
+        let index = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as u32))
+            .collect();
+        LabelSet { names, index }
+    }
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+    pub fn get(&self, name: &str) -> Option<u32> {
+        if self.index.len() != self.names.len() {
+            // Deserialised without its index.
+            return self.names.iter().position(|n| n == name).map(|i| i as u32);
+        }
+        self.index.get(name).copied()
+    }
+    pub fn rebuild_index(&mut self) {
+        *self = LabelSet::new(std::mem::take(&mut self.names));
+    }
+}
+
+/// How the weights of one template are laid out in θ.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub enum Layout {
+    /// Every feature has a weight for every column: `W[k, c]` at `offset + k·n_cols + c`.
+    Dense,
+    /// Feature `k` has weights only for the columns `cols[row_ptr[k]..row_ptr[k+1]]`
+    /// (e.g. the feature–label pairs seen in training, as CRFsuite does by default);
+    /// weight `j` of that range is at `offset + j`.
+    Sparse { row_ptr: Vec<u32>, cols: Vec<u32> },
+}
+
+/// A factor template: shape, entry map and weight layout.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FactorTemplate {
+    pub name: String,
+    /// Cardinality of each variable in the scope; entries are row-major (last variable fastest).
+    pub shape: Vec<usize>,
+    /// Parameter column of each table entry, or [`NO_COLUMN`].
+    pub entry_col: Vec<u32>,
+    pub n_cols: usize,
+    pub n_features: usize,
+    pub layout: Layout,
+    /// Start of this template's weights in θ.
+    pub offset: usize,
+    /// True when `entry_col[e] == e` for all entries (tables are the columns themselves).
+    pub identity: bool,
+}
+
+impl FactorTemplate {
+    pub fn n_entries(&self) -> usize {
+        self.entry_col.len()
+    }
+    pub fn n_params(&self) -> usize {
+        match &self.layout {
+            Layout::Dense => self.n_features * self.n_cols,
+            Layout::Sparse { cols, .. } => cols.len(),
+        }
+    }
+    /// Index in θ of `W[feature, col]`, if that weight exists.
+    pub fn param_index(&self, feature: usize, col: usize) -> Option<usize> {
+        if feature >= self.n_features || col >= self.n_cols {
+            return None;
+        }
+        match &self.layout {
+            Layout::Dense => Some(self.offset + feature * self.n_cols + col),
+            Layout::Sparse { row_ptr, cols } => {
+                let (a, b) = (row_ptr[feature] as usize, row_ptr[feature + 1] as usize);
+                cols[a..b]
+                    .binary_search(&(col as u32))
+                    .ok()
+                    .map(|j| self.offset + a + j)
+            }
+        }
+    }
+}
+
+/// The parameterised model: its templates and the size of θ.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Model {
+    pub templates: Vec<FactorTemplate>,
+    pub n_params: usize,
+}
+
+impl Model {
+    /// Adds a template with an explicit entry map; returns its id.
+    pub fn add_template(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        entry_col: Vec<u32>,
+        n_features: usize,
+        layout: Layout,
+    ) -> Result<usize> {
+        let n_entries: usize = shape.iter().product();
+        if entry_col.len() != n_entries {
+            return Err(Error::invalid(format!(
+                "template {name}: entry map has {} entries, shape {shape:?} needs {n_entries}",
+                entry_col.len()
+            )));
+        }
+        let n_cols = entry_col
+            .iter()
+            .filter(|&&c| c != NO_COLUMN)
+            .map(|&c| c as usize + 1)
+            .max()
+            .unwrap_or(0);
+        if let Layout::Sparse { row_ptr, cols } = &layout {
+            if row_ptr.len() != n_features + 1 || *row_ptr.last().unwrap() as usize != cols.len() {
+                return Err(Error::invalid(format!(
+                    "template {name}: sparse layout does not match {n_features} features"
+                )));
+            }
+        }
+        let identity = entry_col.iter().enumerate().all(|(e, &c)| c as usize == e);
+        let t = FactorTemplate {
+            name: name.to_string(),
+            shape,
+            entry_col,
+            n_cols,
+            n_features,
+            layout,
+            offset: self.n_params,
+            identity,
+        };
+        self.n_params += t.n_params();
+        self.templates.push(t);
+        Ok(self.templates.len() - 1)
+    }
+
+    /// A template whose every table entry is its own column (a full table).
+    pub fn add_full_template(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        n_features: usize,
+        layout: Layout,
+    ) -> Result<usize> {
+        let n: usize = shape.iter().product();
+        self.add_template(name, shape, (0..n as u32).collect(), n_features, layout)
+    }
+
+    /// Fills the log-potential tables of every slot of `inst` from θ.
+    /// `cols` is scratch of at least the largest `n_cols` (used only for non-identity maps).
+    pub fn build_tables(&self, theta: &[f64], inst: &Instance, phi: &mut [f64], cols: &mut Vec<f64>) {
+        for slot in &inst.slots {
+            let tp = &self.templates[slot.template as usize];
+            let out = &mut phi[slot.offset as usize..(slot.offset + slot.len) as usize];
+            let (feat, val) = inst.obs(slot);
+            if tp.identity {
+                out.fill(0.0);
+                gather(tp, theta, feat, val, out);
+            } else {
+                cols.clear();
+                cols.resize(tp.n_cols, 0.0);
+                gather(tp, theta, feat, val, cols);
+                for (o, &c) in out.iter_mut().zip(&tp.entry_col) {
+                    *o = if c == NO_COLUMN { 0.0 } else { cols[c as usize] };
+                }
+            }
+        }
+    }
+
+    /// Adds `scale · ∂φ/∂θ` contracted with `dphi` into `grad`: the one route from table
+    /// gradients to parameter gradients.
+    pub fn scatter(
+        &self,
+        inst: &Instance,
+        dphi: &[f64],
+        scale: f64,
+        grad: &mut [f64],
+        cols: &mut Vec<f64>,
+    ) {
+        for slot in &inst.slots {
+            let tp = &self.templates[slot.template as usize];
+            let d = &dphi[slot.offset as usize..(slot.offset + slot.len) as usize];
+            let (feat, val) = inst.obs(slot);
+            if tp.identity {
+                spread(tp, grad, feat, val, d, scale);
+            } else {
+                cols.clear();
+                cols.resize(tp.n_cols, 0.0);
+                for (&x, &c) in d.iter().zip(&tp.entry_col) {
+                    if c != NO_COLUMN {
+                        cols[c as usize] += x;
+                    }
+                }
+                spread(tp, grad, feat, val, cols, scale);
+            }
+        }
+    }
+}
+
+#[inline]
+fn gather(tp: &FactorTemplate, theta: &[f64], feat: &[u32], val: &[f64], out: &mut [f64]) {
+    let c = tp.n_cols;
+    match &tp.layout {
+        Layout::Dense => {
+            for (&k, &v) in feat.iter().zip(val) {
+                let w = &theta[tp.offset + k as usize * c..tp.offset + (k as usize + 1) * c];
+                if v == 1.0 {
+                    for (o, &x) in out.iter_mut().zip(w) {
+                        *o += x;
+                    }
+                } else {
+                    for (o, &x) in out.iter_mut().zip(w) {
+                        *o += v * x;
+                    }
+                }
+            }
+        }
+        Layout::Sparse { row_ptr, cols } => {
+            for (&k, &v) in feat.iter().zip(val) {
+                let (a, b) = (row_ptr[k as usize] as usize, row_ptr[k as usize + 1] as usize);
+                let w = &theta[tp.offset + a..tp.offset + b];
+                for (&col, &x) in cols[a..b].iter().zip(w) {
+                    out[col as usize] += v * x;
+                }
+            }
+        }
+    }
+}
+
+#[inline]
+fn spread(tp: &FactorTemplate, grad: &mut [f64], feat: &[u32], val: &[f64], d: &[f64], scale: f64) {
+    let c = tp.n_cols;
+    match &tp.layout {
+        Layout::Dense => {
+            for (&k, &v) in feat.iter().zip(val) {
+                let s = scale * v;
+                let g = &mut grad[tp.offset + k as usize * c..tp.offset + (k as usize + 1) * c];
+                for (gi, &x) in g.iter_mut().zip(d) {
+                    *gi += s * x;
+                }
+            }
+        }
+        Layout::Sparse { row_ptr, cols } => {
+            for (&k, &v) in feat.iter().zip(val) {
+                let s = scale * v;
+                let (a, b) = (row_ptr[k as usize] as usize, row_ptr[k as usize + 1] as usize);
+                let g = &mut grad[tp.offset + a..tp.offset + b];
+                for (gi, &col) in g.iter_mut().zip(&cols[a..b]) {
+                    *gi += s * d[col as usize];
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Forward–backward and Viterbi on chain-shaped instances.
+//!
+//! Forward–backward runs in scaled probability space (as CRFsuite does): potentials are
+//! exponentiated once after subtracting their maximum, messages are renormalised at every
+//! position and log Z is the sum of the log scales. Should a scale underflow (extreme weights),
+//! the same quantities are recomputed in log space with stable log-sum-exp. Buffers live in a
+//! reusable [`ChainWork`] so the hot loop does not allocate.
+
+use crate::graph::{ChainLayout, Instance};
+use crate::util::log_sum_exp;
+
+/// Reusable buffers for one thread.
+#[derive(Default, Clone, Debug)]
+pub struct ChainWork {
+    n: usize,
+    l: usize,
+    /// Log unary potentials, `n × l`.
+    u: Vec<f64>,
+    /// Distinct log pairwise matrices, `k × l × l`; `m_id[t]` names the one for `(t-1, t)`.
+    pl: Vec<f64>,
+    m_id: Vec<u32>,
+    /// Scaled-space copies of `u` and `pl` and their max shifts.
+    s: Vec<f64>,
+    m: Vec<f64>,
+    m_shift: Vec<f64>,
+    u_shift: Vec<f64>,
+    alpha: Vec<f64>,
+    beta: Vec<f64>,
+    c: Vec<f64>,
+    tmp: Vec<f64>,
+    back: Vec<u32>,
+    pub log_z: f64,
+    /// False when the log-space fallback ran (then `alpha`/`beta` hold log messages).
+    pub scaled: bool,
+    /// Counted multiply-adds of inference since the last reset.
+    pub ops: u64,
+}
+
+impl ChainWork {
+    /// Collects the unary and pairwise log potentials of `inst` from its tables.
+    fn prepare(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64]) {
+        let (n, l) = (lay.n, lay.l);
+        self.n = n;
+        self.l = l;
+        self.u.clear();
+        self.u.resize(n * l, 0.0);
+        for t in 0..n {
+            let row = &mut self.u[t * l..(t + 1) * l];
+            for &f in lay.unary(t) {
+                let tab = inst.table(&inst.factors[f as usize], phi);
+                for (r, &x) in row.iter_mut().zip(tab) {
+                    *r += x;
+                }
+            }
+        }
+        self.m_id.clear();
+        self.m_id.push(u32::MAX);
+        let mut k = 0usize;
+        for t in 1..n {
+            let fs = lay.pair(t);
+            let same = t > 1 && {
+                let prev = lay.pair(t - 1);
+                prev.len() == fs.len()
+                    && prev
+                        .iter()
+                        .zip(fs)
+                        .all(|(&a, &b)| inst.factors[a as usize].slot == inst.factors[b as usize].slot)
+            };
+            if !same {
+                k += 1;
+                if self.pl.len() < k * l * l {
+                    self.pl.resize(k * l * l, 0.0);
+                }
+                let mat = &mut self.pl[(k - 1) * l * l..k * l * l];
+                mat.fill(0.0);
+                for &f in fs {
+                    let tab = inst.table(&inst.factors[f as usize], phi);
+                    for (r, &x) in mat.iter_mut().zip(tab) {
+                        *r += x;
+                    }
+                }
+            }
+            self.m_id.push((k.max(1) - 1) as u32);
+        }
+        self.pl.truncate(k * l * l);
+    }
+
+    fn pair_log(&self, t: usize) -> &[f64] {
+        let (l, k) = (self.l, self.m_id[t] as usize);
+        &self.pl[k * l * l..(k + 1) * l * l]
+    }
+
+    /// Runs forward–backward; afterwards `log_z` and the marginals are available.
+    pub fn forward_backward(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64]) -> f64 {
+        self.prepare(inst, lay, phi);
+        self.scaled = self.run_scaled();
+        if !self.scaled {
+            self.run_log();
+        }
+        self.log_z
+    }
+
+    fn run_scaled(&mut self) -> bool {
+        let (n, l) = (self.n, self.l);
+        let l2 = l * l;
+        let km = self.pl.len() / l2.max(1);
+        self.m.resize(self.pl.len(), 0.0);
+        self.m_shift.resize(km, 0.0);
+        for k in 0..km {
+            let src = &self.pl[k * l2..(k + 1) * l2];
+            let mx = src.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            self.m_shift[k] = mx;
+            for (d, &x) in self.m[k * l2..(k + 1) * l2].iter_mut().zip(src) {
+                *d = (x - mx).exp();
+            }
+        }
+        self.s.resize(n * l, 0.0);
+        self.u_shift.resize(n, 0.0);
+        for t in 0..n {
+            let src = &self.u[t * l..(t + 1) * l];
+            let mx = src.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            self.u_shift[t] = mx;
+            for (d, &x) in self.s[t * l..(t + 1) * l].iter_mut().zip(src) {
+                *d = (x - mx).exp();
+            }
+        }
+        self.alpha.resize(n * l, 0.0);
+        self.beta.resize(n * l, 0.0);
+        self.c.resize(n, 0.0);
+        self.tmp.resize(l, 0.0);
+        self.ops += (n * l + km * l2) as u64;
+        // Forward.
+        let mut log_z = 0.0;
+        for t in 0..n {
+            if t == 0 {
+                self.alpha[..l].copy_from_slice(&self.s[..l]);
+            } else {
+                let k = self.m_id[t] as usize;
+                let m = &self.m[k * l2..(k + 1) * l2];
+                self.tmp.fill(0.0);
+                let prev = &self.alpha[(t - 1) * l..t * l];
+                for (yp, &a) in prev.iter().enumerate() {
+                    if a == 0.0 {
+                        continue;
+                    }
+                    let row = &m[yp * l..(yp + 1) * l];
+                    for (acc, &x) in self.tmp.iter_mut().zip(row) {
+                        *acc += a * x;
+                    }
+                }
+                let s = &self.s[t * l..(t + 1) * l];
+                for ((a, &x), &sv) in self.alpha[t * l..(t + 1) * l].iter_mut().zip(&self.tmp).zip(s) {
+                    *a = x * sv;
+                }
+                log_z += self.m_shift[k];
+            }
+            let row = &mut self.alpha[t * l..(t + 1) * l];
+            let c: f64 = row.iter().sum();
+            if !(c > 1e-280 && c.is_finite()) {
+                return false;
+            }
+            let inv = 1.0 / c;
+            for a in row.iter_mut() {
+                *a *= inv;
+            }
+            self.c[t] = c;
+            log_z += c.ln() + self.u_shift[t];
+        }
+        self.ops += ((n.saturating_sub(1)) * l2) as u64;
+        // Backward: beta[t] scaled so that alpha[t]·beta[t] is the node marginal.
+        self.beta[(n - 1) * l..].fill(1.0);
+        for t in (1..n).rev() {
+            let k = self.m_id[t] as usize;
+            let m = &self.m[k * l2..(k + 1) * l2];
+            let inv = 1.0 / self.c[t];
+            for y in 0..l {
+                self.tmp[y] = self.s[t * l + y] * self.beta[t * l + y] * inv;
+            }
+            let (head, tail) = self.beta.split_at_mut(t * l);
+            let _ = tail;
+            let out = &mut head[(t - 1) * l..t * l];
+            for (yp, o) in out.iter_mut().enumerate() {
+                let row = &m[yp * l..(yp + 1) * l];
+                *o = row.iter().zip(&self.tmp).map(|(&a, &b)| a * b).sum();
+            }
+        }
+        self.ops += ((n.saturating_sub(1)) * l2) as u64;
+        self.log_z = log_z;
+        log_z.is_finite()
+    }
+
+    fn run_log(&mut self) {
+        let (n, l) = (self.n, self.l);
+        self.alpha.resize(n * l, 0.0);
+        self.beta.resize(n * l, 0.0);
+        self.tmp.resize(l, 0.0);
+        self.alpha[..l].copy_from_slice(&self.u[..l]);
+        for t in 1..n {
+            for y in 0..l {
+                let k = self.m_id[t] as usize;
+                for yp in 0..l {
+                    self.tmp[yp] = self.alpha[(t - 1) * l + yp] + self.pl[k * l * l + yp * l + y];
+                }
+                self.alpha[t * l + y] = self.u[t * l + y] + log_sum_exp(&self.tmp);
+            }
+        }
+        self.log_z = log_sum_exp(&self.alpha[(n - 1) * l..n * l]);
+        self.beta[(n - 1) * l..].fill(0.0);
+        for t in (1..n).rev() {
+            let k = self.m_id[t] as usize;
+            for yp in 0..l {
+                for y in 0..l {
+                    self.tmp[y] =
+                        self.pl[k * l * l + yp * l + y] + self.u[t * l + y] + self.beta[t * l + y];
+                }
+                self.beta[(t - 1) * l + yp] = log_sum_exp(&self.tmp);
+            }
+        }
+        self.ops += (3 * n.saturating_sub(1) * l * l) as u64;
+    }
+
+    /// Node marginal p(y_t = y) after [`forward_backward`](Self::forward_backward).
+    pub fn node_marginal(&self, t: usize, y: usize) -> f64 {
+        let i = t * self.l + y;
+        if self.scaled {
+            self.alpha[i] * self.beta[i]
+        } else {
+            (self.alpha[i] + self.beta[i] - self.log_z).exp()
+        }
+    }
+
+    /// Pair marginal p(y_{t-1} = yp, y_t = y), `t ≥ 1`.
+    pub fn pair_marginal(&self, t: usize, yp: usize, y: usize) -> f64 {
+        let l = self.l;
+        if self.scaled {
+            let k = self.m_id[t] as usize;
+            self.alpha[(t - 1) * l + yp] * self.m[k * l * l + yp * l + y] * self.s[t * l + y]
+                * self.beta[t * l + y]
+                / self.c[t]
+        } else {
+            (self.alpha[(t - 1) * l + yp] + self.pair_log(t)[yp * l + y] + self.u[t * l + y]
+                + self.beta[t * l + y]
+                - self.log_z)
+                .exp()
+        }
+    }
+
+    /// Adds `scale ·` (marginal of each factor's table entries) into `dphi`.
+    pub fn add_expectations(&mut self, inst: &Instance, lay: &ChainLayout, dphi: &mut [f64], scale: f64) {
+        let (n, l) = (self.n, self.l);
+        let l2 = l * l;
+        for t in 0..n {
+            for &f in lay.unary(t) {
+                let off = inst.table_offset(&inst.factors[f as usize]);
+                for y in 0..l {
+                    dphi[off + y] += scale * self.node_marginal(t, y);
+                }
+            }
+        }
+        for t in 1..n {
+            let fs = lay.pair(t);
+            if fs.is_empty() {
+                continue;
+            }
+            if self.scaled {
+                let k = self.m_id[t] as usize;
+                let inv = 1.0 / self.c[t];
+                for y in 0..l {
+                    self.tmp[y] = self.s[t * l + y] * self.beta[t * l + y] * inv;
+                }
+                let m = &self.m[k * l2..(k + 1) * l2];
+                for &f in fs {
+                    let off = inst.table_offset(&inst.factors[f as usize]);
+                    let d = &mut dphi[off..off + l2];
+                    for yp in 0..l {
+                        let a = scale * self.alpha[(t - 1) * l + yp];
+                        let row = &m[yp * l..(yp + 1) * l];
+                        for ((o, &mv), &sb) in d[yp * l..(yp + 1) * l].iter_mut().zip(row).zip(&self.tmp) {
+                            *o += a * mv * sb;
+                        }
+                    }
+                }
+            } else {
+                for &f in fs {
+                    let off = inst.table_offset(&inst.factors[f as usize]);
+                    for yp in 0..l {
+                        for y in 0..l {
+                            dphi[off + yp * l + y] += scale * self.pair_marginal(t, yp, y);
+                        }
+                    }
+                }
+            }
+            self.ops += (fs.len() * l2) as u64;
+        }
+    }
+
+    /// Most probable labelling (Viterbi, log space); returns its score Σ_a φ_a(y_a).
+    pub fn viterbi(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64], out: &mut Vec<u32>) -> f64 {
+        self.prepare(inst, lay, phi);
+        let (n, l) = (self.n, self.l);
+        self.alpha.resize(n * l, 0.0);
+        self.back.resize(n * l, 0);
+        self.alpha[..l].copy_from_slice(&self.u[..l]);
+        for t in 1..n {
+            let k = self.m_id[t] as usize;
+            for y in 0..l {
+                let mut best = f64::NEG_INFINITY;
+                let mut arg = 0u32;
+                for yp in 0..l {
+                    let v = self.alpha[(t - 1) * l + yp] + self.pl[k * l * l + yp * l + y];
+                    if v > best {
+                        best = v;
+                        arg = yp as u32;
+                    }
+                }
+                self.alpha[t * l + y] = best + self.u[t * l + y];
+                self.back[t * l + y] = arg;
+            }
+        }
+        self.ops += (n.saturating_sub(1) * l * l) as u64;
+        let last = &self.alpha[(n - 1) * l..n * l];
+        let (mut y, mut best) = (0usize, f64::NEG_INFINITY);
+        for (i, &v) in last.iter().enumerate() {
+            if v > best {
+                best = v;
+                y = i;
+            }
+        }
+        out.clear();
+        out.resize(n, 0);
+        out[n - 1] = y as u32;
+        for t in (1..n).rev() {
+            y = self.back[t * l + y] as usize;
+            out[t - 1] = y as u32;
+        }
+        best
+    }
+}

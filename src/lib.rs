@@ -1,0 +1,17 @@
+//! Piecewise Lab: training structured models (CRFs and MRFs) with exact and local estimators.
+//!
+//! Every model is a templated log-linear factor graph ([`graph`]); every estimator is a different
+//! way of normalising the same factor tables ([`estimators`]); inference is a service
+//! ([`inference`]); [`train`] turns estimators into optimised runs on disk; [`eval`] decodes and
+//! scores.
+
+pub mod data;
+pub mod error;
+pub mod estimators;
+pub mod eval;
+pub mod graph;
+pub mod inference;
+pub mod train;
+pub mod util;
+
+pub use error::{Error, Result};

@@ -1,0 +1,11 @@
+//! Dataset objective, optimiser, run specs, and runs on disk.
+
+pub mod lbfgs;
+pub mod objective;
+pub mod run;
+pub mod spec;
+
+pub use lbfgs::{minimize, IterReport, LbfgsSpec, StopReason};
+pub use objective::{DatasetObjective, Evaluation, Prior};
+pub use run::{execute, load_model, save_model, RunEvent, RunSummary};
+pub use spec::{ModelSpec, RunSpec};

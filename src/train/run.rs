@@ -1,0 +1,275 @@
+//! Executing a [`RunSpec`] and recording it in a run directory:
+//!
+//! - `spec.json` — the spec;
+//! - `curve.jsonl` — one JSON record per iteration (rewritten atomically as the run goes);
+//! - `summary.json` — status (`running`, `finished`, `failed`, `cancelled`), timings, stop
+//!   reason and final metrics;
+//! - `model.json` + `weights.bin` — labels, template, feature dictionaries, parameter layout
+//!   and θ as little-endian f64.
+//!
+//! Every file is written to a temporary name and renamed.
+
+use super::lbfgs::{minimize, IterReport, StopReason};
+use super::objective::DatasetObjective;
+use super::spec::{ModelSpec, RunSpec};
+use crate::data::{read_conll, Corpus, FeatureDict, FeatureTemplate};
+use crate::error::{Error, Result};
+use crate::eval::{evaluate, Metrics};
+use crate::graph::chain::{ChainCrf, ChainOptions};
+use crate::graph::{LabelSet, Model};
+use crate::util::{read_json, write_atomic, write_json_atomic};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// What a running run reports.
+#[derive(Clone, Debug)]
+pub enum RunEvent {
+    Started { n_params: usize, n_sequences: usize, n_tokens: usize, threads: usize },
+    Progress(IterReport),
+    Eval { iteration: usize, metrics: Box<Metrics> },
+    Finished(Box<RunSummary>),
+    Failed(String),
+}
+
+/// One line of `curve.jsonl`.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct CurvePoint {
+    #[serde(flatten)]
+    pub report: IterReport,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub test_token_accuracy: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub test_segment_f1: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub test_log_likelihood: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct RunSummary {
+    pub status: String,
+    pub estimator: String,
+    pub iterations: usize,
+    pub stop_reason: Option<StopReason>,
+    /// Seconds spent in the optimiser.
+    pub train_seconds: f64,
+    /// Seconds reading data and building features.
+    pub setup_seconds: f64,
+    pub n_params: usize,
+    pub n_sequences: usize,
+    pub n_tokens: usize,
+    pub threads: usize,
+    pub evaluations: usize,
+    pub ops: u64,
+    pub final_objective: Option<f64>,
+    pub test: Option<Metrics>,
+    pub error: Option<String>,
+}
+
+/// Executes `spec`, writing the run directory `out`. Events go to `on_event` as they happen.
+pub fn execute(
+    spec: &RunSpec,
+    out: &Path,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary> {
+    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    write_json_atomic(&out.join("spec.json"), spec)?;
+    let mut summary = RunSummary {
+        status: "running".into(),
+        estimator: spec.estimator.name().into(),
+        ..Default::default()
+    };
+    write_json_atomic(&out.join("summary.json"), &summary)?;
+    match run_inner(spec, out, cancel, on_event, &mut summary) {
+        Ok(()) => {
+            write_json_atomic(&out.join("summary.json"), &summary)?;
+            on_event(RunEvent::Finished(Box::new(summary.clone())));
+            Ok(summary)
+        }
+        Err(e) => {
+            summary.status = if matches!(e, Error::Cancelled) { "cancelled" } else { "failed" }.into();
+            summary.error = Some(e.to_string());
+            write_json_atomic(&out.join("summary.json"), &summary)?;
+            on_event(RunEvent::Failed(e.to_string()));
+            Err(e)
+        }
+    }
+}
+
+fn run_inner(
+    spec: &RunSpec,
+    out: &Path,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+    summary: &mut RunSummary,
+) -> Result<()> {
+    let setup = Instant::now();
+    let train = read_conll(&spec.train)?;
+    let test = spec.test.as_deref().map(read_conll).transpose()?;
+    let template = match &spec.template {
+        Some(p) => FeatureTemplate::read(p)?,
+        None => FeatureTemplate::chunking(),
+    };
+    let ModelSpec::LinearChain(options) = &spec.model;
+    let (crf, instances) = ChainCrf::fit(&train, template, options.clone())?;
+    if let Some(t) = &test {
+        template_fits(&crf, t)?;
+    }
+    let estimator = spec.estimator.build();
+    let obj = DatasetObjective::new(&crf.model, &instances, estimator.as_ref(), spec.prior, spec.threads)?;
+    summary.setup_seconds = setup.elapsed().as_secs_f64();
+    summary.n_params = crf.model.n_params;
+    summary.n_sequences = train.sequences.len();
+    summary.n_tokens = train.tokens();
+    summary.threads = obj.threads();
+    on_event(RunEvent::Started {
+        n_params: summary.n_params,
+        n_sequences: summary.n_sequences,
+        n_tokens: summary.n_tokens,
+        threads: summary.threads,
+    });
+    let mut curve_text = String::new();
+    let curve_path = out.join("curve.jsonl");
+    write_atomic(&curve_path, b"")?;
+    let mut io_error: Option<Error> = None;
+    let t0 = Instant::now();
+    let result = {
+        let mut observer = |r: &IterReport, theta: &[f64]| {
+            let mut point = CurvePoint {
+                report: r.clone(),
+                test_token_accuracy: None,
+                test_segment_f1: None,
+                test_log_likelihood: None,
+            };
+            on_event(RunEvent::Progress(r.clone()));
+            if let (Some(t), true) = (&test, spec.eval_every > 0 && r.iteration % spec.eval_every == 0) {
+                if let Ok(m) = evaluate(&crf, theta, t) {
+                    point.test_token_accuracy = Some(m.token_accuracy);
+                    point.test_segment_f1 = Some(m.segments.f1);
+                    point.test_log_likelihood = m.log_likelihood;
+                    on_event(RunEvent::Eval { iteration: r.iteration, metrics: Box::new(m) });
+                }
+            }
+            curve_text.push_str(&serde_json::to_string(&point).expect("curve point serialises"));
+            curve_text.push('\n');
+            if let Err(e) = write_atomic(&curve_path, curve_text.as_bytes()) {
+                io_error.get_or_insert(e);
+            }
+        };
+        minimize(&obj, vec![0.0; crf.model.n_params], &spec.optimiser, cancel, &mut observer)?
+    };
+    if let Some(e) = io_error {
+        return Err(e);
+    }
+    summary.train_seconds = t0.elapsed().as_secs_f64();
+    summary.iterations = result.iterations;
+    if let Some(l) = &result.last {
+        summary.evaluations = l.evaluations;
+        summary.ops = l.ops;
+        summary.final_objective = Some(l.objective);
+    }
+    let cancelled = result.reason == StopReason::Cancelled;
+    summary.stop_reason = Some(result.reason);
+    save_model(out, &crf, &result.theta)?;
+    if cancelled {
+        return Err(Error::Cancelled);
+    }
+    if let Some(t) = &test {
+        summary.test = Some(evaluate(&crf, &result.theta, t)?);
+    }
+    summary.status = "finished".into();
+    Ok(())
+}
+
+fn template_fits(crf: &ChainCrf, corpus: &Corpus) -> Result<()> {
+    if corpus.n_obs_columns() != crf.n_obs_columns {
+        return Err(Error::file(
+            &corpus.path,
+            format!(
+                "{} columns per token, but the training data has {}",
+                corpus.n_columns,
+                crf.n_obs_columns + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `model.json`: everything but θ.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ModelFile {
+    format: String,
+    template_source: String,
+    template_text: String,
+    labels: LabelSet,
+    state_features: FeatureDict,
+    trans_features: FeatureDict,
+    options: ChainOptions,
+    n_obs_columns: usize,
+    model: Model,
+}
+
+const MODEL_FORMAT: &str = "piecewise-lab/linear-chain/1";
+
+/// Writes `model.json` and `weights.bin` into `dir`.
+pub fn save_model(dir: &Path, crf: &ChainCrf, theta: &[f64]) -> Result<()> {
+    let mut bytes = Vec::with_capacity(theta.len() * 8);
+    for w in theta {
+        bytes.extend_from_slice(&w.to_le_bytes());
+    }
+    write_atomic(&dir.join("weights.bin"), &bytes)?;
+    let file = ModelFile {
+        format: MODEL_FORMAT.into(),
+        template_source: crf.template.source.clone(),
+        template_text: crf.template.text.clone(),
+        labels: crf.labels.clone(),
+        state_features: crf.state_features.clone(),
+        trans_features: crf.trans_features.clone(),
+        options: crf.options.clone(),
+        n_obs_columns: crf.n_obs_columns,
+        model: crf.model.clone(),
+    };
+    let text = serde_json::to_string(&file).map_err(|e| Error::invalid(e.to_string()))?;
+    write_atomic(&dir.join("model.json"), text.as_bytes())
+}
+
+/// Reads a model saved by [`save_model`] (a run directory).
+pub fn load_model(dir: &Path) -> Result<(ChainCrf, Vec<f64>)> {
+    let mpath = dir.join("model.json");
+    if !mpath.exists() {
+        return Err(Error::file(dir.display().to_string(), "no model.json here: not a finished run directory"));
+    }
+    let mut file: ModelFile = read_json(&mpath)?;
+    if file.format != MODEL_FORMAT {
+        return Err(Error::file(mpath.display().to_string(), format!("unknown model format {:?}", file.format)));
+    }
+    file.labels.rebuild_index();
+    file.state_features.rebuild_index();
+    file.trans_features.rebuild_index();
+    let template = FeatureTemplate::parse(&file.template_text, &file.template_source)?;
+    let wpath = dir.join("weights.bin");
+    let bytes = std::fs::read(&wpath).map_err(|e| Error::io(&wpath, e))?;
+    if bytes.len() != file.model.n_params * 8 {
+        return Err(Error::file(
+            wpath.display().to_string(),
+            format!("{} bytes, expected {} weights", bytes.len(), file.model.n_params),
+        ));
+    }
+    let theta = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    Ok((
+        ChainCrf {
+            template,
+            labels: file.labels,
+            state_features: file.state_features,
+            trans_features: file.trans_features,
+            model: file.model,
+            options: file.options,
+            n_obs_columns: file.n_obs_columns,
+        },
+        theta,
+    ))
+}
