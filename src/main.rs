@@ -14,7 +14,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
 #[derive(Parser)]
-#[command(name = "piecewise-lab", version, about = "Train and evaluate structured models (CRFs) with exact and piecewise estimators")]
+#[command(
+    name = "piecewise-lab",
+    version,
+    about = "Train and evaluate structured models (CRFs) with exact and piecewise estimators"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -195,10 +199,22 @@ fn run(cli: Cli) -> Result<()> {
             let (crf, theta) = load_model(&model)?;
             emit(out.as_deref(), &dump(&crf, &theta))
         }
-        Command::Objective { data, template, weights, estimator, json } => {
-            objective(&data, template.as_deref(), &weights, &estimator, json)
-        }
-        Command::Generate(Generate::HmmMixture { alpha, seed, sequences, length, out, test_sequences, test_out }) => {
+        Command::Objective {
+            data,
+            template,
+            weights,
+            estimator,
+            json,
+        } => objective(&data, template.as_deref(), &weights, &estimator, json),
+        Command::Generate(Generate::HmmMixture {
+            alpha,
+            seed,
+            sequences,
+            length,
+            out,
+            test_sequences,
+            test_out,
+        }) => {
             if !(0.0..=1.0).contains(&alpha) {
                 return Err(Error::invalid("--alpha must be in [0, 1]"));
             }
@@ -206,10 +222,18 @@ fn run(cli: Cli) -> Result<()> {
             let all = synth::hmm_mixture(alpha, seed, sequences + n_test, length);
             let (train, test) = all.split_at(sequences);
             write_atomic(&out, format_conll(train, &[]).as_bytes())?;
-            eprintln!("wrote {} sequences of length {length} to {}", train.len(), out.display());
+            eprintln!(
+                "wrote {} sequences of length {length} to {}",
+                train.len(),
+                out.display()
+            );
             if let Some(p) = test_out {
                 write_atomic(&p, format_conll(test, &[]).as_bytes())?;
-                eprintln!("wrote {} sequences of length {length} to {}", test.len(), p.display());
+                eprintln!(
+                    "wrote {} sequences of length {length} to {}",
+                    test.len(),
+                    p.display()
+                );
             }
             Ok(())
         }
@@ -289,12 +313,19 @@ fn train(a: TrainArgs) -> Result<()> {
     let max_iter = spec.optimiser.max_iter as u64;
     let bar = ProgressBar::new(max_iter);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} it  {msg}")
-            .unwrap(),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} it  {msg}",
+        )
+        .unwrap(),
     );
     let cancel = AtomicBool::new(false);
     let mut on_event = |e: RunEvent| match e {
-        RunEvent::Started { n_params, n_sequences, n_tokens, threads } => {
+        RunEvent::Started {
+            n_params,
+            n_sequences,
+            n_tokens,
+            threads,
+        } => {
             bar.println(format!(
                 "training {} on {n_sequences} sequences / {n_tokens} tokens: {n_params} parameters, {threads} threads",
                 spec.estimator.name()
@@ -302,7 +333,10 @@ fn train(a: TrainArgs) -> Result<()> {
         }
         RunEvent::Progress(r) => {
             bar.set_position(r.iteration as u64);
-            bar.set_message(format!("objective {:.4}  |g| {:.3e}", r.objective, r.grad_norm));
+            bar.set_message(format!(
+                "objective {:.4}  |g| {:.3e}",
+                r.objective, r.grad_norm
+            ));
         }
         RunEvent::Eval { iteration, metrics } => bar.println(format!(
             "iteration {iteration}: test accuracy {:.2}%, segment F1 {:.2}",
@@ -358,21 +392,37 @@ fn dump(crf: &ChainCrf, theta: &[f64]) -> String {
     for (k, f) in crf.trans_features.names.iter().enumerate() {
         for c in 0..l * l {
             if let Some(i) = tt.param_index(k, c) {
-                let _ = writeln!(o, "transition\t{f}\t{}\t{}\t{}", labels[c / l], labels[c % l], theta[i]);
+                let _ = writeln!(
+                    o,
+                    "transition\t{f}\t{}\t{}\t{}",
+                    labels[c / l],
+                    labels[c % l],
+                    theta[i]
+                );
             }
         }
     }
     o
 }
 
-fn objective(data: &Path, template: Option<&Path>, weights: &Path, estimator: &str, json: bool) -> Result<()> {
+fn objective(
+    data: &Path,
+    template: Option<&Path>,
+    weights: &Path,
+    estimator: &str,
+    json: bool,
+) -> Result<()> {
     let spec = EstimatorSpec::from_name(estimator)?;
     let corpus = read_conll(data)?;
     let template = match template {
         Some(p) => FeatureTemplate::read(p)?,
         None => FeatureTemplate::chunking(),
     };
-    let options = ChainOptions { label_bias: true, min_freq: 1, feature_set: FeatureSet::All };
+    let options = ChainOptions {
+        label_bias: true,
+        min_freq: 1,
+        feature_set: FeatureSet::All,
+    };
     let (crf, instances) = ChainCrf::fit(&corpus, template, options)?;
     let mut theta = vec![0.0; crf.model.n_params];
     let wname = weights.display().to_string();
@@ -428,7 +478,8 @@ fn objective(data: &Path, template: Option<&Path>, weights: &Path, estimator: &s
     let mut phi = Vec::new();
     let mut cols = Vec::new();
     for (i, inst) in instances.iter().enumerate() {
-        est.check(inst).map_err(|e| Error::invalid(format!("sequence {}: {e}", i + 1)))?;
+        est.check(inst)
+            .map_err(|e| Error::invalid(format!("sequence {}: {e}", i + 1)))?;
         phi.clear();
         phi.resize(inst.table_len, 0.0);
         crf.model.build_tables(&theta, inst, &mut phi, &mut cols);
@@ -440,7 +491,11 @@ fn objective(data: &Path, template: Option<&Path>, weights: &Path, estimator: &s
             serde_json::json!({"estimator": spec.name(), "value": value, "sequences": instances.len()})
         );
     } else {
-        println!("{}: {value} over {} sequences", spec.name(), instances.len());
+        println!(
+            "{}: {value} over {} sequences",
+            spec.name(),
+            instances.len()
+        );
     }
     Ok(())
 }
@@ -465,7 +520,11 @@ fn info(file: &Path, json: bool) -> Result<()> {
         println!("{}", c.path);
         println!("sequences: {}", c.sequences.len());
         println!("tokens:    {}", c.tokens());
-        println!("columns:   {} ({} observation + label)", c.n_columns, c.n_obs_columns());
+        println!(
+            "columns:   {} ({} observation + label)",
+            c.n_columns,
+            c.n_obs_columns()
+        );
         println!("labels:    {}", counts.len());
         let mut v: Vec<_> = counts.into_iter().collect();
         v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));

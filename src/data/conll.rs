@@ -131,7 +131,9 @@ pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpu
         match label {
             LabelColumn::Last => {
                 let (obs, lab) = fields.split_at(fields.len() - 1);
-                current.columns.push(obs.iter().map(|s| s.to_string()).collect());
+                current
+                    .columns
+                    .push(obs.iter().map(|s| s.to_string()).collect());
                 current.labels.push(lab[0].to_string());
             }
             LabelColumn::None => {

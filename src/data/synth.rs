@@ -18,10 +18,10 @@ pub const OBSERVATIONS: usize = 26;
 pub struct HmmMixture {
     pub alpha: f64,
     init: Vec<f64>,
-    p1: Vec<Vec<f64>>,       // [y_prev] -> y
-    p2: Vec<Vec<f64>>,       // [y_prev2 * S + y_prev] -> y
-    e1: Vec<Vec<f64>>,       // [y] -> x
-    e2: Vec<Vec<f64>>,       // [y * O + x_prev] -> x
+    p1: Vec<Vec<f64>>, // [y_prev] -> y
+    p2: Vec<Vec<f64>>, // [y_prev2 * S + y_prev] -> y
+    e1: Vec<Vec<f64>>, // [y] -> x
+    e2: Vec<Vec<f64>>, // [y * O + x_prev] -> x
 }
 
 fn dirichlet(rng: &mut StdRng, n: usize) -> Vec<f64> {
@@ -52,9 +52,13 @@ impl HmmMixture {
             alpha,
             init: dirichlet(rng, STATES),
             p1: (0..STATES).map(|_| dirichlet(rng, STATES)).collect(),
-            p2: (0..STATES * STATES).map(|_| dirichlet(rng, STATES)).collect(),
+            p2: (0..STATES * STATES)
+                .map(|_| dirichlet(rng, STATES))
+                .collect(),
             e1: (0..STATES).map(|_| dirichlet(rng, OBSERVATIONS)).collect(),
-            e2: (0..STATES * OBSERVATIONS).map(|_| dirichlet(rng, OBSERVATIONS)).collect(),
+            e2: (0..STATES * OBSERVATIONS)
+                .map(|_| dirichlet(rng, OBSERVATIONS))
+                .collect(),
         }
     }
 
@@ -70,7 +74,10 @@ impl HmmMixture {
                 _ => {
                     let (y1, y2) = (y[t - 1], y[t - 2]);
                     let p2 = &self.p2[y2 * STATES + y1];
-                    draw(rng, (0..STATES).map(|s| a * p2[s] + (1.0 - a) * self.p1[y1][s]))
+                    draw(
+                        rng,
+                        (0..STATES).map(|s| a * p2[s] + (1.0 - a) * self.p1[y1][s]),
+                    )
                 }
             };
             y.push(yt);
@@ -78,12 +85,18 @@ impl HmmMixture {
                 draw(rng, self.e1[yt].iter().cloned())
             } else {
                 let e2 = &self.e2[yt * OBSERVATIONS + x[t - 1]];
-                draw(rng, (0..OBSERVATIONS).map(|o| a * e2[o] + (1.0 - a) * self.e1[yt][o]))
+                draw(
+                    rng,
+                    (0..OBSERVATIONS).map(|o| a * e2[o] + (1.0 - a) * self.e1[yt][o]),
+                )
             };
             x.push(xt);
         }
         Sequence {
-            columns: x.iter().map(|&o| vec![((b'a' + o as u8) as char).to_string()]).collect(),
+            columns: x
+                .iter()
+                .map(|&o| vec![((b'a' + o as u8) as char).to_string()])
+                .collect(),
             labels: y.iter().map(|s| format!("S{s}")).collect(),
             line: 0,
         }

@@ -153,9 +153,7 @@ fn parse_parts(line: &str) -> std::result::Result<Vec<Part>, String> {
         text.push_str(&rest[..pos]);
         let after = &rest[pos + 1..];
         let Some(body) = after.strip_prefix("x[") else {
-            return Err(format!(
-                "'%' must start a %x[row,col] macro in {line:?}"
-            ));
+            return Err(format!("'%' must start a %x[row,col] macro in {line:?}"));
         };
         let close = body
             .find(']')

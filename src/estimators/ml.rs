@@ -29,7 +29,13 @@ impl Estimator for ExactMl {
         Ok(())
     }
 
-    fn evaluate(&self, inst: &Instance, phi: &[f64], dphi: Option<&mut [f64]>, ws: &mut Workspace) -> f64 {
+    fn evaluate(
+        &self,
+        inst: &Instance,
+        phi: &[f64],
+        dphi: Option<&mut [f64]>,
+        ws: &mut Workspace,
+    ) -> f64 {
         let gold = inst.gold.as_deref().expect("checked: gold labels");
         let score = inst.score(phi, gold);
         if let Some(lay) = &inst.chain {

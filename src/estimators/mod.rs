@@ -29,7 +29,13 @@ pub trait Estimator: Send + Sync {
     /// Whether this estimator can evaluate `inst` (its shape, size and gold labels).
     fn check(&self, inst: &Instance) -> Result<()>;
     /// The instance's value; when `dphi` is given, adds ∂value/∂φ into it (table-buffer layout).
-    fn evaluate(&self, inst: &Instance, phi: &[f64], dphi: Option<&mut [f64]>, ws: &mut Workspace) -> f64;
+    fn evaluate(
+        &self,
+        inst: &Instance,
+        phi: &[f64],
+        dphi: Option<&mut [f64]>,
+        ws: &mut Workspace,
+    ) -> f64;
 }
 
 /// An estimator and its knobs as data (stored in run specs).

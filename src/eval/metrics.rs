@@ -98,15 +98,26 @@ impl Scorer {
         let mut in_correct = false;
         // One extra boundary item (O, O) closes the sequence, as conlleval's blank line does.
         for i in 0..=gold.len() {
-            let (c, ct) = if i < gold.len() { split_tag(&gold[i]) } else { ("O", "") };
-            let (g, gt) = if i < pred.len() { split_tag(&pred[i]) } else { ("O", "") };
+            let (c, ct) = if i < gold.len() {
+                split_tag(&gold[i])
+            } else {
+                ("O", "")
+            };
+            let (g, gt) = if i < pred.len() {
+                split_tag(&pred[i])
+            } else {
+                ("O", "")
+            };
             let end_c = end_of_chunk(last_c, c, last_ct, ct);
             let end_g = end_of_chunk(last_g, g, last_gt, gt);
             if in_correct {
                 if end_c && end_g && last_gt == last_ct {
                     in_correct = false;
                     self.seg.correct += 1;
-                    self.seg_types.entry(last_ct.to_string()).or_default().correct += 1;
+                    self.seg_types
+                        .entry(last_ct.to_string())
+                        .or_default()
+                        .correct += 1;
                 } else if end_c != end_g || gt != ct {
                     in_correct = false;
                 }
@@ -145,8 +156,16 @@ impl Scorer {
             tokens: self.tokens,
             token_accuracy: pct(self.correct_tags, self.tokens),
             segments: self.seg.finish(),
-            segment_types: self.seg_types.into_iter().map(|(k, v)| (k, v.finish())).collect(),
-            labels: self.labels.into_iter().map(|(k, v)| (k, v.finish())).collect(),
+            segment_types: self
+                .seg_types
+                .into_iter()
+                .map(|(k, v)| (k, v.finish()))
+                .collect(),
+            labels: self
+                .labels
+                .into_iter()
+                .map(|(k, v)| (k, v.finish()))
+                .collect(),
             log_likelihood: None,
             log_likelihood_sequences: 0,
         }

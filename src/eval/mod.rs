@@ -13,9 +13,15 @@ use crate::inference::enumerate;
 use rayon::prelude::*;
 
 /// Most probable labelling of an instance under θ: Viterbi on chains, enumeration otherwise.
-pub fn decode_instance(crf: &ChainCrf, theta: &[f64], inst: &Instance, ws: &mut Workspace) -> Result<Vec<u32>> {
+pub fn decode_instance(
+    crf: &ChainCrf,
+    theta: &[f64],
+    inst: &Instance,
+    ws: &mut Workspace,
+) -> Result<Vec<u32>> {
     let mut phi = vec![0.0; inst.table_len];
-    crf.model.build_tables(theta, inst, &mut phi, &mut Vec::new());
+    crf.model
+        .build_tables(theta, inst, &mut phi, &mut Vec::new());
     if let Some(lay) = &inst.chain {
         let mut out = Vec::new();
         ws.chain.viterbi(inst, lay, &phi, &mut out);
@@ -31,8 +37,11 @@ pub fn predict(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Vec<Vec
     insts
         .par_iter()
         .map_init(Workspace::default, |ws, inst| {
-            decode_instance(crf, theta, inst, ws)
-                .map(|y| y.iter().map(|&i| crf.labels.names[i as usize].clone()).collect())
+            decode_instance(crf, theta, inst, ws).map(|y| {
+                y.iter()
+                    .map(|&i| crf.labels.names[i as usize].clone())
+                    .collect()
+            })
         })
         .collect()
 }
@@ -40,7 +49,11 @@ pub fn predict(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Vec<Vec
 /// Decodes and scores a labelled corpus; adds the held-out conditional log-likelihood.
 pub fn evaluate(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Metrics> {
     if let Some(s) = corpus.sequences.iter().find(|s| !s.has_labels()) {
-        return Err(Error::parse(&corpus.path, s.line, "evaluation needs gold labels"));
+        return Err(Error::parse(
+            &corpus.path,
+            s.line,
+            "evaluation needs gold labels",
+        ));
     }
     let insts = crf.instances(corpus)?;
     let results: Vec<(Vec<String>, Option<f64>)> = insts
@@ -49,10 +62,16 @@ pub fn evaluate(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Metric
             let y = decode_instance(crf, theta, inst, ws)?;
             let ll = inst.gold.as_ref().map(|_| {
                 let mut phi = vec![0.0; inst.table_len];
-                crf.model.build_tables(theta, inst, &mut phi, &mut Vec::new());
+                crf.model
+                    .build_tables(theta, inst, &mut phi, &mut Vec::new());
                 ExactMl.evaluate(inst, &phi, None, ws)
             });
-            Ok((y.iter().map(|&i| crf.labels.names[i as usize].clone()).collect(), ll))
+            Ok((
+                y.iter()
+                    .map(|&i| crf.labels.names[i as usize].clone())
+                    .collect(),
+                ll,
+            ))
         })
         .collect::<Result<_>>()?;
     let mut scorer = Scorer::default();

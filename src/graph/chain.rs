@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 pub const BIAS_FEATURE: &str = "*";
 
 /// Which feature–column weights exist.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FeatureSet {
     /// Every feature with every label (CRF++; CRFsuite with possible_states/transitions on).
@@ -73,7 +75,11 @@ impl ChainCrf {
         let mut seen = rustc_hash::FxHashSet::default();
         for s in &corpus.sequences {
             if !s.has_labels() {
-                return Err(Error::parse(&corpus.path, s.line, "training data needs a label column"));
+                return Err(Error::parse(
+                    &corpus.path,
+                    s.line,
+                    "training data needs a label column",
+                ));
             }
             for l in &s.labels {
                 if seen.insert(l.as_str()) {
@@ -180,7 +186,10 @@ impl ChainCrf {
     /// labels are attached when the sequence has them and all are known labels.
     pub fn instance(&self, seq: &Sequence) -> Result<Instance> {
         let mut buf = String::new();
-        let bias = self.state_features.get(BIAS_FEATURE).filter(|_| self.options.label_bias);
+        let bias = self
+            .state_features
+            .get(BIAS_FEATURE)
+            .filter(|_| self.options.label_bias);
         let mut sf = SeqFeatures {
             state: Vec::with_capacity(seq.len()),
             trans: Vec::with_capacity(seq.len()),

@@ -151,7 +151,12 @@ impl<'m> InstanceBuilder<'m> {
     }
 
     /// Adds a factor of `template` over `scope` with observations `obs` (feature, value).
-    pub fn add_factor(&mut self, template: usize, scope: &[u32], obs: &[(u32, f64)]) -> Result<u32> {
+    pub fn add_factor(
+        &mut self,
+        template: usize,
+        scope: &[u32],
+        obs: &[(u32, f64)],
+    ) -> Result<u32> {
         let tp = self
             .model
             .templates
@@ -186,7 +191,9 @@ impl<'m> InstanceBuilder<'m> {
         }
         let key = (
             template as u32,
-            obs.iter().map(|&(k, v)| (k, v.to_bits())).collect::<Vec<_>>(),
+            obs.iter()
+                .map(|&(k, v)| (k, v.to_bits()))
+                .collect::<Vec<_>>(),
         );
         let slot = match self.dedup.get(&key) {
             Some(&s) => s,
@@ -225,11 +232,7 @@ impl<'m> InstanceBuilder<'m> {
         if gold.len() != self.inst.card.len() {
             return Err(Error::invalid("gold labels do not match the variables"));
         }
-        if gold
-            .iter()
-            .zip(&self.inst.card)
-            .any(|(&g, &c)| g >= c)
-        {
+        if gold.iter().zip(&self.inst.card).any(|(&g, &c)| g >= c) {
             return Err(Error::invalid("gold label out of range"));
         }
         self.inst.gold = Some(gold);

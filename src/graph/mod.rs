@@ -176,7 +176,13 @@ impl Model {
 
     /// Fills the log-potential tables of every slot of `inst` from θ.
     /// `cols` is scratch of at least the largest `n_cols` (used only for non-identity maps).
-    pub fn build_tables(&self, theta: &[f64], inst: &Instance, phi: &mut [f64], cols: &mut Vec<f64>) {
+    pub fn build_tables(
+        &self,
+        theta: &[f64],
+        inst: &Instance,
+        phi: &mut [f64],
+        cols: &mut Vec<f64>,
+    ) {
         for slot in &inst.slots {
             let tp = &self.templates[slot.template as usize];
             let out = &mut phi[slot.offset as usize..(slot.offset + slot.len) as usize];
@@ -189,7 +195,11 @@ impl Model {
                 cols.resize(tp.n_cols, 0.0);
                 gather(tp, theta, feat, val, cols);
                 for (o, &c) in out.iter_mut().zip(&tp.entry_col) {
-                    *o = if c == NO_COLUMN { 0.0 } else { cols[c as usize] };
+                    *o = if c == NO_COLUMN {
+                        0.0
+                    } else {
+                        cols[c as usize]
+                    };
                 }
             }
         }
@@ -245,7 +255,10 @@ fn gather(tp: &FactorTemplate, theta: &[f64], feat: &[u32], val: &[f64], out: &m
         }
         Layout::Sparse { row_ptr, cols } => {
             for (&k, &v) in feat.iter().zip(val) {
-                let (a, b) = (row_ptr[k as usize] as usize, row_ptr[k as usize + 1] as usize);
+                let (a, b) = (
+                    row_ptr[k as usize] as usize,
+                    row_ptr[k as usize + 1] as usize,
+                );
                 let w = &theta[tp.offset + a..tp.offset + b];
                 for (&col, &x) in cols[a..b].iter().zip(w) {
                     out[col as usize] += v * x;
@@ -271,7 +284,10 @@ fn spread(tp: &FactorTemplate, grad: &mut [f64], feat: &[u32], val: &[f64], d: &
         Layout::Sparse { row_ptr, cols } => {
             for (&k, &v) in feat.iter().zip(val) {
                 let s = scale * v;
-                let (a, b) = (row_ptr[k as usize] as usize, row_ptr[k as usize + 1] as usize);
+                let (a, b) = (
+                    row_ptr[k as usize] as usize,
+                    row_ptr[k as usize + 1] as usize,
+                );
                 let g = &mut grad[tp.offset + a..tp.offset + b];
                 for (gi, &col) in g.iter_mut().zip(&cols[a..b]) {
                     *gi += s * d[col as usize];

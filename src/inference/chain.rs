@@ -61,10 +61,9 @@ impl ChainWork {
             let same = t > 1 && {
                 let prev = lay.pair(t - 1);
                 prev.len() == fs.len()
-                    && prev
-                        .iter()
-                        .zip(fs)
-                        .all(|(&a, &b)| inst.factors[a as usize].slot == inst.factors[b as usize].slot)
+                    && prev.iter().zip(fs).all(|(&a, &b)| {
+                        inst.factors[a as usize].slot == inst.factors[b as usize].slot
+                    })
             };
             if !same {
                 k += 1;
@@ -149,7 +148,11 @@ impl ChainWork {
                     }
                 }
                 let s = &self.s[t * l..(t + 1) * l];
-                for ((a, &x), &sv) in self.alpha[t * l..(t + 1) * l].iter_mut().zip(&self.tmp).zip(s) {
+                for ((a, &x), &sv) in self.alpha[t * l..(t + 1) * l]
+                    .iter_mut()
+                    .zip(&self.tmp)
+                    .zip(s)
+                {
                     *a = x * sv;
                 }
                 log_z += self.m_shift[k];
@@ -234,11 +237,15 @@ impl ChainWork {
         let l = self.l;
         if self.scaled {
             let k = self.m_id[t] as usize;
-            self.alpha[(t - 1) * l + yp] * self.m[k * l * l + yp * l + y] * self.s[t * l + y]
+            self.alpha[(t - 1) * l + yp]
+                * self.m[k * l * l + yp * l + y]
+                * self.s[t * l + y]
                 * self.beta[t * l + y]
                 / self.c[t]
         } else {
-            (self.alpha[(t - 1) * l + yp] + self.pair_log(t)[yp * l + y] + self.u[t * l + y]
+            (self.alpha[(t - 1) * l + yp]
+                + self.pair_log(t)[yp * l + y]
+                + self.u[t * l + y]
                 + self.beta[t * l + y]
                 - self.log_z)
                 .exp()
@@ -246,7 +253,13 @@ impl ChainWork {
     }
 
     /// Adds `scale ·` (marginal of each factor's table entries) into `dphi`.
-    pub fn add_expectations(&mut self, inst: &Instance, lay: &ChainLayout, dphi: &mut [f64], scale: f64) {
+    pub fn add_expectations(
+        &mut self,
+        inst: &Instance,
+        lay: &ChainLayout,
+        dphi: &mut [f64],
+        scale: f64,
+    ) {
         let (n, l) = (self.n, self.l);
         let l2 = l * l;
         for t in 0..n {
@@ -275,7 +288,9 @@ impl ChainWork {
                     for yp in 0..l {
                         let a = scale * self.alpha[(t - 1) * l + yp];
                         let row = &m[yp * l..(yp + 1) * l];
-                        for ((o, &mv), &sb) in d[yp * l..(yp + 1) * l].iter_mut().zip(row).zip(&self.tmp) {
+                        for ((o, &mv), &sb) in
+                            d[yp * l..(yp + 1) * l].iter_mut().zip(row).zip(&self.tmp)
+                        {
                             *o += a * mv * sb;
                         }
                     }
@@ -295,7 +310,13 @@ impl ChainWork {
     }
 
     /// Most probable labelling (Viterbi, log space); returns its score Σ_a φ_a(y_a).
-    pub fn viterbi(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64], out: &mut Vec<u32>) -> f64 {
+    pub fn viterbi(
+        &mut self,
+        inst: &Instance,
+        lay: &ChainLayout,
+        phi: &[f64],
+        out: &mut Vec<u32>,
+    ) -> f64 {
         self.prepare(inst, lay, phi);
         let (n, l) = (self.n, self.l);
         self.alpha.resize(n * l, 0.0);

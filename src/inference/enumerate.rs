@@ -62,7 +62,8 @@ pub fn enumerate(inst: &Instance, phi: &[f64]) -> Result<Enumeration> {
     });
     let log_z = log_sum_exp(&scores);
     let mut table_marginals = vec![0.0; inst.table_len];
-    let mut node_marginals: Vec<Vec<f64>> = inst.card.iter().map(|&c| vec![0.0; c as usize]).collect();
+    let mut node_marginals: Vec<Vec<f64>> =
+        inst.card.iter().map(|&c| vec![0.0; c as usize]).collect();
     let mut i = 0;
     for_each_assignment(&inst.card, |y| {
         let p = (scores[i] - log_z).exp();

@@ -103,9 +103,10 @@ impl ArgminProblem<'_, '_> {
         }
         let theta = p.as_slice().expect("contiguous parameters");
         let Cached { grad, .. } = &mut *c;
-        let e = self
-            .obj
-            .evaluate(theta, Some(grad.as_slice_mut().expect("contiguous gradient")));
+        let e = self.obj.evaluate(
+            theta,
+            Some(grad.as_slice_mut().expect("contiguous gradient")),
+        );
         c.eval = e;
         c.theta.assign(p);
         c.valid = e.objective.is_finite();
@@ -204,7 +205,9 @@ pub fn minimize(
         }
         new_state.increment_iter();
         iterations += 1;
-        let p = new_state.get_param().expect("parameters after an iteration");
+        let p = new_state
+            .get_param()
+            .expect("parameters after an iteration");
         theta.assign(p);
         let f = new_state.get_cost();
         let gnorm = new_state.get_gradient().map(norm).unwrap_or(f64::NAN);
@@ -215,7 +218,15 @@ pub fn minimize(
             .evaluations
             .lock()
             .unwrap();
-        let value = problem.problem.as_ref().unwrap().cache.lock().unwrap().eval.value;
+        let value = problem
+            .problem
+            .as_ref()
+            .unwrap()
+            .cache
+            .lock()
+            .unwrap()
+            .eval
+            .value;
         let report = IterReport {
             iteration: iterations,
             objective: f,

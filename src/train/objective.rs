@@ -18,7 +18,11 @@ pub struct Prior {
 impl Prior {
     pub fn from_c2(c2: f64) -> Prior {
         Prior {
-            sigma2: if c2 > 0.0 { Some(1.0 / (2.0 * c2)) } else { None },
+            sigma2: if c2 > 0.0 {
+                Some(1.0 / (2.0 * c2))
+            } else {
+                None
+            },
         }
     }
     pub fn penalty(&self, theta: &[f64]) -> f64 {
@@ -56,6 +60,9 @@ pub struct DatasetObjective<'a> {
     pub estimator: &'a dyn Estimator,
     pub prior: Prior,
     pool: rayon::ThreadPool,
+    /// One contiguous range of instances per worker, balanced by table size, so the sums are
+    /// taken in a fixed order and a run is bit-for-bit reproducible for a given thread count.
+    ranges: Vec<std::ops::Range<usize>>,
     locals: Vec<Mutex<Local>>,
 }
 
@@ -77,7 +84,8 @@ impl<'a> DatasetObjective<'a> {
             .num_threads(threads)
             .build()
             .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
-        let locals = (0..pool.current_num_threads())
+        let ranges = balanced_ranges(instances, pool.current_num_threads());
+        let locals = (0..ranges.len())
             .map(|_| {
                 Mutex::new(Local {
                     grad: Vec::new(),
@@ -96,6 +104,7 @@ impl<'a> DatasetObjective<'a> {
             estimator,
             prior,
             pool,
+            ranges,
             locals,
         })
     }
@@ -124,24 +133,28 @@ impl<'a> DatasetObjective<'a> {
         let model = self.model;
         let est = self.estimator;
         self.pool.install(|| {
-            self.instances.par_iter().with_min_len(4).for_each(|inst| {
-                let idx = rayon::current_thread_index().unwrap_or(0) % self.locals.len();
-                let mut guard = self.locals[idx].lock().unwrap();
-                let l = &mut *guard;
-                l.phi.resize(inst.table_len.max(l.phi.len()), 0.0);
-                model.build_tables(theta, inst, &mut l.phi, &mut l.cols);
-                let v = if want_grad {
-                    l.dphi.clear();
-                    l.dphi.resize(inst.table_len, 0.0);
-                    let v = est.evaluate(inst, &l.phi, Some(&mut l.dphi), &mut l.ws);
-                    model.scatter(inst, &l.dphi, 1.0, &mut l.grad, &mut l.cols);
-                    v
-                } else {
-                    est.evaluate(inst, &l.phi, None, &mut l.ws)
-                };
-                l.value += v;
-                l.ops += l.ws.take_ops();
-            });
+            self.locals
+                .par_iter()
+                .zip(&self.ranges)
+                .for_each(|(local, range)| {
+                    let mut guard = local.lock().unwrap();
+                    let l = &mut *guard;
+                    for inst in &self.instances[range.clone()] {
+                        l.phi.resize(inst.table_len.max(l.phi.len()), 0.0);
+                        model.build_tables(theta, inst, &mut l.phi, &mut l.cols);
+                        let v = if want_grad {
+                            l.dphi.clear();
+                            l.dphi.resize(inst.table_len, 0.0);
+                            let v = est.evaluate(inst, &l.phi, Some(&mut l.dphi), &mut l.ws);
+                            model.scatter(inst, &l.dphi, 1.0, &mut l.grad, &mut l.cols);
+                            v
+                        } else {
+                            est.evaluate(inst, &l.phi, None, &mut l.ws)
+                        };
+                        l.value += v;
+                        l.ops += l.ws.take_ops();
+                    }
+                });
         });
         let guards: Vec<_> = self.locals.iter().map(|l| l.lock().unwrap()).collect();
         let value: f64 = guards.iter().map(|g| g.value).sum();
@@ -171,4 +184,22 @@ impl<'a> DatasetObjective<'a> {
             ops,
         }
     }
+}
+
+/// Splits instances into at most `k` contiguous ranges of about equal total table size.
+fn balanced_ranges(instances: &[Instance], k: usize) -> Vec<std::ops::Range<usize>> {
+    let k = k.max(1);
+    let total: usize = instances.iter().map(|i| i.table_len.max(1)).sum();
+    let mut ranges = Vec::with_capacity(k);
+    let mut start = 0;
+    let mut acc = 0;
+    for (i, inst) in instances.iter().enumerate() {
+        acc += inst.table_len.max(1);
+        if acc * k >= total * (ranges.len() + 1) && ranges.len() + 1 < k {
+            ranges.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    ranges.push(start..instances.len());
+    ranges
 }

@@ -25,9 +25,17 @@ use std::time::Instant;
 /// What a running run reports.
 #[derive(Clone, Debug)]
 pub enum RunEvent {
-    Started { n_params: usize, n_sequences: usize, n_tokens: usize, threads: usize },
+    Started {
+        n_params: usize,
+        n_sequences: usize,
+        n_tokens: usize,
+        threads: usize,
+    },
     Progress(IterReport),
-    Eval { iteration: usize, metrics: Box<Metrics> },
+    Eval {
+        iteration: usize,
+        metrics: Box<Metrics>,
+    },
     Finished(Box<RunSummary>),
     Failed(String),
 }
@@ -88,7 +96,12 @@ pub fn execute(
             Ok(summary)
         }
         Err(e) => {
-            summary.status = if matches!(e, Error::Cancelled) { "cancelled" } else { "failed" }.into();
+            summary.status = if matches!(e, Error::Cancelled) {
+                "cancelled"
+            } else {
+                "failed"
+            }
+            .into();
             summary.error = Some(e.to_string());
             write_json_atomic(&out.join("summary.json"), &summary)?;
             on_event(RunEvent::Failed(e.to_string()));
@@ -117,7 +130,13 @@ fn run_inner(
         template_fits(&crf, t)?;
     }
     let estimator = spec.estimator.build();
-    let obj = DatasetObjective::new(&crf.model, &instances, estimator.as_ref(), spec.prior, spec.threads)?;
+    let obj = DatasetObjective::new(
+        &crf.model,
+        &instances,
+        estimator.as_ref(),
+        spec.prior,
+        spec.threads,
+    )?;
     summary.setup_seconds = setup.elapsed().as_secs_f64();
     summary.n_params = crf.model.n_params;
     summary.n_sequences = train.sequences.len();
@@ -143,12 +162,18 @@ fn run_inner(
                 test_log_likelihood: None,
             };
             on_event(RunEvent::Progress(r.clone()));
-            if let (Some(t), true) = (&test, spec.eval_every > 0 && r.iteration % spec.eval_every == 0) {
+            if let (Some(t), true) = (
+                &test,
+                spec.eval_every > 0 && r.iteration % spec.eval_every == 0,
+            ) {
                 if let Ok(m) = evaluate(&crf, theta, t) {
                     point.test_token_accuracy = Some(m.token_accuracy);
                     point.test_segment_f1 = Some(m.segments.f1);
                     point.test_log_likelihood = m.log_likelihood;
-                    on_event(RunEvent::Eval { iteration: r.iteration, metrics: Box::new(m) });
+                    on_event(RunEvent::Eval {
+                        iteration: r.iteration,
+                        metrics: Box::new(m),
+                    });
                 }
             }
             curve_text.push_str(&serde_json::to_string(&point).expect("curve point serialises"));
@@ -157,7 +182,13 @@ fn run_inner(
                 io_error.get_or_insert(e);
             }
         };
-        minimize(&obj, vec![0.0; crf.model.n_params], &spec.optimiser, cancel, &mut observer)?
+        minimize(
+            &obj,
+            vec![0.0; crf.model.n_params],
+            &spec.optimiser,
+            cancel,
+            &mut observer,
+        )?
     };
     if let Some(e) = io_error {
         return Err(e);
@@ -238,11 +269,17 @@ pub fn save_model(dir: &Path, crf: &ChainCrf, theta: &[f64]) -> Result<()> {
 pub fn load_model(dir: &Path) -> Result<(ChainCrf, Vec<f64>)> {
     let mpath = dir.join("model.json");
     if !mpath.exists() {
-        return Err(Error::file(dir.display().to_string(), "no model.json here: not a finished run directory"));
+        return Err(Error::file(
+            dir.display().to_string(),
+            "no model.json here: not a finished run directory",
+        ));
     }
     let mut file: ModelFile = read_json(&mpath)?;
     if file.format != MODEL_FORMAT {
-        return Err(Error::file(mpath.display().to_string(), format!("unknown model format {:?}", file.format)));
+        return Err(Error::file(
+            mpath.display().to_string(),
+            format!("unknown model format {:?}", file.format),
+        ));
     }
     file.labels.rebuild_index();
     file.state_features.rebuild_index();
@@ -253,7 +290,11 @@ pub fn load_model(dir: &Path) -> Result<(ChainCrf, Vec<f64>)> {
     if bytes.len() != file.model.n_params * 8 {
         return Err(Error::file(
             wpath.display().to_string(),
-            format!("{} bytes, expected {} weights", bytes.len(), file.model.n_params),
+            format!(
+                "{} bytes, expected {} weights",
+                bytes.len(),
+                file.model.n_params
+            ),
         ));
     }
     let theta = bytes

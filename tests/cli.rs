@@ -1,0 +1,289 @@
+//! The command line, end to end on generated data.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+}
+
+fn run(args: &[&str]) -> Output {
+    let o = bin().args(args).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn last_json(o: &Output) -> Value {
+    let s = stdout(o);
+    serde_json::from_str(s.lines().last().expect("output")).expect("JSON last line")
+}
+
+const TEMPLATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/templates/hmm.tpl");
+
+fn generate(dir: &Path) -> (String, String) {
+    let train = dir.join("train.conll").display().to_string();
+    let test = dir.join("test.conll").display().to_string();
+    run(&[
+        "generate",
+        "hmm-mixture",
+        "--alpha",
+        "0.25",
+        "--seed",
+        "4",
+        "--sequences",
+        "60",
+        "--length",
+        "12",
+        "--out",
+        &train,
+        "--test-sequences",
+        "40",
+        "--test-out",
+        &test,
+    ]);
+    (train, test)
+}
+
+#[test]
+fn train_predict_eval_dump_objective_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = generate(dir.path());
+    let info = last_json(&run(&["info", &train, "--json"]));
+    assert_eq!(info["sequences"], 60);
+    assert_eq!(info["tokens"], 720);
+    assert_eq!(info["columns"], 2);
+
+    let out = dir.path().join("run").display().to_string();
+    let o = run(&[
+        "train",
+        "--train",
+        &train,
+        "--test",
+        &test,
+        "--template",
+        TEMPLATE,
+        "--c2",
+        "0.5",
+        "--max-iter",
+        "40",
+        "--out",
+        &out,
+        "--summary-json",
+        "--threads",
+        "2",
+    ]);
+    let s = last_json(&o);
+    for key in [
+        "estimator",
+        "iterations",
+        "train_seconds",
+        "token_accuracy",
+        "segment_f1",
+    ] {
+        assert!(!s[key].is_null(), "summary lacks {key}: {s}");
+    }
+    assert_eq!(s["estimator"], "ml");
+    let iterations = s["iterations"].as_u64().unwrap();
+    assert!(iterations > 0 && iterations <= 40);
+    let run_dir = Path::new(&out);
+    for f in [
+        "spec.json",
+        "curve.jsonl",
+        "summary.json",
+        "model.json",
+        "weights.bin",
+    ] {
+        assert!(run_dir.join(f).exists(), "{f} missing");
+    }
+    let curve = std::fs::read_to_string(run_dir.join("curve.jsonl")).unwrap();
+    assert_eq!(curve.lines().count() as u64, iterations);
+    let objs: Vec<f64> = curve
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["objective"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    assert!(
+        objs.last().unwrap() < objs.first().unwrap(),
+        "objective decreases"
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(run_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["status"], "finished");
+    assert!(run_dir.read_dir().unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .contains(".tmp-")));
+
+    // predict appends one column.
+    let pred = stdout(&run(&["predict", "--model", &out, "--data", &test]));
+    let first = pred.lines().next().unwrap();
+    assert_eq!(first.split_whitespace().count(), 3);
+    assert_eq!(pred.lines().filter(|l| !l.is_empty()).count(), 40 * 12);
+
+    // eval agrees with the run's own test metrics.
+    let e: Value = serde_json::from_str(&stdout(&run(&[
+        "eval", "--model", &out, "--data", &test, "--json",
+    ])))
+    .unwrap();
+    assert_eq!(e["token_accuracy"], s["token_accuracy"]);
+    // Accuracy recomputed from predict's output.
+    let (mut ok, mut n) = (0, 0);
+    for l in pred.lines().filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        n += 1;
+        ok += (f[1] == f[2]) as usize;
+    }
+    let acc = 100.0 * ok as f64 / n as f64;
+    assert!((acc - e["token_accuracy"].as_f64().unwrap()).abs() < 1e-9);
+
+    // dump → objective reproduces the held-out log-likelihood by another route: a dense model
+    // built from the test data's own features, weights matched by name.
+    let tsv = dir.path().join("w.tsv").display().to_string();
+    run(&["dump", "--model", &out, "--out", &tsv]);
+    let dumped = std::fs::read_to_string(&tsv).unwrap();
+    assert!(dumped.lines().any(|l| l.starts_with("transition\tB\tS")));
+    assert!(dumped
+        .lines()
+        .all(|l| l.split('\t').count() == 4 || l.split('\t').count() == 5));
+    let ob = last_json(&run(&[
+        "objective",
+        "--data",
+        &test,
+        "--template",
+        TEMPLATE,
+        "--weights",
+        &tsv,
+        "--estimator",
+        "ml",
+        "--json",
+    ]));
+    assert_eq!(ob["sequences"], 40);
+    let (a, b) = (
+        ob["value"].as_f64().unwrap(),
+        e["log_likelihood"].as_f64().unwrap(),
+    );
+    assert!(
+        (a - b).abs() < 1e-8 * a.abs(),
+        "objective {a} vs held-out log-likelihood {b}"
+    );
+}
+
+#[test]
+fn objective_matches_a_hand_computation() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("d.conll");
+    std::fs::write(&data, "a A\nb B\n").unwrap();
+    let tpl = dir.path().join("t.tpl");
+    std::fs::write(&tpl, "U0:%x[0,0]\nB\n").unwrap();
+    let w = dir.path().join("w.tsv");
+    std::fs::write(
+        &w,
+        "state\tU0:a\tA\t1.0\nstate\tU0:zzz\tA\t7\ntransition\tB\tA\tB\t0.5\nstate\tU0:b\tC\t3\n",
+    )
+    .unwrap();
+    let o = last_json(&run(&[
+        "objective",
+        "--data",
+        &data.display().to_string(),
+        "--template",
+        &tpl.display().to_string(),
+        "--weights",
+        &w.display().to_string(),
+        "--json",
+    ]));
+    // Scores: AA = 1, AB = 1 + 0.5, BA = 0, BB = 0; gold AB.
+    let want = 1.5 - (1f64.exp() + 1.5f64.exp() + 2.0).ln();
+    assert!((o["value"].as_f64().unwrap() - want).abs() < 1e-12, "{o}");
+}
+
+#[test]
+fn c2_and_sigma2_are_the_same_prior() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, _) = generate(dir.path());
+    let mut finals = vec![];
+    for prior in [["--c2", "2.0"], ["--sigma2", "0.25"]] {
+        let out = dir
+            .path()
+            .join(prior[0].trim_start_matches('-'))
+            .display()
+            .to_string();
+        let s = last_json(&run(&[
+            "train",
+            "--train",
+            &train,
+            "--template",
+            TEMPLATE,
+            prior[0],
+            prior[1],
+            "--max-iter",
+            "15",
+            "--out",
+            &out,
+            "--summary-json",
+        ]));
+        finals.push(s["final_objective"].as_f64().unwrap());
+    }
+    assert_eq!(finals[0], finals[1]);
+}
+
+#[test]
+fn bad_input_is_a_clear_error_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.conll");
+    std::fs::write(&bad, "a X B-NP\nb Y I-NP\nc B-NP\n").unwrap();
+    let out = dir.path().join("run");
+    let o = bin()
+        .args([
+            "train",
+            "--train",
+            &bad.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("{}:3:", bad.display())), "{err}");
+    // The run directory records the failure.
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["status"], "failed");
+    // Template reading a column the data lacks.
+    let good = dir.path().join("good.conll");
+    std::fs::write(&good, "a B-NP\nb I-NP\n").unwrap();
+    let o = bin()
+        .args([
+            "train",
+            "--train",
+            &good.display().to_string(),
+            "--out",
+            &out.display().to_string(),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("builtin:chunking:"));
+    let o = bin()
+        .args([
+            "train", "--train", "x", "--c2", "1", "--sigma2", "1", "--out", "y",
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+}

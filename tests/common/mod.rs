@@ -1,0 +1,149 @@
+//! Random small models for reference tests.
+#![allow(dead_code)]
+
+use piecewise_lab::graph::{Instance, InstanceBuilder, Layout, Model};
+use rand::rngs::StdRng;
+use rand::Rng;
+
+pub struct RandomChain {
+    pub model: Model,
+    pub instances: Vec<Instance>,
+    /// Per instance: per position, state observations; per position ≥ 1, transition observations.
+    pub state_obs: Vec<Vec<Vec<(u32, f64)>>>,
+    pub trans_obs: Vec<Vec<Vec<(u32, f64)>>>,
+    pub l: usize,
+    pub nf_state: usize,
+    pub nf_trans: usize,
+}
+
+pub fn random_obs(rng: &mut StdRng, nf: usize, always: bool) -> Vec<(u32, f64)> {
+    let mut v = vec![];
+    if always {
+        v.push((0, 1.0));
+    }
+    for k in (always as usize)..nf {
+        if rng.random::<f64>() < 0.5 {
+            let val = if rng.random::<bool>() {
+                1.0
+            } else {
+                rng.random_range(-1.5..1.5)
+            };
+            v.push((k as u32, val));
+        }
+    }
+    v
+}
+
+/// `count` random chains of length 1..=max_len over `l` labels, dense layout.
+pub fn random_chains(rng: &mut StdRng, count: usize, max_len: usize, l: usize) -> RandomChain {
+    let nf_state = 3;
+    let nf_trans = 2;
+    let mut model = Model::default();
+    model
+        .add_full_template("state", vec![l], nf_state, Layout::Dense)
+        .unwrap();
+    model
+        .add_full_template("transition", vec![l, l], nf_trans, Layout::Dense)
+        .unwrap();
+    let mut instances = vec![];
+    let mut state_obs = vec![];
+    let mut trans_obs = vec![];
+    for _ in 0..count {
+        let n = rng.random_range(1..=max_len);
+        let mut b = InstanceBuilder::new(&model);
+        for _ in 0..n {
+            b.add_var(l);
+        }
+        let mut so = vec![];
+        let mut to = vec![vec![]];
+        for t in 0..n {
+            let o = random_obs(rng, nf_state, false);
+            b.add_factor(0, &[t as u32], &o).unwrap();
+            so.push(o);
+            if t > 0 {
+                // Half the time only the always-on feature, so transition slots are shared.
+                let o = if rng.random::<bool>() {
+                    vec![(0, 1.0)]
+                } else {
+                    random_obs(rng, nf_trans, true)
+                };
+                b.add_factor(1, &[t as u32 - 1, t as u32], &o).unwrap();
+                to.push(o);
+            }
+        }
+        b.set_gold((0..n).map(|_| rng.random_range(0..l as u32)).collect())
+            .unwrap();
+        instances.push(b.finish());
+        state_obs.push(so);
+        trans_obs.push(to);
+    }
+    RandomChain {
+        model,
+        instances,
+        state_obs,
+        trans_obs,
+        l,
+        nf_state,
+        nf_trans,
+    }
+}
+
+pub fn random_theta(rng: &mut StdRng, n: usize, scale: f64) -> Vec<f64> {
+    (0..n).map(|_| rng.random_range(-scale..scale)).collect()
+}
+
+impl RandomChain {
+    /// Σ_t Σ_k x_tk W_state[k, y_t] + Σ_t Σ_k x_tk W_trans[k, (y_{t−1}, y_t)], straight from the
+    /// definition of the linear-chain CRF (dense layout: W[k, c] at offset + k·cols + c).
+    pub fn score_by_definition(&self, i: usize, theta: &[f64], y: &[u32]) -> f64 {
+        let l = self.l;
+        let st = &self.model.templates[0];
+        let tt = &self.model.templates[1];
+        let mut s = 0.0;
+        for (t, obs) in self.state_obs[i].iter().enumerate() {
+            for &(k, v) in obs {
+                s += v * theta[st.offset + k as usize * l + y[t] as usize];
+            }
+        }
+        for t in 1..y.len() {
+            for &(k, v) in &self.trans_obs[i][t] {
+                s += v * theta
+                    [tt.offset + k as usize * l * l + (y[t - 1] as usize * l + y[t] as usize)];
+            }
+        }
+        s
+    }
+
+    /// Every labelling of instance `i` with its score by definition.
+    pub fn all_scores(&self, i: usize, theta: &[f64]) -> Vec<(Vec<u32>, f64)> {
+        let n = self.instances[i].n_vars();
+        let mut out = vec![];
+        let total = self.l.pow(n as u32);
+        for code in 0..total {
+            let mut y = vec![0u32; n];
+            let mut c = code;
+            for t in (0..n).rev() {
+                y[t] = (c % self.l) as u32;
+                c /= self.l;
+            }
+            let s = self.score_by_definition(i, theta, &y);
+            out.push((y, s));
+        }
+        out
+    }
+}
+
+pub fn lse(xs: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = xs.collect();
+    let m = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+}
+
+pub fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
+    let scale = 1.0f64.max(a.abs()).max(b.abs());
+    assert!(
+        (a - b).abs() <= tol * scale,
+        "{what}: {a} vs {b} (diff {})",
+        (a - b).abs()
+    );
+}
