@@ -77,6 +77,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Score predictions like conlleval: a CoNLL file whose last two columns are the gold and the
+    /// predicted label (what `predict` writes for labelled data).
+    Score {
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Generate synthetic data.
     #[command(subcommand)]
     Generate(Generate),
@@ -238,6 +246,25 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Info { file, json } => info(&file, json),
+        Command::Score { data, json } => {
+            let c = read_conll(&data)?;
+            if c.n_obs_columns() < 1 {
+                return Err(Error::file(data.display().to_string(), "needs a gold and a predicted label column"));
+            }
+            let gold: Vec<Vec<String>> = c
+                .sequences
+                .iter()
+                .map(|s| s.columns.iter().map(|cols| cols[cols.len() - 1].clone()).collect())
+                .collect();
+            let pred: Vec<Vec<String>> = c.sequences.iter().map(|s| s.labels.clone()).collect();
+            let m = piecewise_lab::eval::score(&gold, &pred);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&m).unwrap());
+            } else {
+                print!("{}", m.report());
+            }
+            Ok(())
+        }
     }
 }
 
