@@ -7,7 +7,7 @@
 //! reusable [`ChainWork`] so the hot loop does not allocate.
 
 use crate::graph::{ChainLayout, Instance};
-use crate::util::log_sum_exp;
+use crate::util::{exp_shifted_into, log_sum_exp};
 
 /// Reusable buffers for one thread.
 #[derive(Default, Clone, Debug)]
@@ -22,6 +22,8 @@ pub struct ChainWork {
     /// Scaled-space copies of `u` and `pl` and their max shifts.
     s: Vec<f64>,
     m: Vec<f64>,
+    /// Transposes of `m`, for the backward pass.
+    mt: Vec<f64>,
     m_shift: Vec<f64>,
     u_shift: Vec<f64>,
     alpha: Vec<f64>,
@@ -104,13 +106,19 @@ impl ChainWork {
         let l2 = l * l;
         let km = self.pl.len() / l2.max(1);
         self.m.resize(self.pl.len(), 0.0);
+        self.mt.resize(self.pl.len(), 0.0);
         self.m_shift.resize(km, 0.0);
         for k in 0..km {
             let src = &self.pl[k * l2..(k + 1) * l2];
             let mx = src.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             self.m_shift[k] = mx;
-            for (d, &x) in self.m[k * l2..(k + 1) * l2].iter_mut().zip(src) {
-                *d = (x - mx).exp();
+            let m = &mut self.m[k * l2..(k + 1) * l2];
+            exp_shifted_into(src, mx, m);
+            let mt = &mut self.mt[k * l2..(k + 1) * l2];
+            for a in 0..l {
+                for b in 0..l {
+                    mt[b * l + a] = m[a * l + b];
+                }
             }
         }
         self.s.resize(n * l, 0.0);
@@ -119,9 +127,7 @@ impl ChainWork {
             let src = &self.u[t * l..(t + 1) * l];
             let mx = src.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             self.u_shift[t] = mx;
-            for (d, &x) in self.s[t * l..(t + 1) * l].iter_mut().zip(src) {
-                *d = (x - mx).exp();
-            }
+            exp_shifted_into(src, mx, &mut self.s[t * l..(t + 1) * l]);
         }
         self.alpha.resize(n * l, 0.0);
         self.beta.resize(n * l, 0.0);
@@ -174,17 +180,17 @@ impl ChainWork {
         self.beta[(n - 1) * l..].fill(1.0);
         for t in (1..n).rev() {
             let k = self.m_id[t] as usize;
-            let m = &self.m[k * l2..(k + 1) * l2];
+            let mt = &self.mt[k * l2..(k + 1) * l2];
             let inv = 1.0 / self.c[t];
-            for y in 0..l {
-                self.tmp[y] = self.s[t * l + y] * self.beta[t * l + y] * inv;
-            }
             let (head, tail) = self.beta.split_at_mut(t * l);
-            let _ = tail;
             let out = &mut head[(t - 1) * l..t * l];
-            for (yp, o) in out.iter_mut().enumerate() {
-                let row = &m[yp * l..(yp + 1) * l];
-                *o = row.iter().zip(&self.tmp).map(|(&a, &b)| a * b).sum();
+            out.fill(0.0);
+            // β_{t−1}(y') = Σ_y M(y', y)·s_t(y)·β_t(y)/c_t, as axpys over rows of Mᵀ.
+            for (y, (&sv, &b)) in self.s[t * l..(t + 1) * l].iter().zip(&tail[..l]).enumerate() {
+                let w = sv * b * inv;
+                for (o, &x) in out.iter_mut().zip(&mt[y * l..(y + 1) * l]) {
+                    *o += w * x;
+                }
             }
         }
         self.ops += ((n.saturating_sub(1)) * l2) as u64;

@@ -5,7 +5,9 @@
 
 use super::objective::{DatasetObjective, Evaluation};
 use crate::error::{Error, Result};
-use argmin::core::{CostFunction, Gradient, IterState, Problem, Solver, State, TerminationStatus};
+use argmin::core::{
+    CostFunction, Gradient, IterState, LineSearch, Problem, Solver, State, TerminationStatus, KV,
+};
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use ndarray::Array1;
@@ -138,6 +140,63 @@ impl Gradient for ArgminProblem<'_, '_> {
     }
 }
 
+type Params = Array1<f64>;
+type LbfgsState = IterState<Params, Params, (), (), (), f64>;
+
+/// More–Thuente with libLBFGS's (and so CRFsuite's) first step: the first search direction
+/// (−g, since there is no curvature history yet) starts at step 1/‖d‖, later ones at 1. Starting
+/// the first search at step 1 would evaluate the objective at weights the size of the raw
+/// gradient, where forward–backward needs its slow log-space fallback.
+#[derive(Clone)]
+struct LibLbfgsStart {
+    inner: MoreThuenteLineSearch<Params, Params, f64>,
+    first: bool,
+}
+
+impl LineSearch<Params, f64> for LibLbfgsStart {
+    fn search_direction(&mut self, d: Params) {
+        let n = norm(&d);
+        let step = if self.first && n > 0.0 && n.is_finite() { 1.0 / n } else { 1.0 };
+        self.first = false;
+        self.inner
+            .initial_step_length(step)
+            .expect("positive initial step");
+        self.inner.search_direction(d);
+    }
+    fn initial_step_length(&mut self, alpha: f64) -> std::result::Result<(), argmin::core::Error> {
+        self.inner.initial_step_length(alpha)
+    }
+}
+
+impl<O> Solver<O, LbfgsState> for LibLbfgsStart
+where
+    MoreThuenteLineSearch<Params, Params, f64>: Solver<O, LbfgsState>,
+{
+    fn name(&self) -> &str {
+        "More-Thuente line search (libLBFGS first step)"
+    }
+    fn init(
+        &mut self,
+        problem: &mut Problem<O>,
+        state: LbfgsState,
+    ) -> std::result::Result<(LbfgsState, Option<KV>), argmin::core::Error> {
+        self.inner.init(problem, state)
+    }
+    fn next_iter(
+        &mut self,
+        problem: &mut Problem<O>,
+        state: LbfgsState,
+    ) -> std::result::Result<(LbfgsState, Option<KV>), argmin::core::Error> {
+        self.inner.next_iter(problem, state)
+    }
+    fn terminate_internal(&mut self, state: &LbfgsState) -> TerminationStatus {
+        self.inner.terminate_internal(state)
+    }
+    fn terminate(&mut self, state: &LbfgsState) -> TerminationStatus {
+        self.inner.terminate(state)
+    }
+}
+
 fn norm(x: &Array1<f64>) -> f64 {
     x.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
@@ -167,8 +226,11 @@ pub fn minimize(
         evaluations: Mutex::new((0, 0)),
     };
     let mut problem = Problem::new(prob);
-    let mut solver: LBFGS<_, Array1<f64>, Array1<f64>, f64> =
-        LBFGS::new(MoreThuenteLineSearch::new(), spec.m.max(1));
+    let line_search = LibLbfgsStart {
+        inner: MoreThuenteLineSearch::new(),
+        first: true,
+    };
+    let mut solver: LBFGS<_, Params, Params, f64> = LBFGS::new(line_search, spec.m.max(1));
     let state = IterState::new().param(Array1::from(theta0));
     let (mut state, _) = solver
         .init(&mut problem, state)
