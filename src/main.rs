@@ -249,12 +249,20 @@ fn run(cli: Cli) -> Result<()> {
         Command::Score { data, json } => {
             let c = read_conll(&data)?;
             if c.n_obs_columns() < 1 {
-                return Err(Error::file(data.display().to_string(), "needs a gold and a predicted label column"));
+                return Err(Error::file(
+                    data.display().to_string(),
+                    "needs a gold and a predicted label column",
+                ));
             }
             let gold: Vec<Vec<String>> = c
                 .sequences
                 .iter()
-                .map(|s| s.columns.iter().map(|cols| cols[cols.len() - 1].clone()).collect())
+                .map(|s| {
+                    s.columns
+                        .iter()
+                        .map(|cols| cols[cols.len() - 1].clone())
+                        .collect()
+                })
                 .collect();
             let pred: Vec<Vec<String>> = c.sequences.iter().map(|s| s.labels.clone()).collect();
             let m = piecewise_lab::eval::score(&gold, &pred);

@@ -97,7 +97,9 @@ mod tests {
 
     #[test]
     fn fast_exp_agrees_with_libm() {
-        let xs: Vec<f64> = (0..200_001).map(|i| -(i as f64) * 708.0 / 200_000.0).collect();
+        let xs: Vec<f64> = (0..200_001)
+            .map(|i| -(i as f64) * 708.0 / 200_000.0)
+            .collect();
         let mut out = vec![0.0; xs.len()];
         exp_shifted_into(&xs, 0.0, &mut out);
         let mut worst = 0.0f64;

@@ -7,25 +7,35 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 fn shared(rel: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(rel);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data")
+        .join(rel);
     if p.exists() {
         Some(p)
     } else {
-        eprintln!("skipping: {} not found (../shared/data is absent)", p.display());
+        eprintln!(
+            "skipping: {} not found (../shared/data is absent)",
+            p.display()
+        );
         None
     }
 }
 
 #[test]
 fn conll2000_matches_its_published_statistics() {
-    let (Some(train), Some(test)) = (shared("conll2000/train.txt"), shared("conll2000/test.txt")) else {
+    let (Some(train), Some(test)) = (shared("conll2000/train.txt"), shared("conll2000/test.txt"))
+    else {
         return;
     };
     let tr = read_conll(&train).unwrap();
     let te = read_conll(&test).unwrap();
     assert_eq!((tr.sequences.len(), tr.tokens()), (8936, 211727));
     assert_eq!((te.sequences.len(), te.tokens()), (2012, 47377));
-    let chunks: HashSet<&str> = tr.sequences.iter().flat_map(|s| s.labels.iter().map(|l| l.as_str())).collect();
+    let chunks: HashSet<&str> = tr
+        .sequences
+        .iter()
+        .flat_map(|s| s.labels.iter().map(|l| l.as_str()))
+        .collect();
     let pos: HashSet<&str> = tr
         .sequences
         .iter()
@@ -46,14 +56,30 @@ fn conll2000_matches_its_published_statistics() {
             o
         })
         .collect();
-    for want in ["U00:_B-2", "U01:_B-1", "U02:Confidence", "U03:in", "U05:_B-1/Confidence", "U06:Confidence/in", "U12:NN", "U15:_B-2/_B-1", "U20:_B-2/_B-1/NN", "U22:NN/IN/DT"] {
-        assert!(feats.contains(&want.to_string()), "missing {want} in {feats:?}");
+    for want in [
+        "U00:_B-2",
+        "U01:_B-1",
+        "U02:Confidence",
+        "U03:in",
+        "U05:_B-1/Confidence",
+        "U06:Confidence/in",
+        "U12:NN",
+        "U15:_B-2/_B-1",
+        "U20:_B-2/_B-1/NN",
+        "U22:NN/IN/DT",
+    ] {
+        assert!(
+            feats.contains(&want.to_string()),
+            "missing {want} in {feats:?}"
+        );
     }
 }
 
 #[test]
 fn ptb_sample_reads() {
-    let Some(p) = shared("ptb-wsj-sample/treebank.tsv") else { return };
+    let Some(p) = shared("ptb-wsj-sample/treebank.tsv") else {
+        return;
+    };
     let c = read_conll(&p).unwrap();
     assert_eq!((c.sequences.len(), c.tokens()), (3914, 94084));
 }

@@ -60,6 +60,9 @@ pub struct Instance {
     pub slots: Vec<Slot>,
     feat: Vec<u32>,
     val: Vec<f64>,
+    /// Per observation, the range of its weights in its template's block of θ, resolved once
+    /// from the layout so table building needs no row lookups.
+    rows: Vec<(u32, u32)>,
     pub gold: Option<Vec<u32>>,
     /// Total length of the table buffer.
     pub table_len: usize,
@@ -76,6 +79,11 @@ impl Instance {
     pub fn obs(&self, s: &Slot) -> (&[u32], &[f64]) {
         let r = s.obs_start as usize..s.obs_end as usize;
         (&self.feat[r.clone()], &self.val[r])
+    }
+    /// Observation values of a slot with their resolved weight ranges.
+    pub(crate) fn obs_rows(&self, s: &Slot) -> (&[(u32, u32)], &[f64]) {
+        let r = s.obs_start as usize..s.obs_end as usize;
+        (&self.rows[r.clone()], &self.val[r])
     }
     /// The observations (feature, value) of factor `f`.
     pub fn factor_obs(&self, f: &Factor) -> (&[u32], &[f64]) {
@@ -137,6 +145,7 @@ impl<'m> InstanceBuilder<'m> {
                 slots: vec![],
                 feat: vec![],
                 val: vec![],
+                rows: vec![],
                 gold: None,
                 table_len: 0,
                 chain: None,
@@ -203,6 +212,7 @@ impl<'m> InstanceBuilder<'m> {
                 for &(k, v) in obs {
                     self.inst.feat.push(k);
                     self.inst.val.push(v);
+                    self.inst.rows.push(tp.row_range(k as usize));
                 }
                 let len = tp.n_entries() as u32;
                 self.inst.slots.push(Slot {

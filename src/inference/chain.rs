@@ -186,7 +186,11 @@ impl ChainWork {
             let out = &mut head[(t - 1) * l..t * l];
             out.fill(0.0);
             // β_{t−1}(y') = Σ_y M(y', y)·s_t(y)·β_t(y)/c_t, as axpys over rows of Mᵀ.
-            for (y, (&sv, &b)) in self.s[t * l..(t + 1) * l].iter().zip(&tail[..l]).enumerate() {
+            for (y, (&sv, &b)) in self.s[t * l..(t + 1) * l]
+                .iter()
+                .zip(&tail[..l])
+                .enumerate()
+            {
                 let w = sv * b * inv;
                 for (o, &x) in out.iter_mut().zip(&mt[y * l..(y + 1) * l]) {
                     *o += w * x;
@@ -271,8 +275,19 @@ impl ChainWork {
         for t in 0..n {
             for &f in lay.unary(t) {
                 let off = inst.table_offset(&inst.factors[f as usize]);
-                for y in 0..l {
-                    dphi[off + y] += scale * self.node_marginal(t, y);
+                let d = &mut dphi[off..off + l];
+                if self.scaled {
+                    let (a, b) = (
+                        &self.alpha[t * l..(t + 1) * l],
+                        &self.beta[t * l..(t + 1) * l],
+                    );
+                    for ((o, &x), &y) in d.iter_mut().zip(a).zip(b) {
+                        *o += scale * x * y;
+                    }
+                } else {
+                    for (y, o) in d.iter_mut().enumerate() {
+                        *o += scale * self.node_marginal(t, y);
+                    }
                 }
             }
         }

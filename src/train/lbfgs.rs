@@ -156,7 +156,11 @@ struct LibLbfgsStart {
 impl LineSearch<Params, f64> for LibLbfgsStart {
     fn search_direction(&mut self, d: Params) {
         let n = norm(&d);
-        let step = if self.first && n > 0.0 && n.is_finite() { 1.0 / n } else { 1.0 };
+        let step = if self.first && n > 0.0 && n.is_finite() {
+            1.0 / n
+        } else {
+            1.0
+        };
         self.first = false;
         self.inner
             .initial_step_length(step)
