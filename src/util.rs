@@ -62,8 +62,9 @@ pub fn log_sum_exp(xs: &[f64]) -> f64 {
 /// Agrees with libm's `exp` to within a few ulps (see the unit test); results below e^−708 are 0.
 pub fn exp_shifted_into(src: &[f64], shift: f64, dst: &mut [f64]) {
     const LOG2E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1; // fdlibm: exact in n·LN2_HI for |n| < 2^11
-    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    // fdlibm's split of ln 2: n·LN2_HI is exact for |n| < 2^11.
+    const LN2_HI: f64 = f64::from_bits(0x3fe6_2e42_fee0_0000);
+    const LN2_LO: f64 = f64::from_bits(0x3dea_39ef_3579_3c76);
     const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2^52: adding it rounds to an integer
     for (d, &s) in dst.iter_mut().zip(src) {
         let x = (s - shift).clamp(-708.0, 0.0);

@@ -261,8 +261,8 @@ const AHEAD: usize = 4;
 #[inline]
 fn gather(tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], out: &mut [f64]) {
     let w = &theta[tp.offset..tp.offset + tp.n_params()];
-    for i in 0..rows.len().min(AHEAD) {
-        prefetch(w.as_ptr().wrapping_add(rows[i].0 as usize));
+    for &(a, _) in rows.iter().take(AHEAD) {
+        prefetch(w.as_ptr().wrapping_add(a as usize));
     }
     match &tp.layout {
         Layout::Dense => {
@@ -307,8 +307,8 @@ fn spread(
     scale: f64,
 ) {
     let g = &mut grad[tp.offset..tp.offset + tp.n_params()];
-    for i in 0..rows.len().min(AHEAD) {
-        prefetch(g.as_ptr().wrapping_add(rows[i].0 as usize));
+    for &(a, _) in rows.iter().take(AHEAD) {
+        prefetch(g.as_ptr().wrapping_add(a as usize));
     }
     match &tp.layout {
         Layout::Dense => {

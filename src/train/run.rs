@@ -164,7 +164,7 @@ fn run_inner(
             on_event(RunEvent::Progress(r.clone()));
             if let (Some(t), true) = (
                 &test,
-                spec.eval_every > 0 && r.iteration % spec.eval_every == 0,
+                spec.eval_every > 0 && r.iteration.is_multiple_of(spec.eval_every),
             ) {
                 if let Ok(m) = evaluate(&crf, theta, t) {
                     point.test_token_accuracy = Some(m.token_accuracy);
