@@ -12,22 +12,22 @@ use crate::graph::Instance;
 use crate::inference::enumerate;
 use rayon::prelude::*;
 
-/// Most probable labelling of an instance under θ: Viterbi on chains, enumeration otherwise.
-pub fn decode_instance(
-    crf: &ChainCrf,
-    theta: &[f64],
-    inst: &Instance,
-    ws: &mut Workspace,
-) -> Result<Vec<u32>> {
+/// Log-potential tables of an instance under θ.
+fn tables(crf: &ChainCrf, theta: &[f64], inst: &Instance) -> Vec<f64> {
     let mut phi = vec![0.0; inst.table_len];
     crf.model
         .build_tables(theta, inst, &mut phi, &mut Vec::new());
+    phi
+}
+
+/// Most probable labelling from an instance's tables: Viterbi on chains, enumeration otherwise.
+pub fn decode_tables(inst: &Instance, phi: &[f64], ws: &mut Workspace) -> Result<Vec<u32>> {
     if let Some(lay) = &inst.chain {
         let mut out = Vec::new();
-        ws.chain.viterbi(inst, lay, &phi, &mut out);
+        ws.chain.viterbi(inst, lay, phi, &mut out);
         Ok(out)
     } else {
-        Ok(enumerate(inst, &phi)?.map)
+        Ok(enumerate(inst, phi)?.map)
     }
 }
 
@@ -37,7 +37,7 @@ pub fn predict(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Vec<Vec
     insts
         .par_iter()
         .map_init(Workspace::default, |ws, inst| {
-            decode_instance(crf, theta, inst, ws).map(|y| {
+            decode_tables(inst, &tables(crf, theta, inst), ws).map(|y| {
                 y.iter()
                     .map(|&i| crf.labels.names[i as usize].clone())
                     .collect()
@@ -59,13 +59,12 @@ pub fn evaluate(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Metric
     let results: Vec<(Vec<String>, Option<f64>)> = insts
         .par_iter()
         .map_init(Workspace::default, |ws, inst| {
-            let y = decode_instance(crf, theta, inst, ws)?;
-            let ll = inst.gold.as_ref().map(|_| {
-                let mut phi = vec![0.0; inst.table_len];
-                crf.model
-                    .build_tables(theta, inst, &mut phi, &mut Vec::new());
-                ExactMl.evaluate(inst, &phi, None, ws)
-            });
+            let phi = tables(crf, theta, inst);
+            let y = decode_tables(inst, &phi, ws)?;
+            let ll = inst
+                .gold
+                .as_ref()
+                .map(|_| ExactMl.evaluate(inst, &phi, None, ws));
             Ok((
                 y.iter()
                     .map(|&i| crf.labels.names[i as usize].clone())
