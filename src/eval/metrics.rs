@@ -191,11 +191,22 @@ impl Metrics {
             "processed {} tokens in {} sequences with {} segments; found: {} segments; correct: {}.",
             self.tokens, self.sequences, self.segments.gold, self.segments.predicted, self.segments.correct
         );
-        let _ = writeln!(
-            o,
-            "accuracy: {:6.2}%; precision: {:6.2}%; recall: {:6.2}%; FB1: {:6.2}",
-            self.token_accuracy, self.segments.precision, self.segments.recall, self.segments.f1
-        );
+        if self.segments.gold == 0 && self.segments.predicted == 0 {
+            let _ = writeln!(
+                o,
+                "accuracy: {:6.2}%; no segments (the labels carry no B-/I-/E-/S- chunk prefixes)",
+                self.token_accuracy
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "accuracy: {:6.2}%; precision: {:6.2}%; recall: {:6.2}%; FB1: {:6.2}",
+                self.token_accuracy,
+                self.segments.precision,
+                self.segments.recall,
+                self.segments.f1
+            );
+        }
         if let Some(ll) = self.log_likelihood {
             let _ = writeln!(
                 o,
