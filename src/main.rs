@@ -175,6 +175,7 @@ struct TrainArgs {
 }
 
 fn main() {
+    piecewise_lab::util::keep_large_allocations_in_heap();
     let cli = Cli::parse();
     if let Err(e) = run(cli) {
         eprintln!("error: {e}");
