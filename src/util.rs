@@ -92,6 +92,19 @@ pub fn exp_shifted_into(src: &[f64], shift: f64, dst: &mut [f64]) {
     }
 }
 
+/// Keeps large allocations in the process heap instead of fresh `mmap`s. argmin's L-BFGS makes
+/// new parameter-sized vectors for every vector operation; with glibc's defaults each one above
+/// 32 MB is mapped, zero-filled page by page and unmapped again, which on a 7M-weight model cost
+/// about a third of the training time. Call once at start-up (a no-op off glibc).
+pub fn keep_large_allocations_in_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only adjusts allocator thresholds; called before any threads start.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,18 +127,5 @@ mod tests {
         assert_eq!(o[0], 0.0);
         assert_eq!(o[1], 1.0);
         assert_eq!(o[2], 1.0);
-    }
-}
-
-/// Keeps large allocations in the process heap instead of fresh `mmap`s. argmin's L-BFGS makes
-/// new parameter-sized vectors for every vector operation; with glibc's defaults each one above
-/// 32 MB is mapped, zero-filled page by page and unmapped again, which on a 7M-weight model cost
-/// about a third of the training time. Call once at start-up (a no-op off glibc).
-pub fn keep_large_allocations_in_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only adjusts allocator thresholds; called before any threads start.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 30);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
     }
 }
