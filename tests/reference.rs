@@ -40,6 +40,8 @@ fn forward_backward_marginals_and_viterbi_match_enumeration() {
                             .map(|(_, s)| (s - log_z).exp())
                             .sum();
                         assert_close(w.node_marginal(t, y), p, 1e-9, "node marginal");
+                        let e = enumerate(inst, &phi).unwrap();
+                        assert_close(e.node_marginals[t][y], p, 1e-9, "enumerated node marginal");
                     }
                 }
                 for t in 1..n {

@@ -85,10 +85,6 @@ impl Instance {
         let r = s.obs_start as usize..s.obs_end as usize;
         (&self.rows[r.clone()], &self.val[r])
     }
-    /// The observations (feature, value) of factor `f`.
-    pub fn factor_obs(&self, f: &Factor) -> (&[u32], &[f64]) {
-        self.obs(&self.slots[f.slot as usize])
-    }
     /// Table of factor `f` within a table buffer.
     pub fn table<'a>(&self, f: &Factor, phi: &'a [f64]) -> &'a [f64] {
         let s = &self.slots[f.slot as usize];
