@@ -16,14 +16,23 @@ pub struct Factor {
     pub slot: u32,
 }
 
+/// One table: the sum of its parts' contributions (usually one part).
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
-    pub template: u32,
-    obs_start: u32,
-    obs_end: u32,
+    parts_start: u32,
+    parts_end: u32,
     /// Start of this slot's table in the instance's table buffer.
     pub offset: u32,
     pub len: u32,
+}
+
+/// A template and its observations; a factor's table is `Σ_parts Σ_k x_k · W_part[k, col(y)]`
+/// (e.g. an `edge` factor = the next label's state features + the transition features).
+#[derive(Clone, Copy, Debug)]
+pub struct Part {
+    pub template: u32,
+    obs_start: u32,
+    obs_end: u32,
 }
 
 /// Where the factors of a chain-shaped instance sit: unary factors per position and pairwise
@@ -58,6 +67,7 @@ pub struct Instance {
     pub factors: Vec<Factor>,
     scope: Vec<u32>,
     pub slots: Vec<Slot>,
+    parts: Vec<Part>,
     feat: Vec<u32>,
     val: Vec<f64>,
     /// Per observation, the range of its weights in its template's block of θ, resolved once
@@ -76,13 +86,18 @@ impl Instance {
     pub fn scope(&self, f: &Factor) -> &[u32] {
         &self.scope[f.scope_start as usize..(f.scope_start + f.arity) as usize]
     }
-    pub fn obs(&self, s: &Slot) -> (&[u32], &[f64]) {
-        let r = s.obs_start as usize..s.obs_end as usize;
+    /// The parts whose sum is a slot's table.
+    pub fn parts(&self, s: &Slot) -> &[Part] {
+        &self.parts[s.parts_start as usize..s.parts_end as usize]
+    }
+    /// A part's observations: (feature, value).
+    pub fn obs(&self, p: &Part) -> (&[u32], &[f64]) {
+        let r = p.obs_start as usize..p.obs_end as usize;
         (&self.feat[r.clone()], &self.val[r])
     }
-    /// Observation values of a slot with their resolved weight ranges.
-    pub(crate) fn obs_rows(&self, s: &Slot) -> (&[(u32, u32)], &[f64]) {
-        let r = s.obs_start as usize..s.obs_end as usize;
+    /// A part's observation values with their resolved weight ranges.
+    pub(crate) fn obs_rows(&self, p: &Part) -> (&[(u32, u32)], &[f64]) {
+        let r = p.obs_start as usize..p.obs_end as usize;
         (&self.rows[r.clone()], &self.val[r])
     }
     /// Table of factor `f` within a table buffer.
@@ -127,7 +142,7 @@ impl Instance {
 pub struct InstanceBuilder<'m> {
     model: &'m Model,
     inst: Instance,
-    dedup: FxHashMap<(u32, Vec<(u32, u64)>), u32>,
+    dedup: FxHashMap<Vec<(u32, u32, u64)>, u32>,
 }
 
 impl<'m> InstanceBuilder<'m> {
@@ -139,6 +154,7 @@ impl<'m> InstanceBuilder<'m> {
                 factors: vec![],
                 scope: vec![],
                 slots: vec![],
+                parts: vec![],
                 feat: vec![],
                 val: vec![],
                 rows: vec![],
@@ -162,59 +178,83 @@ impl<'m> InstanceBuilder<'m> {
         scope: &[u32],
         obs: &[(u32, f64)],
     ) -> Result<u32> {
-        let tp = self
-            .model
-            .templates
-            .get(template)
-            .ok_or_else(|| Error::invalid(format!("no factor template {template}")))?;
-        if scope.len() != tp.shape.len() {
-            return Err(Error::invalid(format!(
-                "template {} takes {} variables, got {}",
-                tp.name,
-                tp.shape.len(),
-                scope.len()
-            )));
+        self.add_factor_parts(scope, &[(template, obs)])
+    }
+
+    /// Adds a factor whose table is the sum of several parts, each a template with its
+    /// observations; every part's template must have the factor's shape.
+    pub fn add_factor_parts(
+        &mut self,
+        scope: &[u32],
+        parts: &[(usize, &[(u32, f64)])],
+    ) -> Result<u32> {
+        if parts.is_empty() {
+            return Err(Error::invalid("a factor needs at least one part"));
         }
-        for (&v, &c) in scope.iter().zip(&tp.shape) {
-            let card = *self
-                .inst
-                .card
-                .get(v as usize)
-                .ok_or_else(|| Error::invalid(format!("no variable {v}")))?;
-            if card as usize != c {
+        for &(template, obs) in parts {
+            let tp = self
+                .model
+                .templates
+                .get(template)
+                .ok_or_else(|| Error::invalid(format!("no factor template {template}")))?;
+            if scope.len() != tp.shape.len() {
                 return Err(Error::invalid(format!(
-                    "template {} expects {c} states for variable {v}, it has {card}",
+                    "template {} takes {} variables, got {}",
+                    tp.name,
+                    tp.shape.len(),
+                    scope.len()
+                )));
+            }
+            for (&v, &c) in scope.iter().zip(&tp.shape) {
+                let card = *self
+                    .inst
+                    .card
+                    .get(v as usize)
+                    .ok_or_else(|| Error::invalid(format!("no variable {v}")))?;
+                if card as usize != c {
+                    return Err(Error::invalid(format!(
+                        "template {} expects {c} states for variable {v}, it has {card}",
+                        tp.name
+                    )));
+                }
+            }
+            if let Some(&(k, _)) = obs.iter().find(|(k, _)| *k as usize >= tp.n_features) {
+                return Err(Error::invalid(format!(
+                    "feature {k} out of range for template {}",
                     tp.name
                 )));
             }
         }
-        if let Some(&(k, _)) = obs.iter().find(|(k, _)| *k as usize >= tp.n_features) {
-            return Err(Error::invalid(format!(
-                "feature {k} out of range for template {}",
-                tp.name
-            )));
-        }
-        let key = (
-            template as u32,
-            obs.iter()
-                .map(|&(k, v)| (k, v.to_bits()))
-                .collect::<Vec<_>>(),
-        );
+        let key: Vec<(u32, u32, u64)> = parts
+            .iter()
+            .flat_map(|&(t, obs)| {
+                std::iter::once((t as u32, u32::MAX, 0))
+                    .chain(obs.iter().map(move |&(k, v)| (t as u32, k, v.to_bits())))
+            })
+            .collect();
         let slot = match self.dedup.get(&key) {
             Some(&s) => s,
             None => {
                 let s = self.inst.slots.len() as u32;
-                let start = self.inst.feat.len() as u32;
-                for &(k, v) in obs {
-                    self.inst.feat.push(k);
-                    self.inst.val.push(v);
-                    self.inst.rows.push(tp.row_range(k as usize));
+                let parts_start = self.inst.parts.len() as u32;
+                for &(template, obs) in parts {
+                    let tp = &self.model.templates[template];
+                    let start = self.inst.feat.len() as u32;
+                    for &(k, v) in obs {
+                        self.inst.feat.push(k);
+                        self.inst.val.push(v);
+                        self.inst.rows.push(tp.row_range(k as usize));
+                    }
+                    self.inst.parts.push(Part {
+                        template: template as u32,
+                        obs_start: start,
+                        obs_end: self.inst.feat.len() as u32,
+                    });
                 }
-                let len = tp.n_entries() as u32;
+                let len = self.model.templates[parts[0].0].n_entries() as u32;
                 self.inst.slots.push(Slot {
-                    template: template as u32,
-                    obs_start: start,
-                    obs_end: self.inst.feat.len() as u32,
+                    parts_start,
+                    parts_end: self.inst.parts.len() as u32,
                     offset: self.inst.table_len as u32,
                     len,
                 });
@@ -226,7 +266,7 @@ impl<'m> InstanceBuilder<'m> {
         let scope_start = self.inst.scope.len() as u32;
         self.inst.scope.extend_from_slice(scope);
         self.inst.factors.push(Factor {
-            template: template as u32,
+            template: parts[0].0 as u32,
             scope_start,
             arity: scope.len() as u32,
             slot,

@@ -10,7 +10,7 @@
 pub mod chain;
 pub mod instance;
 
-pub use instance::{ChainLayout, Factor, Instance, InstanceBuilder, Slot};
+pub use instance::{ChainLayout, Factor, Instance, InstanceBuilder, Part, Slot};
 
 use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
@@ -79,12 +79,17 @@ pub struct FactorTemplate {
     pub offset: usize,
     /// True when `entry_col[e] == e` for all entries (tables are the columns themselves).
     pub identity: bool,
+    /// Set when this template reads another template's weights (same features and columns,
+    /// its own shape and entry map), e.g. `edge-state` reading the `state` weights.
+    #[serde(default)]
+    pub tied_to: Option<usize>,
 }
 
 impl FactorTemplate {
     pub fn n_entries(&self) -> usize {
         self.entry_col.len()
     }
+    /// Size of the weight block this template reads (shared with its source when tied).
     pub fn n_params(&self) -> usize {
         match &self.layout {
             Layout::Dense => self.n_features * self.n_cols,
@@ -164,9 +169,50 @@ impl Model {
             layout,
             offset: self.n_params,
             identity,
+            tied_to: None,
         };
         self.n_params += t.n_params();
         self.templates.push(t);
+        Ok(self.templates.len() - 1)
+    }
+
+    /// Adds a template that reads the weights of template `source` through its own shape and
+    /// entry map (columns must be the source's columns); it adds no parameters.
+    pub fn add_tied_template(
+        &mut self,
+        name: &str,
+        shape: Vec<usize>,
+        entry_col: Vec<u32>,
+        source: usize,
+    ) -> Result<usize> {
+        let src = self
+            .templates
+            .get(source)
+            .ok_or_else(|| Error::invalid(format!("no template {source} to tie {name} to")))?
+            .clone();
+        let n_entries: usize = shape.iter().product();
+        if entry_col.len() != n_entries
+            || entry_col
+                .iter()
+                .any(|&c| c != NO_COLUMN && c as usize >= src.n_cols)
+        {
+            return Err(Error::invalid(format!(
+                "template {name}: entry map does not fit the columns of {}",
+                src.name
+            )));
+        }
+        let identity = entry_col.iter().enumerate().all(|(e, &c)| c as usize == e);
+        self.templates.push(FactorTemplate {
+            name: name.to_string(),
+            shape,
+            entry_col,
+            n_cols: src.n_cols,
+            n_features: src.n_features,
+            layout: src.layout,
+            offset: src.offset,
+            identity,
+            tied_to: Some(source),
+        });
         Ok(self.templates.len() - 1)
     }
 
@@ -192,22 +238,22 @@ impl Model {
         cols: &mut Vec<f64>,
     ) {
         for slot in &inst.slots {
-            let tp = &self.templates[slot.template as usize];
             let out = &mut phi[slot.offset as usize..(slot.offset + slot.len) as usize];
-            let (rows, val) = inst.obs_rows(slot);
-            if tp.identity {
-                out.fill(0.0);
-                gather(tp, theta, rows, val, out);
-            } else {
-                cols.clear();
-                cols.resize(tp.n_cols, 0.0);
-                gather(tp, theta, rows, val, cols);
-                for (o, &c) in out.iter_mut().zip(&tp.entry_col) {
-                    *o = if c == NO_COLUMN {
-                        0.0
-                    } else {
-                        cols[c as usize]
-                    };
+            out.fill(0.0);
+            for part in inst.parts(slot) {
+                let tp = &self.templates[part.template as usize];
+                let (rows, val) = inst.obs_rows(part);
+                if tp.identity {
+                    gather(tp, theta, rows, val, out);
+                } else {
+                    cols.clear();
+                    cols.resize(tp.n_cols, 0.0);
+                    gather(tp, theta, rows, val, cols);
+                    for (o, &c) in out.iter_mut().zip(&tp.entry_col) {
+                        if c != NO_COLUMN {
+                            *o += cols[c as usize];
+                        }
+                    }
                 }
             }
         }
@@ -224,20 +270,22 @@ impl Model {
         cols: &mut Vec<f64>,
     ) {
         for slot in &inst.slots {
-            let tp = &self.templates[slot.template as usize];
             let d = &dphi[slot.offset as usize..(slot.offset + slot.len) as usize];
-            let (rows, val) = inst.obs_rows(slot);
-            if tp.identity {
-                spread(tp, grad, rows, val, d, scale);
-            } else {
-                cols.clear();
-                cols.resize(tp.n_cols, 0.0);
-                for (&x, &c) in d.iter().zip(&tp.entry_col) {
-                    if c != NO_COLUMN {
-                        cols[c as usize] += x;
+            for part in inst.parts(slot) {
+                let tp = &self.templates[part.template as usize];
+                let (rows, val) = inst.obs_rows(part);
+                if tp.identity {
+                    spread(tp, grad, rows, val, d, scale);
+                } else {
+                    cols.clear();
+                    cols.resize(tp.n_cols, 0.0);
+                    for (&x, &c) in d.iter().zip(&tp.entry_col) {
+                        if c != NO_COLUMN {
+                            cols[c as usize] += x;
+                        }
                     }
+                    spread(tp, grad, rows, val, cols, scale);
                 }
-                spread(tp, grad, rows, val, cols, scale);
             }
         }
     }
