@@ -5,9 +5,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use piecewise_lab::data::conll::{format_conll, read_conll_with, LabelColumn};
 use piecewise_lab::data::{read_conll, synth, FeatureTemplate};
 use piecewise_lab::error::{Error, Result};
+use piecewise_lab::estimators::Pieces;
 use piecewise_lab::estimators::{EstimatorSpec, Workspace};
 use piecewise_lab::eval::evaluate;
-use piecewise_lab::graph::chain::{ChainCrf, ChainOptions, FeatureSet, STATE, TRANSITION};
+use piecewise_lab::graph::chain::{
+    ChainCrf, ChainOptions, Factorisation, FeatureSet, STATE, TRANSITION,
+};
 use piecewise_lab::train::{execute, load_model, LbfgsSpec, ModelSpec, Prior, RunEvent, RunSpec};
 use piecewise_lab::util::write_atomic;
 use std::path::{Path, PathBuf};
@@ -72,8 +75,11 @@ enum Command {
         /// weights are zero.
         #[arg(long)]
         weights: PathBuf,
-        #[arg(long, default_value = "ml")]
-        estimator: String,
+        #[command(flatten)]
+        estimator: EstimatorArgs,
+        /// How the chain is cut into factors (decides the pieces of pw, pwpl, …).
+        #[arg(long, value_enum, default_value_t = Factorisation::Split)]
+        factorisation: Factorisation,
         #[arg(long)]
         json: bool,
     },
@@ -119,6 +125,49 @@ enum Generate {
     },
 }
 
+/// An estimator and its knobs.
+#[derive(Args, Clone)]
+struct EstimatorArgs {
+    /// ml, pl, pl-edge, pw, pw-reweighted or pwpl.
+    #[arg(long, default_value = "ml")]
+    estimator: String,
+    /// Pieces for pw, pw-reweighted and pwpl: groups of template names, `+` within a group, `;`
+    /// between groups, one piece per group and position (e.g. `state+transition`); templates in
+    /// no group are a piece per factor (the default: factor-as-piece).
+    #[arg(long)]
+    pieces: Option<String>,
+    /// Temperature μ of every piece for pw-reweighted (default: uniform 1/|pieces|).
+    #[arg(long)]
+    mu: Option<f64>,
+}
+
+impl EstimatorArgs {
+    fn spec(&self) -> Result<EstimatorSpec> {
+        let mut spec = EstimatorSpec::from_name(&self.estimator)?;
+        if let Some(p) = &self.pieces {
+            if !matches!(
+                spec,
+                EstimatorSpec::Pw { .. }
+                    | EstimatorSpec::PwReweighted { .. }
+                    | EstimatorSpec::Pwpl { .. }
+            ) {
+                return Err(Error::invalid(format!(
+                    "--pieces applies to pw, pw-reweighted and pwpl, not {}",
+                    spec.name()
+                )));
+            }
+            spec = spec.with_pieces(Pieces::parse(p)?);
+        }
+        if let Some(m) = self.mu {
+            match &mut spec {
+                EstimatorSpec::PwReweighted { mu, .. } => *mu = Some(m),
+                _ => return Err(Error::invalid("--mu applies to pw-reweighted")),
+            }
+        }
+        Ok(spec)
+    }
+}
+
 #[derive(Args)]
 struct TrainArgs {
     /// Training data (CoNLL columns, label last).
@@ -130,9 +179,11 @@ struct TrainArgs {
     /// CRF++ template file (default: the built-in CRF++ chunking template).
     #[arg(long)]
     template: Option<PathBuf>,
-    /// Estimator: ml.
-    #[arg(long, default_value = "ml")]
-    estimator: String,
+    #[command(flatten)]
+    estimator: EstimatorArgs,
+    /// How the chain is cut into factors: split (state + transition) or edge.
+    #[arg(long, value_enum, default_value_t = Factorisation::Split)]
+    factorisation: Factorisation,
     /// L2 penalty c2·‖w‖² as in CRFsuite (σ² = 1/(2·c2)); default 1.0.
     #[arg(long, conflicts_with = "sigma2")]
     c2: Option<f64>,
@@ -213,8 +264,16 @@ fn run(cli: Cli) -> Result<()> {
             template,
             weights,
             estimator,
+            factorisation,
             json,
-        } => objective(&data, template.as_deref(), &weights, &estimator, json),
+        } => objective(
+            &data,
+            template.as_deref(),
+            &weights,
+            &estimator.spec()?,
+            factorisation,
+            json,
+        ),
         Command::Generate(Generate::HmmMixture {
             alpha,
             seed,
@@ -331,8 +390,9 @@ fn train(a: TrainArgs) -> Result<()> {
                     label_bias: a.label_bias,
                     min_freq: a.min_freq,
                     feature_set: a.features,
+                    factorisation: a.factorisation,
                 }),
-                estimator: EstimatorSpec::from_name(&a.estimator)?,
+                estimator: a.estimator.spec()?,
                 optimiser: LbfgsSpec {
                     max_iter: a.max_iter,
                     period: a.period,
@@ -445,10 +505,10 @@ fn objective(
     data: &Path,
     template: Option<&Path>,
     weights: &Path,
-    estimator: &str,
+    spec: &EstimatorSpec,
+    factorisation: Factorisation,
     json: bool,
 ) -> Result<()> {
-    let spec = EstimatorSpec::from_name(estimator)?;
     let corpus = read_conll(data)?;
     let template = match template {
         Some(p) => FeatureTemplate::read(p)?,
@@ -458,6 +518,7 @@ fn objective(
         label_bias: true,
         min_freq: 1,
         feature_set: FeatureSet::All,
+        factorisation,
     };
     let (crf, instances) = ChainCrf::fit(&corpus, template, options)?;
     let mut theta = vec![0.0; crf.model.n_params];
@@ -508,7 +569,7 @@ fn objective(
             theta[i] = w;
         }
     }
-    let est = spec.build();
+    let est = spec.build(&crf.model)?;
     let mut ws = Workspace::default();
     let mut value = 0.0;
     let mut phi = Vec::new();

@@ -65,6 +65,7 @@ fn dictionary_cutoff_bias_and_observed_layout() {
         label_bias: true,
         min_freq: 2,
         feature_set: FeatureSet::Observed,
+        ..Default::default()
     };
     let (crf, insts) = ChainCrf::fit(&c, t, opts).unwrap();
     // Seen twice or more: U0:a, U1:X, U1:Y; plus the bias.

@@ -1,41 +1,82 @@
-//! Estimators: each sees an instance's log-potential tables and gold labels and returns its
-//! value (a log-likelihood-type quantity, higher is better) and ∂value/∂table entries. None of
-//! them touches features or weights; [`crate::graph::Model::scatter`] does that for all.
+//! Estimators: each is a list of *terms* over an instance's log-potential tables (see
+//! [`terms`]); its value is the sum of the terms' values (a log-likelihood-type quantity,
+//! higher is better) and its gradient ∂value/∂table entries. None of them touches features or
+//! weights; [`crate::graph::Model::scatter`] does that for all. The term lists are data, so the
+//! GUI draws exactly what is computed.
 
+pub mod local;
 pub mod ml;
+pub mod terms;
 
+pub use crate::graph::pieces::Pieces;
+pub use local::{EdgePseudolikelihood, Piecewise, Pseudolikelihood, Pwpl};
 pub use ml::ExactMl;
+pub use terms::{evaluate_term, Term, TermList, TermWork};
 
 use crate::error::{Error, Result};
-use crate::graph::Instance;
+use crate::graph::{Instance, Model};
 use crate::inference::ChainWork;
 
 /// Per-thread scratch reused across instances so the hot loop does not allocate.
 #[derive(Default, Clone, Debug)]
 pub struct Workspace {
     pub chain: ChainWork,
+    pub terms: TermList,
+    pub term_work: TermWork,
 }
 
 impl Workspace {
     /// Counted multiply-adds of inference and normalisation since the last call.
     pub fn take_ops(&mut self) -> u64 {
-        std::mem::take(&mut self.chain.ops)
+        std::mem::take(&mut self.chain.ops) + std::mem::take(&mut self.term_work.ops)
     }
 }
 
 pub trait Estimator: Send + Sync {
-    /// The CLI name (`ml`, …).
+    /// The CLI name (`ml`, `pl`, …).
     fn name(&self) -> &'static str;
-    /// Whether this estimator can evaluate `inst` (its shape, size and gold labels).
-    fn check(&self, inst: &Instance) -> Result<()>;
+
+    /// Fills `out` with the instance's terms.
+    fn terms(&self, inst: &Instance, out: &mut TermList);
+
+    /// Whether every term can be evaluated on `inst` (gold labels, term shapes and sizes).
+    fn check(&self, inst: &Instance) -> Result<()> {
+        need_gold(inst)?;
+        let mut list = TermList::default();
+        self.terms(inst, &mut list);
+        for t in list.iter() {
+            t.check(inst)?;
+        }
+        Ok(())
+    }
+
     /// The instance's value; when `dphi` is given, adds ∂value/∂φ into it (table-buffer layout).
     fn evaluate(
         &self,
         inst: &Instance,
         phi: &[f64],
-        dphi: Option<&mut [f64]>,
+        mut dphi: Option<&mut [f64]>,
         ws: &mut Workspace,
-    ) -> f64;
+    ) -> f64 {
+        let gold = inst.gold.as_deref().expect("checked: gold labels");
+        let mut list = std::mem::take(&mut ws.terms);
+        list.clear();
+        self.terms(inst, &mut list);
+        let mut value = 0.0;
+        for t in list.iter() {
+            value += evaluate_term(
+                inst,
+                phi,
+                gold,
+                t,
+                dphi.as_deref_mut(),
+                &mut ws.term_work,
+                &mut ws.chain,
+            );
+        }
+        ws.terms = list;
+        value
+    }
 }
 
 /// An estimator and its knobs as data (stored in run specs).
@@ -44,32 +85,98 @@ pub trait Estimator: Send + Sync {
 pub enum EstimatorSpec {
     /// Exact maximum (conditional) likelihood.
     Ml,
+    /// Pseudolikelihood by node (000, eq. 5).
+    Pl,
+    /// Per-edge pseudolikelihood (000, eq. 42).
+    PlEdge,
+    /// Piecewise (000, eq. 8).
+    Pw {
+        #[serde(default)]
+        pieces: Pieces,
+    },
+    /// Reweighted piecewise (000, eq. 35); `mu` = None is the uniform μ = 1/|pieces|.
+    PwReweighted {
+        #[serde(default)]
+        pieces: Pieces,
+        #[serde(default)]
+        mu: Option<f64>,
+    },
+    /// Piecewise pseudolikelihood (000, eq. 36–37).
+    Pwpl {
+        #[serde(default)]
+        pieces: Pieces,
+    },
 }
 
 impl EstimatorSpec {
     /// Names accepted on the command line.
-    pub const NAMES: &'static [&'static str] = &["ml"];
+    pub const NAMES: &'static [&'static str] =
+        &["ml", "pl", "pl-edge", "pw", "pw-reweighted", "pwpl"];
 
+    /// The estimator called `name`, with default knobs.
     pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "ml" => Ok(EstimatorSpec::Ml),
-            _ => Err(Error::invalid(format!(
-                "unknown estimator {name:?}; known: {}",
-                Self::NAMES.join(", ")
-            ))),
+        Ok(match name {
+            "ml" => EstimatorSpec::Ml,
+            "pl" => EstimatorSpec::Pl,
+            "pl-edge" => EstimatorSpec::PlEdge,
+            "pw" => EstimatorSpec::Pw {
+                pieces: Pieces::default(),
+            },
+            "pw-reweighted" => EstimatorSpec::PwReweighted {
+                pieces: Pieces::default(),
+                mu: None,
+            },
+            "pwpl" => EstimatorSpec::Pwpl {
+                pieces: Pieces::default(),
+            },
+            _ => {
+                return Err(Error::invalid(format!(
+                    "unknown estimator {name:?}; known: {}",
+                    Self::NAMES.join(", ")
+                )))
+            }
+        })
+    }
+
+    /// Sets the piece groups (for the estimators that have pieces).
+    pub fn with_pieces(mut self, p: Pieces) -> Self {
+        match &mut self {
+            EstimatorSpec::Pw { pieces }
+            | EstimatorSpec::PwReweighted { pieces, .. }
+            | EstimatorSpec::Pwpl { pieces } => *pieces = p,
+            _ => {}
         }
+        self
     }
 
     pub fn name(&self) -> &'static str {
         match self {
             EstimatorSpec::Ml => "ml",
+            EstimatorSpec::Pl => "pl",
+            EstimatorSpec::PlEdge => "pl-edge",
+            EstimatorSpec::Pw { .. } => "pw",
+            EstimatorSpec::PwReweighted { .. } => "pw-reweighted",
+            EstimatorSpec::Pwpl { .. } => "pwpl",
         }
     }
 
-    pub fn build(&self) -> Box<dyn Estimator> {
-        match self {
+    /// The estimator for a model (piece groups name its templates).
+    pub fn build(&self, model: &Model) -> Result<Box<dyn Estimator>> {
+        Ok(match self {
             EstimatorSpec::Ml => Box::new(ExactMl),
-        }
+            EstimatorSpec::Pl => Box::new(Pseudolikelihood),
+            EstimatorSpec::PlEdge => Box::new(EdgePseudolikelihood),
+            EstimatorSpec::Pw { pieces } => Box::new(Piecewise::new(pieces.resolve(model)?, None)),
+            EstimatorSpec::PwReweighted { pieces, mu } => {
+                if let Some(m) = mu {
+                    if m.is_nan() || *m <= 0.0 {
+                        return Err(Error::invalid("reweighted piecewise needs μ > 0"));
+                    }
+                }
+                Box::new(Piecewise::new(pieces.resolve(model)?, Some(*mu)))
+            }
+            EstimatorSpec::Pwpl { pieces } => Box::new(Pwpl::new(pieces.resolve(model)?)),
+        })
     }
 }
 

@@ -21,6 +21,29 @@ pub enum FeatureSet {
     Observed,
 }
 
+/// How a chain's score is cut into factors. The model (the distribution) is the same; the
+/// pieces that local estimators see differ.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Factorisation {
+    /// A state factor per position and a transition factor per adjacent pair.
+    #[default]
+    Split,
+    /// One factor per edge (t−1, t) carrying the transition features and the state features of
+    /// position t; position 0 keeps its own state factor (000 Fig. 1, "no unary factors").
+    Edge,
+}
+
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ChainOptions {
     /// Add the always-on per-label bias feature `*` to every state factor.
@@ -28,6 +51,8 @@ pub struct ChainOptions {
     /// Keep features seen at least this many times in training.
     pub min_freq: u64,
     pub feature_set: FeatureSet,
+    #[serde(default)]
+    pub factorisation: Factorisation,
 }
 
 impl Default for ChainOptions {
@@ -36,6 +61,7 @@ impl Default for ChainOptions {
             label_bias: false,
             min_freq: 1,
             feature_set: FeatureSet::All,
+            factorisation: Factorisation::Split,
         }
     }
 }
@@ -55,6 +81,8 @@ pub struct ChainCrf {
 /// Template ids inside [`ChainCrf::model`].
 pub const STATE: usize = 0;
 pub const TRANSITION: usize = 1;
+/// With [`Factorisation::Edge`]: the state weights read through an `(y_{t−1}, y_t) → y_t` map.
+pub const EDGE_STATE: usize = 2;
 
 /// Expanded features of one sequence as dictionary ids.
 struct SeqFeatures {
@@ -165,6 +193,10 @@ impl ChainCrf {
         let mut model = Model::default();
         model.add_full_template("state", vec![l], state_features.len(), state_layout)?;
         model.add_full_template("transition", vec![l, l], trans_features.len(), trans_layout)?;
+        if options.factorisation == Factorisation::Edge {
+            let map = (0..l * l).map(|e| (e % l) as u32).collect();
+            model.add_tied_template("edge-state", vec![l, l], map, STATE)?;
+        }
         let crf = ChainCrf {
             template,
             labels,
@@ -232,14 +264,25 @@ impl ChainCrf {
             b.add_var(l);
         }
         let mut obs: Vec<(u32, f64)> = Vec::new();
+        let mut tobs: Vec<(u32, f64)> = Vec::new();
         for t in 0..n {
             obs.clear();
             obs.extend(sf.state[t].iter().map(|&k| (k, 1.0)));
-            b.add_factor(STATE, &[t as u32], &obs)?;
             if t > 0 {
-                obs.clear();
-                obs.extend(sf.trans[t].iter().map(|&k| (k, 1.0)));
-                b.add_factor(TRANSITION, &[t as u32 - 1, t as u32], &obs)?;
+                tobs.clear();
+                tobs.extend(sf.trans[t].iter().map(|&k| (k, 1.0)));
+            }
+            let (a, c) = (t as u32 - (t > 0) as u32, t as u32);
+            match (self.options.factorisation, t) {
+                (Factorisation::Split, _) | (Factorisation::Edge, 0) => {
+                    b.add_factor(STATE, &[c], &obs)?;
+                    if t > 0 {
+                        b.add_factor(TRANSITION, &[a, c], &tobs)?;
+                    }
+                }
+                (Factorisation::Edge, _) => {
+                    b.add_factor_parts(&[a, c], &[(EDGE_STATE, &obs), (TRANSITION, &tobs)])?;
+                }
             }
         }
         if let Some(g) = gold {

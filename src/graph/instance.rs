@@ -74,6 +74,9 @@ pub struct Instance {
     /// from the layout so table building needs no row lookups.
     rows: Vec<(u32, u32)>,
     pub gold: Option<Vec<u32>>,
+    /// Factors touching each variable: `adj[adj_ptr[v]..adj_ptr[v + 1]]`.
+    adj_ptr: Vec<u32>,
+    adj: Vec<u32>,
     /// Total length of the table buffer.
     pub table_len: usize,
     pub chain: Option<ChainLayout>,
@@ -82,6 +85,10 @@ pub struct Instance {
 impl Instance {
     pub fn n_vars(&self) -> usize {
         self.card.len()
+    }
+    /// Factors whose scope contains variable `v`.
+    pub fn var_factors(&self, v: u32) -> &[u32] {
+        &self.adj[self.adj_ptr[v as usize] as usize..self.adj_ptr[v as usize + 1] as usize]
     }
     pub fn scope(&self, f: &Factor) -> &[u32] {
         &self.scope[f.scope_start as usize..(f.scope_start + f.arity) as usize]
@@ -159,6 +166,8 @@ impl<'m> InstanceBuilder<'m> {
                 val: vec![],
                 rows: vec![],
                 gold: None,
+                adj_ptr: vec![],
+                adj: vec![],
                 table_len: 0,
                 chain: None,
             },
@@ -286,6 +295,18 @@ impl<'m> InstanceBuilder<'m> {
     }
 
     pub fn finish(mut self) -> Instance {
+        let n = self.inst.card.len();
+        let mut lists: Vec<Vec<u32>> = vec![vec![]; n];
+        for (i, f) in self.inst.factors.iter().enumerate() {
+            for &v in self.inst.scope(f) {
+                lists[v as usize].push(i as u32);
+            }
+        }
+        self.inst.adj_ptr = vec![0];
+        for l in lists {
+            self.inst.adj.extend(l);
+            self.inst.adj_ptr.push(self.inst.adj.len() as u32);
+        }
         self.inst.chain = detect_chain(&self.inst);
         self.inst
     }

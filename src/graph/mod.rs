@@ -9,6 +9,7 @@
 
 pub mod chain;
 pub mod instance;
+pub mod pieces;
 
 pub use instance::{ChainLayout, Factor, Instance, InstanceBuilder, Part, Slot};
 

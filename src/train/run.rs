@@ -129,7 +129,7 @@ fn run_inner(
     if let Some(t) = &test {
         template_fits(&crf, t)?;
     }
-    let estimator = spec.estimator.build();
+    let estimator = spec.estimator.build(&crf.model)?;
     let obj = DatasetObjective::new(
         &crf.model,
         &instances,

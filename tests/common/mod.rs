@@ -14,6 +14,8 @@ pub struct RandomChain {
     pub l: usize,
     pub nf_state: usize,
     pub nf_trans: usize,
+    /// `edge` factorisation: position 0 has a state factor, every (t−1, t) one edge factor.
+    pub edge: bool,
 }
 
 pub fn random_obs(rng: &mut StdRng, nf: usize, always: bool) -> Vec<(u32, f64)> {
@@ -34,8 +36,19 @@ pub fn random_obs(rng: &mut StdRng, nf: usize, always: bool) -> Vec<(u32, f64)> 
     v
 }
 
-/// `count` random chains of length 1..=max_len over `l` labels, dense layout.
+/// `count` random chains of length 1..=max_len over `l` labels, dense layout, split factorisation.
 pub fn random_chains(rng: &mut StdRng, count: usize, max_len: usize, l: usize) -> RandomChain {
+    random_chains_with(rng, count, max_len, l, false)
+}
+
+/// As [`random_chains`]; `edge` selects the edge factorisation (same model, other factors).
+pub fn random_chains_with(
+    rng: &mut StdRng,
+    count: usize,
+    max_len: usize,
+    l: usize,
+    edge: bool,
+) -> RandomChain {
     let nf_state = 3;
     let nf_trans = 2;
     let mut model = Model::default();
@@ -44,6 +57,10 @@ pub fn random_chains(rng: &mut StdRng, count: usize, max_len: usize, l: usize) -
         .unwrap();
     model
         .add_full_template("transition", vec![l, l], nf_trans, Layout::Dense)
+        .unwrap();
+    let map = (0..l * l).map(|e| (e % l) as u32).collect();
+    model
+        .add_tied_template("edge-state", vec![l, l], map, 0)
         .unwrap();
     let mut instances = vec![];
     let mut state_obs = vec![];
@@ -58,18 +75,25 @@ pub fn random_chains(rng: &mut StdRng, count: usize, max_len: usize, l: usize) -
         let mut to = vec![vec![]];
         for t in 0..n {
             let o = random_obs(rng, nf_state, false);
-            b.add_factor(0, &[t as u32], &o).unwrap();
-            so.push(o);
             if t > 0 {
                 // Half the time only the always-on feature, so transition slots are shared.
-                let o = if rng.random::<bool>() {
+                let tr = if rng.random::<bool>() {
                     vec![(0, 1.0)]
                 } else {
                     random_obs(rng, nf_trans, true)
                 };
-                b.add_factor(1, &[t as u32 - 1, t as u32], &o).unwrap();
-                to.push(o);
+                let sc = [t as u32 - 1, t as u32];
+                if edge {
+                    b.add_factor_parts(&sc, &[(2, &o), (1, &tr)]).unwrap();
+                } else {
+                    b.add_factor(0, &[t as u32], &o).unwrap();
+                    b.add_factor(1, &sc, &tr).unwrap();
+                }
+                to.push(tr);
+            } else {
+                b.add_factor(0, &[0], &o).unwrap();
             }
+            so.push(o);
         }
         b.set_gold((0..n).map(|_| rng.random_range(0..l as u32)).collect())
             .unwrap();
@@ -85,6 +109,7 @@ pub fn random_chains(rng: &mut StdRng, count: usize, max_len: usize, l: usize) -
         l,
         nf_state,
         nf_trans,
+        edge,
     }
 }
 
@@ -112,6 +137,54 @@ impl RandomChain {
             }
         }
         s
+    }
+
+    /// State score of position t by definition: Σ_k x_tk W_state[k, y].
+    pub fn state_score(&self, i: usize, theta: &[f64], t: usize, y: u32) -> f64 {
+        let st = &self.model.templates[0];
+        self.state_obs[i][t]
+            .iter()
+            .map(|&(k, v)| v * theta[st.offset + k as usize * self.l + y as usize])
+            .sum()
+    }
+
+    /// Transition score of (t−1, t) by definition: Σ_k x_tk W_trans[k, (y', y)].
+    pub fn trans_score(&self, i: usize, theta: &[f64], t: usize, yp: u32, y: u32) -> f64 {
+        let (l, tt) = (self.l, &self.model.templates[1]);
+        self.trans_obs[i][t]
+            .iter()
+            .map(|&(k, v)| v * theta[tt.offset + k as usize * l * l + yp as usize * l + y as usize])
+            .sum()
+    }
+
+    /// The factors of instance `i` by definition, as (scope, full table over the scope).
+    pub fn factor_tables(&self, i: usize, theta: &[f64]) -> Vec<(Vec<u32>, Vec<f64>)> {
+        let n = self.state_obs[i].len();
+        let l = self.l as u32;
+        let mut out = vec![];
+        for t in 0..n {
+            if t == 0 || !self.edge {
+                out.push((
+                    vec![t as u32],
+                    (0..l).map(|y| self.state_score(i, theta, t, y)).collect(),
+                ));
+            }
+            if t > 0 {
+                let mut tab = vec![];
+                for yp in 0..l {
+                    for y in 0..l {
+                        let s = if self.edge {
+                            self.state_score(i, theta, t, y)
+                        } else {
+                            0.0
+                        };
+                        tab.push(s + self.trans_score(i, theta, t, yp, y));
+                    }
+                }
+                out.push((vec![t as u32 - 1, t as u32], tab));
+            }
+        }
+        out
     }
 
     /// Every labelling of instance `i` with its score by definition.

@@ -1,0 +1,338 @@
+//! Local terms and their evaluation.
+//!
+//! A term names its factors, its free variables, its clamped variables (held at their gold
+//! labels) and its summed-out variables. With temperature μ and weight w its value is
+//!
+//! `w · μ · [ log Σ_{y_sum} exp(S(y*_free, y_sum, y*_clamped)/μ) − log Σ_{y_free, y_sum} exp(S(·)/μ) ]`
+//!
+//! where `S` is the sum of the term's factor tables. With μ = 1 this is `w · log p(y*_free | y*_clamped)`
+//! computed from those factors alone; μ ≠ 1 gives reweighted piecewise terms (000, eq. 35).
+//! A term that is the whole of a chain runs forward–backward; every other term enumerates its
+//! free × summed states, reading each factor's entry through precomputed strides.
+
+use crate::error::{Error, Result};
+use crate::graph::Instance;
+use crate::inference::ChainWork;
+use crate::util::exp_shifted_into;
+
+/// Largest number of free × summed states one enumerated term may have.
+pub const MAX_TERM_STATES: u128 = 1 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Head {
+    factors: (u32, u32),
+    free: (u32, u32),
+    clamped: (u32, u32),
+    summed: (u32, u32),
+    weight: f64,
+    temperature: f64,
+}
+
+/// The terms of one instance, stored flat so refilling it allocates nothing once warm.
+#[derive(Clone, Debug, Default)]
+pub struct TermList {
+    heads: Vec<Head>,
+    factors: Vec<u32>,
+    free: Vec<u32>,
+    clamped: Vec<u32>,
+    summed: Vec<u32>,
+    open: Option<(u32, u32, u32, u32)>,
+    /// Scratch for estimators building terms (pairs, piece factors, piece variables).
+    pub scratch: Vec<u32>,
+    pub scratch_vars: Vec<u32>,
+}
+
+/// One term, borrowed from a [`TermList`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Term<'a> {
+    pub factors: &'a [u32],
+    pub free: &'a [u32],
+    pub clamped: &'a [u32],
+    pub summed: &'a [u32],
+    pub weight: f64,
+    pub temperature: f64,
+}
+
+impl TermList {
+    pub fn clear(&mut self) {
+        self.heads.clear();
+        self.factors.clear();
+        self.free.clear();
+        self.clamped.clear();
+        self.summed.clear();
+        self.open = None;
+    }
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+    /// Starts a term; add its factors and variables, then [`end`](Self::end) it.
+    pub fn begin(&mut self) {
+        self.open = Some((
+            self.factors.len() as u32,
+            self.free.len() as u32,
+            self.clamped.len() as u32,
+            self.summed.len() as u32,
+        ));
+    }
+    pub fn factor(&mut self, f: u32) {
+        self.factors.push(f);
+    }
+    pub fn free(&mut self, v: u32) {
+        self.free.push(v);
+    }
+    /// Clamps `v` unless the open term already holds it (free, clamped or summed).
+    pub fn clamp(&mut self, v: u32) {
+        let (_, f0, c0, s0) = self.open.expect("begin() first");
+        if !self.free[f0 as usize..].contains(&v)
+            && !self.clamped[c0 as usize..].contains(&v)
+            && !self.summed[s0 as usize..].contains(&v)
+        {
+            self.clamped.push(v);
+        }
+    }
+    pub fn sum(&mut self, v: u32) {
+        self.summed.push(v);
+    }
+    /// Whether the open term already has `v` free.
+    pub fn has_free(&self, v: u32) -> bool {
+        let (_, b, ..) = self.open.expect("begin() first");
+        self.free[b as usize..].contains(&v)
+    }
+    /// Whether the open term already lists factor `f`.
+    pub fn has_factor(&self, f: u32) -> bool {
+        let (a, ..) = self.open.expect("begin() first");
+        self.factors[a as usize..].contains(&f)
+    }
+    pub fn end(&mut self, weight: f64, temperature: f64) {
+        let (a, b, c, d) = self.open.take().expect("begin() first");
+        self.heads.push(Head {
+            factors: (a, self.factors.len() as u32),
+            free: (b, self.free.len() as u32),
+            clamped: (c, self.clamped.len() as u32),
+            summed: (d, self.summed.len() as u32),
+            weight,
+            temperature,
+        });
+    }
+    pub fn get(&self, i: usize) -> Term<'_> {
+        let h = &self.heads[i];
+        let r = |(a, b): (u32, u32)| a as usize..b as usize;
+        Term {
+            factors: &self.factors[r(h.factors)],
+            free: &self.free[r(h.free)],
+            clamped: &self.clamped[r(h.clamped)],
+            summed: &self.summed[r(h.summed)],
+            weight: h.weight,
+            temperature: h.temperature,
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = Term<'_>> {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+impl Term<'_> {
+    /// True when the term is the whole of a chain instance with every variable free, so
+    /// forward–backward evaluates it.
+    fn is_whole_chain(&self, inst: &Instance) -> bool {
+        inst.chain.is_some()
+            && self.temperature == 1.0
+            && self.clamped.is_empty()
+            && self.summed.is_empty()
+            && self.factors.len() == inst.factors.len()
+            && self.free.len() == inst.n_vars()
+    }
+
+    /// Number of free × summed states.
+    pub fn states(&self, inst: &Instance) -> u128 {
+        self.free.iter().chain(self.summed).fold(1u128, |a, &v| {
+            a.saturating_mul(inst.card[v as usize] as u128)
+        })
+    }
+
+    /// Checks the term against its instance: every variable a factor touches is free, clamped or
+    /// summed; the state space is small enough (or the term is a whole chain).
+    pub fn check(&self, inst: &Instance) -> Result<()> {
+        if self.temperature.is_nan() || self.temperature <= 0.0 {
+            return Err(Error::invalid("a term's temperature μ must be positive"));
+        }
+        if self.is_whole_chain(inst) {
+            return Ok(());
+        }
+        for &f in self.factors {
+            for &v in inst.scope(&inst.factors[f as usize]) {
+                if !self.free.contains(&v)
+                    && !self.clamped.contains(&v)
+                    && !self.summed.contains(&v)
+                {
+                    return Err(Error::invalid(format!(
+                        "term over factor {f} leaves variable {v} neither free, clamped nor summed"
+                    )));
+                }
+            }
+        }
+        let states = self.states(inst);
+        if states > MAX_TERM_STATES {
+            return Err(Error::invalid(format!(
+                "a term with {states} free × summed states is too large to enumerate (limit {MAX_TERM_STATES})"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Reusable buffers for enumerated terms.
+#[derive(Clone, Debug, Default)]
+pub struct TermWork {
+    vars: Vec<u32>,
+    card: Vec<u32>,
+    base: Vec<usize>,
+    stride: Vec<usize>,
+    digits: Vec<u32>,
+    scores: Vec<f64>,
+    probs: Vec<f64>,
+    probs_num: Vec<f64>,
+    entries: Vec<usize>,
+    gold_free: Vec<bool>,
+    pub ops: u64,
+}
+
+/// Value of one term; when `dphi` is given, adds ∂value/∂φ into it.
+pub fn evaluate_term(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    t: Term<'_>,
+    dphi: Option<&mut [f64]>,
+    tw: &mut TermWork,
+    chain: &mut ChainWork,
+) -> f64 {
+    let w = t.weight;
+    if t.is_whole_chain(inst) {
+        let lay = inst.chain.as_ref().unwrap();
+        let log_z = chain.forward_backward(inst, lay, phi);
+        if let Some(d) = dphi {
+            inst.add_indicator(gold, w, d);
+            chain.add_expectations(inst, lay, d, -w);
+        }
+        return w * (inst.score(phi, gold) - log_z);
+    }
+    let mu = t.temperature;
+    let nf = t.factors.len();
+    tw.vars.clear();
+    tw.vars.extend_from_slice(t.free);
+    tw.vars.extend_from_slice(t.summed);
+    let nv = tw.vars.len();
+    tw.card.clear();
+    tw.card
+        .extend(tw.vars.iter().map(|&v| inst.card[v as usize]));
+    // Per factor: table offset + entry of the clamped part, and the stride of each term variable.
+    tw.base.clear();
+    tw.stride.clear();
+    tw.stride.resize(nf * nv, 0);
+    for (k, &f) in t.factors.iter().enumerate() {
+        let fac = &inst.factors[f as usize];
+        let scope = inst.scope(fac);
+        let mut base = 0usize;
+        let mut stride = 1usize;
+        for &v in scope.iter().rev() {
+            match tw.vars.iter().position(|&u| u == v) {
+                Some(i) => tw.stride[k * nv + i] = stride,
+                None => base += gold[v as usize] as usize * stride,
+            }
+            stride *= inst.card[v as usize] as usize;
+        }
+        tw.base.push(inst.table_offset(fac) + base);
+    }
+    let total: usize = tw.card.iter().map(|&c| c as usize).product();
+    tw.scores.clear();
+    tw.entries.clear();
+    tw.gold_free.clear();
+    tw.digits.clear();
+    tw.digits.resize(nv, 0);
+    let n_free = t.free.len();
+    let inv_mu = 1.0 / mu;
+    for _ in 0..total {
+        let mut s = 0.0;
+        for k in 0..nf {
+            let mut e = tw.base[k];
+            for i in 0..nv {
+                e += tw.digits[i] as usize * tw.stride[k * nv + i];
+            }
+            tw.entries.push(e);
+            s += phi[e];
+        }
+        tw.scores.push(s * inv_mu);
+        tw.gold_free
+            .push((0..n_free).all(|i| tw.digits[i] == gold[tw.vars[i] as usize]));
+        // Next assignment, last variable fastest.
+        for i in (0..nv).rev() {
+            tw.digits[i] += 1;
+            if tw.digits[i] < tw.card[i] {
+                break;
+            }
+            tw.digits[i] = 0;
+        }
+    }
+    tw.ops += (total * nf) as u64;
+    let den = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+    let num = if t.summed.is_empty() {
+        // Exactly one assignment has every free variable at gold.
+        let j = tw
+            .gold_free
+            .iter()
+            .position(|&g| g)
+            .expect("gold assignment enumerated");
+        tw.scores[j]
+    } else {
+        log_sum_exp_into(&tw.scores, Some(&tw.gold_free), &mut tw.probs_num)
+    };
+    if let Some(d) = dphi {
+        let summed = !t.summed.is_empty();
+        for j in 0..total {
+            let pn = if summed {
+                tw.probs_num[j]
+            } else {
+                tw.gold_free[j] as u8 as f64
+            };
+            let coef = w * (pn - tw.probs[j]);
+            if coef != 0.0 {
+                for &e in &tw.entries[j * nf..(j + 1) * nf] {
+                    d[e] += coef;
+                }
+            }
+        }
+        tw.ops += (total * nf) as u64;
+    }
+    w * mu * (num - den)
+}
+
+/// Stable log Σ exp over `scores` (restricted to `mask` when given); leaves the normalised
+/// probabilities (0 outside the mask) in `probs`.
+fn log_sum_exp_into(scores: &[f64], mask: Option<&[bool]>, probs: &mut Vec<f64>) -> f64 {
+    let keep = |j: usize| mask.is_none_or(|m| m[j]);
+    let mx = scores
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| keep(j))
+        .map(|(_, &x)| x)
+        .fold(f64::NEG_INFINITY, f64::max);
+    probs.resize(scores.len(), 0.0);
+    exp_shifted_into(scores, mx, probs);
+    if let Some(m) = mask {
+        for (p, &k) in probs.iter_mut().zip(m) {
+            if !k {
+                *p = 0.0;
+            }
+        }
+    }
+    let sum: f64 = probs.iter().sum();
+    let inv = 1.0 / sum;
+    for p in probs.iter_mut() {
+        *p *= inv;
+    }
+    mx + sum.ln()
+}
