@@ -11,7 +11,7 @@ pub mod terms;
 pub use crate::graph::pieces::Pieces;
 pub use local::{EdgePseudolikelihood, Piecewise, Pseudolikelihood, Pwpl};
 pub use ml::ExactMl;
-pub use terms::{evaluate_term, Term, TermList, TermWork};
+pub use terms::{evaluate_terms, Term, TermList, TermWork};
 
 use crate::error::{Error, Result};
 use crate::graph::{Instance, Model};
@@ -55,25 +55,22 @@ pub trait Estimator: Send + Sync {
         &self,
         inst: &Instance,
         phi: &[f64],
-        mut dphi: Option<&mut [f64]>,
+        dphi: Option<&mut [f64]>,
         ws: &mut Workspace,
     ) -> f64 {
         let gold = inst.gold.as_deref().expect("checked: gold labels");
         let mut list = std::mem::take(&mut ws.terms);
         list.clear();
         self.terms(inst, &mut list);
-        let mut value = 0.0;
-        for t in list.iter() {
-            value += evaluate_term(
-                inst,
-                phi,
-                gold,
-                t,
-                dphi.as_deref_mut(),
-                &mut ws.term_work,
-                &mut ws.chain,
-            );
-        }
+        let value = evaluate_terms(
+            inst,
+            phi,
+            gold,
+            &list,
+            dphi,
+            &mut ws.term_work,
+            &mut ws.chain,
+        );
         ws.terms = list;
         value
     }

@@ -197,11 +197,52 @@ pub struct TermWork {
     probs_num: Vec<f64>,
     entries: Vec<usize>,
     gold_free: Vec<bool>,
+    /// Per slot of the current instance: index into `cached`, or `u32::MAX`.
+    slot_cache: Vec<u32>,
+    /// Whole-table terms: (slot, μ, log partition, start of its softmax in `cached_probs`,
+    /// accumulated weight of its terms for the deferred gradient).
+    cached: Vec<(u32, f64, f64, usize, f64)>,
+    cached_probs: Vec<f64>,
     pub ops: u64,
 }
 
-/// Value of one term; when `dphi` is given, adds ∂value/∂φ into it.
-pub fn evaluate_term(
+/// Σ of the values of an instance's terms; when `dphi` is given, adds ∂/∂φ into it.
+pub fn evaluate_terms(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    list: &TermList,
+    mut dphi: Option<&mut [f64]>,
+    tw: &mut TermWork,
+    chain: &mut ChainWork,
+) -> f64 {
+    tw.slot_cache.clear();
+    tw.slot_cache.resize(inst.slots.len(), u32::MAX);
+    tw.cached.clear();
+    tw.cached_probs.clear();
+    let mut value = 0.0;
+    for t in list.iter() {
+        value += evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, chain);
+    }
+    // Deferred softmax part of the whole-table terms' gradients, once per slot.
+    if let Some(d) = dphi {
+        for &(slot, _, _, start, coef) in &tw.cached {
+            let sl = &inst.slots[slot as usize];
+            let out = &mut d[sl.offset as usize..(sl.offset + sl.len) as usize];
+            for (o, &p) in out
+                .iter_mut()
+                .zip(&tw.cached_probs[start..start + sl.len as usize])
+            {
+                *o -= coef * p;
+            }
+        }
+    }
+    value
+}
+
+/// Value of one term; when `dphi` is given, adds ∂value/∂φ into it (whole-table terms leave
+/// part of their gradient for [`evaluate_terms`] to flush).
+fn evaluate_term(
     inst: &Instance,
     phi: &[f64],
     gold: &[u32],
@@ -219,6 +260,12 @@ pub fn evaluate_term(
             chain.add_expectations(inst, lay, d, -w);
         }
         return w * (inst.score(phi, gold) - log_z);
+    }
+    if t.summed.is_empty() && t.factors.len() == 1 && t.clamped.is_empty() {
+        return table_term(inst, phi, gold, t, dphi, tw);
+    }
+    if t.summed.is_empty() && t.free.len() == 1 {
+        return one_free_term(inst, phi, gold, t, dphi, tw);
     }
     let mu = t.temperature;
     let nf = t.factors.len();
@@ -308,6 +355,105 @@ pub fn evaluate_term(
         tw.ops += (total * nf) as u64;
     }
     w * mu * (num - den)
+}
+
+/// A term that is one whole table, every variable free: `φ(y*) − μ log Σ exp(φ/μ)`. The log
+/// partition function and softmax are computed once per (slot, μ) in an instance, and the
+/// softmax part of the gradient is flushed once per slot by [`evaluate_terms`].
+fn table_term(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    t: Term<'_>,
+    dphi: Option<&mut [f64]>,
+    tw: &mut TermWork,
+) -> f64 {
+    let fac = &inst.factors[t.factors[0] as usize];
+    let (mu, w) = (t.temperature, t.weight);
+    let sl = &inst.slots[fac.slot as usize];
+    let (off, len) = (sl.offset as usize, sl.len as usize);
+    let gold_e = off + inst.entry(fac, gold);
+    let mut idx = tw
+        .slot_cache
+        .get(fac.slot as usize)
+        .copied()
+        .unwrap_or(u32::MAX);
+    if idx != u32::MAX && tw.cached[idx as usize].1 != mu {
+        idx = u32::MAX;
+    }
+    if idx == u32::MAX {
+        let start = tw.cached_probs.len();
+        tw.scores.clear();
+        tw.scores
+            .extend(phi[off..off + len].iter().map(|&x| x / mu));
+        let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+        tw.cached_probs.extend_from_slice(&tw.probs);
+        tw.ops += len as u64;
+        if tw.slot_cache.len() > fac.slot as usize && tw.slot_cache[fac.slot as usize] == u32::MAX {
+            tw.slot_cache[fac.slot as usize] = tw.cached.len() as u32;
+        }
+        tw.cached.push((fac.slot, mu, lse, start, 0.0));
+        idx = tw.cached.len() as u32 - 1;
+    }
+    let c = &mut tw.cached[idx as usize];
+    if let Some(d) = dphi {
+        d[gold_e] += w;
+        c.4 += w;
+    }
+    w * (phi[gold_e] - mu * c.2)
+}
+
+/// A term with one free variable and nothing summed (the rest clamped): a softmax over the free
+/// variable's states, each factor read through its stride.
+fn one_free_term(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    t: Term<'_>,
+    dphi: Option<&mut [f64]>,
+    tw: &mut TermWork,
+) -> f64 {
+    let s = t.free[0];
+    let l = inst.card[s as usize] as usize;
+    let (mu, w) = (t.temperature, t.weight);
+    tw.base.clear();
+    tw.stride.clear();
+    for &f in t.factors {
+        let fac = &inst.factors[f as usize];
+        let (mut base, mut stride, mut st) = (inst.table_offset(fac), 1usize, 0usize);
+        for &v in inst.scope(fac).iter().rev() {
+            if v == s {
+                st = stride;
+            } else {
+                base += gold[v as usize] as usize * stride;
+            }
+            stride *= inst.card[v as usize] as usize;
+        }
+        tw.base.push(base);
+        tw.stride.push(st);
+    }
+    tw.scores.clear();
+    tw.scores.resize(l, 0.0);
+    for (&b, &st) in tw.base.iter().zip(&tw.stride) {
+        for (y, sc) in tw.scores.iter_mut().enumerate() {
+            *sc += phi[b + y * st];
+        }
+    }
+    if mu != 1.0 {
+        tw.scores.iter_mut().for_each(|x| *x /= mu);
+    }
+    let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+    let g = gold[s as usize] as usize;
+    tw.ops += (l * t.factors.len()) as u64;
+    if let Some(d) = dphi {
+        for (&b, &st) in tw.base.iter().zip(&tw.stride) {
+            for (y, &p) in tw.probs.iter().enumerate() {
+                d[b + y * st] -= w * p;
+            }
+            d[b + g * st] += w;
+        }
+    }
+    w * mu * (tw.scores[g] - lse)
 }
 
 /// Stable log Σ exp over `scores` (restricted to `mask` when given); leaves the normalised
