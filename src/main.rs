@@ -11,7 +11,9 @@ use piecewise_lab::eval::evaluate;
 use piecewise_lab::graph::chain::{
     ChainCrf, ChainOptions, Factorisation, FeatureSet, STATE, TRANSITION,
 };
-use piecewise_lab::train::{execute, load_model, LbfgsSpec, ModelSpec, Prior, RunEvent, RunSpec};
+use piecewise_lab::train::{
+    execute, load_model, LbfgsSpec, ModelSpec, Prior, RunEvent, RunSpec, RunSummary,
+};
 use piecewise_lab::util::write_atomic;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -31,6 +33,9 @@ struct Cli {
 enum Command {
     /// Train a model and record the run in a directory.
     Train(TrainArgs),
+    /// Train several estimators with the same features and prior; print one table (estimator,
+    /// iterations, seconds, token accuracy, segment F1, held-out log-likelihood, per-field F1).
+    Compare(CompareArgs),
     /// Write the data with a predicted label column appended.
     Predict {
         /// Run directory holding model.json and weights.bin.
@@ -168,8 +173,9 @@ impl EstimatorArgs {
     }
 }
 
-#[derive(Args)]
-struct TrainArgs {
+/// What a run trains on and how: everything of a [`RunSpec`] but the estimator.
+#[derive(Args, Clone)]
+struct RunArgs {
     /// Training data (CoNLL columns, label last).
     #[arg(long)]
     train: Option<PathBuf>,
@@ -179,8 +185,6 @@ struct TrainArgs {
     /// CRF++ template file (default: the built-in CRF++ chunking template).
     #[arg(long)]
     template: Option<PathBuf>,
-    #[command(flatten)]
-    estimator: EstimatorArgs,
     /// How the chain is cut into factors: split (state + transition) or edge.
     #[arg(long, value_enum, default_value_t = Factorisation::Split)]
     factorisation: Factorisation,
@@ -214,6 +218,53 @@ struct TrainArgs {
     threads: usize,
     #[arg(long, default_value_t = 0)]
     seed: u64,
+}
+
+impl RunArgs {
+    fn spec(&self, estimator: EstimatorSpec) -> Result<RunSpec> {
+        let train = self
+            .train
+            .clone()
+            .ok_or_else(|| Error::invalid("needs --train FILE"))?;
+        let prior = match (self.c2, self.sigma2) {
+            (_, Some(s)) if s > 0.0 => Prior { sigma2: Some(s) },
+            (_, Some(_)) => return Err(Error::invalid("--sigma2 must be positive")),
+            (Some(c2), None) if c2 >= 0.0 => Prior::from_c2(c2),
+            (Some(_), None) => return Err(Error::invalid("--c2 must be non-negative")),
+            (None, None) => Prior::from_c2(1.0),
+        };
+        Ok(RunSpec {
+            name: Some(estimator.name().to_string()),
+            train,
+            test: self.test.clone(),
+            template: self.template.clone(),
+            model: ModelSpec::LinearChain(ChainOptions {
+                label_bias: self.label_bias,
+                min_freq: self.min_freq,
+                feature_set: self.features,
+                factorisation: self.factorisation,
+            }),
+            estimator,
+            optimiser: LbfgsSpec {
+                max_iter: self.max_iter,
+                period: self.period,
+                delta: self.delta,
+                ..LbfgsSpec::default()
+            },
+            prior,
+            eval_every: self.eval_every,
+            seed: self.seed,
+            threads: self.threads,
+        })
+    }
+}
+
+#[derive(Args)]
+struct TrainArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    #[command(flatten)]
+    estimator: EstimatorArgs,
     /// Run directory to create.
     #[arg(long)]
     out: PathBuf,
@@ -223,6 +274,27 @@ struct TrainArgs {
     /// Print a one-line JSON summary as the last line of stdout.
     #[arg(long)]
     summary_json: bool,
+}
+
+#[derive(Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Comma-separated estimators, trained in turn with the same features and prior.
+    #[arg(long, default_value = "ml,pl,pl-edge,pw,pwpl")]
+    estimators: String,
+    /// Pieces for the piecewise estimators (see `train --help`).
+    #[arg(long)]
+    pieces: Option<String>,
+    /// μ for pw-reweighted.
+    #[arg(long)]
+    mu: Option<f64>,
+    /// Directory for the runs (one subdirectory per estimator).
+    #[arg(long)]
+    out: PathBuf,
+    /// Print the table as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() {
@@ -237,6 +309,7 @@ fn main() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Train(a) => train(a),
+        Command::Compare(a) => compare(a),
         Command::Predict { model, data, out } => {
             let (crf, theta) = load_model(&model)?;
             let corpus = read_for_model(&crf, &data)?;
@@ -369,43 +442,38 @@ fn read_for_model(crf: &ChainCrf, path: &Path) -> Result<piecewise_lab::data::Co
 fn train(a: TrainArgs) -> Result<()> {
     let spec = match &a.spec {
         Some(p) => piecewise_lab::util::read_json::<RunSpec>(p)?,
-        None => {
-            let train = a
-                .train
-                .clone()
-                .ok_or_else(|| Error::invalid("train needs --train FILE (or --spec FILE)"))?;
-            let prior = match (a.c2, a.sigma2) {
-                (_, Some(s)) if s > 0.0 => Prior { sigma2: Some(s) },
-                (_, Some(_)) => return Err(Error::invalid("--sigma2 must be positive")),
-                (Some(c2), None) if c2 >= 0.0 => Prior::from_c2(c2),
-                (Some(_), None) => return Err(Error::invalid("--c2 must be non-negative")),
-                (None, None) => Prior::from_c2(1.0),
-            };
-            RunSpec {
-                name: None,
-                train,
-                test: a.test.clone(),
-                template: a.template.clone(),
-                model: ModelSpec::LinearChain(ChainOptions {
-                    label_bias: a.label_bias,
-                    min_freq: a.min_freq,
-                    feature_set: a.features,
-                    factorisation: a.factorisation,
-                }),
-                estimator: a.estimator.spec()?,
-                optimiser: LbfgsSpec {
-                    max_iter: a.max_iter,
-                    period: a.period,
-                    delta: a.delta,
-                    ..LbfgsSpec::default()
-                },
-                prior,
-                eval_every: a.eval_every,
-                seed: a.seed,
-                threads: a.threads,
-            }
-        }
+        None => a.run.spec(a.estimator.spec()?)?,
     };
+    let summary = run_with_progress(&spec, &a.out)?;
+    if let Some(m) = &summary.test {
+        eprint!("{}", m.report());
+    }
+    if a.summary_json {
+        println!("{}", summary_json(&summary, &a.out));
+    }
+    Ok(())
+}
+
+/// One-line JSON summary of a run.
+fn summary_json(summary: &RunSummary, out: &Path) -> serde_json::Value {
+    serde_json::json!({
+        "estimator": summary.estimator,
+        "iterations": summary.iterations,
+        "train_seconds": summary.train_seconds,
+        "setup_seconds": summary.setup_seconds,
+        "n_params": summary.n_params,
+        "threads": summary.threads,
+        "final_objective": summary.final_objective,
+        "stop_reason": summary.stop_reason,
+        "token_accuracy": summary.test.as_ref().map(|m| m.token_accuracy),
+        "segment_f1": summary.test.as_ref().map(|m| m.segments.f1),
+        "test_log_likelihood": summary.test.as_ref().and_then(|m| m.log_likelihood),
+        "run_dir": out,
+    })
+}
+
+/// Executes a spec with a progress bar on standard error.
+fn run_with_progress(spec: &RunSpec, out: &Path) -> Result<RunSummary> {
     let max_iter = spec.optimiser.max_iter as u64;
     let bar = ProgressBar::new(max_iter);
     bar.set_style(
@@ -440,35 +508,127 @@ fn train(a: TrainArgs) -> Result<()> {
         )),
         RunEvent::Finished(_) | RunEvent::Failed(_) => bar.finish_and_clear(),
     };
-    let summary = execute(&spec, &a.out, &cancel, &mut on_event)?;
+    let summary = execute(spec, out, &cancel, &mut on_event)?;
     eprintln!(
         "{} iterations ({:?}) in {:.2} s; model in {}",
         summary.iterations,
         summary.stop_reason.as_ref().unwrap(),
         summary.train_seconds,
-        a.out.display()
+        out.display()
     );
-    if let Some(m) = &summary.test {
-        eprint!("{}", m.report());
+    Ok(summary)
+}
+
+/// Trains each estimator in turn with the same data, features and prior; prints one table.
+fn compare(a: CompareArgs) -> Result<()> {
+    if a.run.test.is_none() {
+        return Err(Error::invalid(
+            "compare needs --test FILE to score the estimators",
+        ));
     }
-    if a.summary_json {
-        let j = serde_json::json!({
-            "estimator": summary.estimator,
-            "iterations": summary.iterations,
-            "train_seconds": summary.train_seconds,
-            "setup_seconds": summary.setup_seconds,
-            "n_params": summary.n_params,
-            "threads": summary.threads,
-            "final_objective": summary.final_objective,
-            "stop_reason": summary.stop_reason,
-            "token_accuracy": summary.test.as_ref().map(|m| m.token_accuracy),
-            "segment_f1": summary.test.as_ref().map(|m| m.segments.f1),
-            "test_log_likelihood": summary.test.as_ref().and_then(|m| m.log_likelihood),
-            "run_dir": a.out,
-        });
-        println!("{j}");
+    let mut rows = vec![];
+    for name in a
+        .estimators
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let est = EstimatorArgs {
+            estimator: name.to_string(),
+            pieces: a.pieces.clone(),
+            mu: a.mu,
+        };
+        let spec = if matches!(name, "pw" | "pw-reweighted" | "pwpl") {
+            est.spec()?
+        } else {
+            EstimatorSpec::from_name(name)?
+        };
+        let spec = a.run.spec(spec)?;
+        let dir = a.out.join(name);
+        let summary = run_with_progress(&spec, &dir)?;
+        rows.push((name.to_string(), summary, dir));
+    }
+    let fields = |m: &piecewise_lab::eval::Metrics| -> Vec<(String, f64)> {
+        // Segment types when the labels carry chunk prefixes, else each non-O label's token F1.
+        if m.segments.gold > 0 {
+            m.segment_types
+                .iter()
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.clone(), v.f1))
+                .collect()
+        } else {
+            m.labels
+                .iter()
+                .filter(|(k, _)| k.as_str() != "O")
+                .map(|(k, v)| (k.clone(), v.f1))
+                .collect()
+        }
+    };
+    if a.json {
+        let j: Vec<_> = rows
+            .iter()
+            .map(|(n, s, dir)| {
+                let m = s.test.as_ref().unwrap();
+                let mut v = summary_json(s, dir);
+                v["estimator"] = serde_json::json!(n);
+                v["field_f1"] = serde_json::json!(fields(m)
+                    .into_iter()
+                    .collect::<std::collections::BTreeMap<_, _>>());
+                v
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&j).unwrap());
+        return Ok(());
+    }
+    let names: Vec<String> = rows
+        .first()
+        .map(|r| {
+            fields(r.1.test.as_ref().unwrap())
+                .into_iter()
+                .map(|f| f.0)
+                .collect()
+        })
+        .unwrap_or_default();
+    print!(
+        "{:<14} {:>6} {:>9} {:>9} {:>8} {:>12}",
+        "estimator", "iter", "seconds", "accuracy", "seg F1", "held-out LL"
+    );
+    for n in &names {
+        print!(" {:>9}", truncate(n, 9));
+    }
+    println!();
+    for (n, s, _) in &rows {
+        let m = s.test.as_ref().unwrap();
+        print!(
+            "{:<14} {:>6} {:>9.2} {:>9.2} {:>8.2} {:>12.1}",
+            n,
+            s.iterations,
+            s.train_seconds,
+            m.token_accuracy,
+            m.segments.f1,
+            m.log_likelihood.unwrap_or(f64::NAN)
+        );
+        let f: std::collections::BTreeMap<_, _> = fields(m).into_iter().collect();
+        for n in &names {
+            print!(" {:>9.2}", f.get(n).copied().unwrap_or(f64::NAN));
+        }
+        println!();
+    }
+    if !names.is_empty() {
+        println!(
+            "(per-field columns: {} F1)",
+            if rows[0].1.test.as_ref().unwrap().segments.gold > 0 {
+                "segment"
+            } else {
+                "token"
+            }
+        );
     }
     Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
 }
 
 fn dump(crf: &ChainCrf, theta: &[f64]) -> String {
