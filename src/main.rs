@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use piecewise_lab::data::conll::{format_conll, read_conll_with, LabelColumn};
-use piecewise_lab::data::{read_conll, synth, FeatureTemplate};
+use piecewise_lab::data::{read_conll, read_corpus, synth, FeatureTemplate};
 use piecewise_lab::error::{Error, Result};
 use piecewise_lab::estimators::Pieces;
 use piecewise_lab::estimators::{EstimatorSpec, Workspace};
@@ -95,6 +95,21 @@ enum Command {
         data: PathBuf,
         #[arg(long)]
         json: bool,
+    },
+    /// Pool the sequences of one or more data sets (files or seminar folders), shuffle them with
+    /// a seed and write a train/test split as CoNLL files.
+    Split {
+        #[arg(long, required = true)]
+        data: Vec<PathBuf>,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Fraction of sequences that go to training.
+        #[arg(long, default_value_t = 0.5)]
+        fraction: f64,
+        #[arg(long)]
+        train_out: PathBuf,
+        #[arg(long)]
+        test_out: PathBuf,
     },
     /// Generate synthetic data.
     #[command(subcommand)]
@@ -319,7 +334,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Eval { model, data, json } => {
             let (crf, theta) = load_model(&model)?;
-            let corpus = read_conll(&data)?;
+            let corpus = read_corpus(&data)?;
             let m = evaluate(&crf, &theta, &corpus)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&m).unwrap());
@@ -379,6 +394,41 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Info { file, json } => info(&file, json),
+        Command::Split {
+            data,
+            seed,
+            fraction,
+            train_out,
+            test_out,
+        } => {
+            if !(0.0..=1.0).contains(&fraction) {
+                return Err(Error::invalid("--fraction must be in [0, 1]"));
+            }
+            let mut seqs = vec![];
+            for d in &data {
+                seqs.extend(read_corpus(d)?.sequences);
+            }
+            let order = piecewise_lab::data::shuffled(seqs.len(), seed);
+            let n_train = (seqs.len() as f64 * fraction).round() as usize;
+            let pick = |idx: &[usize]| idx.iter().map(|&i| seqs[i].clone()).collect::<Vec<_>>();
+            write_atomic(
+                &train_out,
+                format_conll(&pick(&order[..n_train]), &[]).as_bytes(),
+            )?;
+            write_atomic(
+                &test_out,
+                format_conll(&pick(&order[n_train..]), &[]).as_bytes(),
+            )?;
+            eprintln!(
+                "{} sequences: {} to {}, {} to {}",
+                seqs.len(),
+                n_train,
+                train_out.display(),
+                seqs.len() - n_train,
+                test_out.display()
+            );
+            Ok(())
+        }
         Command::Score { data, json } => {
             let c = read_conll(&data)?;
             if c.n_obs_columns() < 1 {
@@ -423,6 +473,9 @@ fn emit(out: Option<&Path>, text: &str) -> Result<()> {
 
 /// Reads data for a model: with the label column when the column count says so.
 fn read_for_model(crf: &ChainCrf, path: &Path) -> Result<piecewise_lab::data::Corpus> {
+    if path.is_dir() {
+        return read_corpus(path);
+    }
     let c = read_conll_with(path, LabelColumn::None)?;
     if c.n_columns == crf.n_obs_columns + 1 {
         read_conll(path)
@@ -669,7 +722,7 @@ fn objective(
     factorisation: Factorisation,
     json: bool,
 ) -> Result<()> {
-    let corpus = read_conll(data)?;
+    let corpus = read_corpus(data)?;
     let template = match template {
         Some(p) => FeatureTemplate::read(p)?,
         None => FeatureTemplate::chunking(),
@@ -758,7 +811,7 @@ fn objective(
 }
 
 fn info(file: &Path, json: bool) -> Result<()> {
-    let c = read_conll(file)?;
+    let c = read_corpus(file)?;
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for s in &c.sequences {
         for l in &s.labels {

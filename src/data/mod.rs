@@ -2,9 +2,31 @@
 
 pub mod conll;
 pub mod features;
+pub mod seminars;
 pub mod synth;
 pub mod template;
 
 pub use conll::{read_conll, Corpus, Sequence};
+
+/// Reads labelled data: a directory of seminar announcements, or a CoNLL column file.
+pub fn read_corpus(path: &std::path::Path) -> crate::error::Result<Corpus> {
+    if path.is_dir() {
+        seminars::read_dir(path)
+    } else {
+        read_conll(path)
+    }
+}
 pub use features::FeatureDict;
 pub use template::FeatureTemplate;
+
+/// A seeded random permutation of `0..n` (Fisher–Yates), for reproducible splits.
+pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut v: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        let j = rng.random_range(0..=i);
+        v.swap(i, j);
+    }
+    v
+}

@@ -12,7 +12,7 @@
 use super::lbfgs::{minimize, IterReport, StopReason};
 use super::objective::DatasetObjective;
 use super::spec::{ModelSpec, RunSpec};
-use crate::data::{read_conll, Corpus, FeatureDict, FeatureTemplate};
+use crate::data::{read_corpus, Corpus, FeatureDict, FeatureTemplate};
 use crate::error::{Error, Result};
 use crate::eval::{evaluate, Metrics};
 use crate::graph::chain::{ChainCrf, ChainOptions};
@@ -118,8 +118,8 @@ fn run_inner(
     summary: &mut RunSummary,
 ) -> Result<()> {
     let setup = Instant::now();
-    let train = read_conll(&spec.train)?;
-    let test = spec.test.as_deref().map(read_conll).transpose()?;
+    let train = read_corpus(&spec.train)?;
+    let test = spec.test.as_deref().map(read_corpus).transpose()?;
     let template = match &spec.template {
         Some(p) => FeatureTemplate::read(p)?,
         None => FeatureTemplate::chunking(),
