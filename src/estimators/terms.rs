@@ -195,6 +195,8 @@ pub struct TermWork {
     scores: Vec<f64>,
     probs: Vec<f64>,
     probs_num: Vec<f64>,
+    marg_a: Vec<f64>,
+    marg_b: Vec<f64>,
     entries: Vec<usize>,
     gold_free: Vec<bool>,
     /// Per slot of the current instance: index into `cached`, or `u32::MAX`.
@@ -266,6 +268,9 @@ fn evaluate_term(
     }
     if t.summed.is_empty() && t.free.len() == 1 {
         return one_free_term(inst, phi, gold, t, dphi, tw);
+    }
+    if t.summed.is_empty() && t.free.len() == 2 {
+        return two_free_term(inst, phi, gold, t, dphi, tw);
     }
     let mu = t.temperature;
     let nf = t.factors.len();
@@ -454,6 +459,129 @@ fn one_free_term(
         }
     }
     w * mu * (tw.scores[g] - lse)
+}
+
+/// A term with two free variables (a, b) and nothing summed: the score is
+/// `c + u_a(y_a) + u_b(y_b) + M(y_a, y_b)`, each factor read once into the part it touches.
+/// Factors touching neither free variable add a constant that cancels in value and gradient.
+fn two_free_term(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    t: Term<'_>,
+    dphi: Option<&mut [f64]>,
+    tw: &mut TermWork,
+) -> f64 {
+    let (a, b) = (t.free[0], t.free[1]);
+    let (la, lb) = (
+        inst.card[a as usize] as usize,
+        inst.card[b as usize] as usize,
+    );
+    let (mu, w) = (t.temperature, t.weight);
+    let (ga, gb) = (gold[a as usize] as usize, gold[b as usize] as usize);
+    // Per factor: base entry (clamped part) and the strides of a and b (0 when absent).
+    tw.base.clear();
+    tw.stride.clear();
+    for &f in t.factors {
+        let fac = &inst.factors[f as usize];
+        let (mut base, mut stride, mut sa, mut sb) =
+            (inst.table_offset(fac), 1usize, 0usize, 0usize);
+        for &v in inst.scope(fac).iter().rev() {
+            if v == a {
+                sa = stride;
+            } else if v == b {
+                sb = stride;
+            } else {
+                base += gold[v as usize] as usize * stride;
+            }
+            stride *= inst.card[v as usize] as usize;
+        }
+        tw.base.push(base);
+        tw.stride.push(sa);
+        tw.stride.push(sb);
+    }
+    let (ua, ub) = (&mut tw.marg_a, &mut tw.marg_b);
+    ua.clear();
+    ua.resize(la, 0.0);
+    ub.clear();
+    ub.resize(lb, 0.0);
+    tw.scores.clear();
+    tw.scores.resize(la * lb, 0.0);
+    let mut gold_score = 0.0;
+    for (k, &base) in tw.base.iter().enumerate() {
+        let (sa, sb) = (tw.stride[2 * k], tw.stride[2 * k + 1]);
+        gold_score += phi[base + ga * sa + gb * sb];
+        match (sa > 0, sb > 0) {
+            (true, true) => {
+                for ya in 0..la {
+                    let row = &mut tw.scores[ya * lb..(ya + 1) * lb];
+                    for (yb, sc) in row.iter_mut().enumerate() {
+                        *sc += phi[base + ya * sa + yb * sb];
+                    }
+                }
+            }
+            (true, false) => ua
+                .iter_mut()
+                .enumerate()
+                .for_each(|(y, u)| *u += phi[base + y * sa]),
+            (false, true) => ub
+                .iter_mut()
+                .enumerate()
+                .for_each(|(y, u)| *u += phi[base + y * sb]),
+            (false, false) => {}
+        }
+    }
+    let inv_mu = 1.0 / mu;
+    for ya in 0..la {
+        let row = &mut tw.scores[ya * lb..(ya + 1) * lb];
+        for (sc, &u) in row.iter_mut().zip(ub.iter()) {
+            *sc = (*sc + ua[ya] + u) * inv_mu;
+        }
+    }
+    // log Σ exp of the non-constant part; the constant part is in gold_score and cancels.
+    let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+    let constant: f64 = tw
+        .base
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| tw.stride[2 * k] == 0 && tw.stride[2 * k + 1] == 0)
+        .map(|(_, &b)| phi[b])
+        .sum();
+    tw.ops += (la * lb + la + lb) as u64 * t.factors.len() as u64;
+    if let Some(d) = dphi {
+        ua.fill(0.0);
+        ub.fill(0.0);
+        for ya in 0..la {
+            for (yb, &p) in tw.probs[ya * lb..(ya + 1) * lb].iter().enumerate() {
+                ua[ya] += p;
+                ub[yb] += p;
+            }
+        }
+        for (k, &base) in tw.base.iter().enumerate() {
+            let (sa, sb) = (tw.stride[2 * k], tw.stride[2 * k + 1]);
+            match (sa > 0, sb > 0) {
+                (true, true) => {
+                    for ya in 0..la {
+                        for (yb, &p) in tw.probs[ya * lb..(ya + 1) * lb].iter().enumerate() {
+                            d[base + ya * sa + yb * sb] -= w * p;
+                        }
+                    }
+                }
+                (true, false) => ua
+                    .iter()
+                    .enumerate()
+                    .for_each(|(y, &p)| d[base + y * sa] -= w * p),
+                (false, true) => ub
+                    .iter()
+                    .enumerate()
+                    .for_each(|(y, &p)| d[base + y * sb] -= w * p),
+                (false, false) => continue,
+            }
+            d[base + ga * sa + gb * sb] += w;
+        }
+        tw.ops += (la * lb) as u64 * t.factors.len() as u64;
+    }
+    w * ((gold_score - constant) - mu * lse)
 }
 
 /// Stable log Σ exp over `scores` (restricted to `mask` when given); leaves the normalised
