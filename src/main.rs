@@ -106,10 +106,22 @@ enum Command {
         /// Fraction of sequences that go to training.
         #[arg(long, default_value_t = 0.5)]
         fraction: f64,
+        /// Instead of a random split: the first N sequences (in file order) train, the rest test.
+        #[arg(long, conflicts_with = "fraction")]
+        head: Option<usize>,
         #[arg(long)]
         train_out: PathBuf,
         #[arg(long)]
         test_out: PathBuf,
+    },
+    /// Append derived observation columns to a data set's first column (the word): lowercase,
+    /// shape, prefixes and suffixes of length 1–3, for word/affix/shape templates such as
+    /// assets/templates/pos.tpl. The label stays last.
+    Augment {
+        #[arg(long)]
+        data: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Generate synthetic data.
     #[command(subcommand)]
@@ -394,10 +406,24 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Info { file, json } => info(&file, json),
+        Command::Augment { data, out } => {
+            let mut c = read_corpus(&data)?;
+            for s in &mut c.sequences {
+                for cols in &mut s.columns {
+                    let extra = piecewise_lab::data::word_columns(&cols[0]);
+                    cols.truncate(1);
+                    cols.extend(extra);
+                }
+            }
+            write_atomic(&out, format_conll(&c.sequences, &[]).as_bytes())?;
+            eprintln!("wrote {} sequences to {}", c.sequences.len(), out.display());
+            Ok(())
+        }
         Command::Split {
             data,
             seed,
             fraction,
+            head,
             train_out,
             test_out,
         } => {
@@ -408,8 +434,13 @@ fn run(cli: Cli) -> Result<()> {
             for d in &data {
                 seqs.extend(read_corpus(d)?.sequences);
             }
-            let order = piecewise_lab::data::shuffled(seqs.len(), seed);
-            let n_train = (seqs.len() as f64 * fraction).round() as usize;
+            let (order, n_train) = match head {
+                Some(n) => ((0..seqs.len()).collect::<Vec<_>>(), n.min(seqs.len())),
+                None => (
+                    piecewise_lab::data::shuffled(seqs.len(), seed),
+                    (seqs.len() as f64 * fraction).round() as usize,
+                ),
+            };
             let pick = |idx: &[usize]| idx.iter().map(|&i| seqs[i].clone()).collect::<Vec<_>>();
             write_atomic(
                 &train_out,

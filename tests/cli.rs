@@ -287,3 +287,114 @@ fn bad_input_is_a_clear_error_with_file_and_line() {
         .unwrap();
     assert!(!o.status.success());
 }
+
+#[test]
+fn compare_split_and_augment() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = generate(dir.path());
+    // split: a seeded shuffle is reproducible and keeps every sequence; --head keeps file order.
+    let (a, b) = (dir.path().join("a.conll"), dir.path().join("b.conll"));
+    let (a2, b2) = (dir.path().join("a2.conll"), dir.path().join("b2.conll"));
+    let s = |p: &std::path::PathBuf| p.display().to_string();
+    run(&[
+        "split",
+        "--data",
+        &train,
+        "--data",
+        &test,
+        "--seed",
+        "3",
+        "--train-out",
+        &s(&a),
+        "--test-out",
+        &s(&b),
+    ]);
+    run(&[
+        "split",
+        "--data",
+        &train,
+        "--data",
+        &test,
+        "--seed",
+        "3",
+        "--train-out",
+        &s(&a2),
+        "--test-out",
+        &s(&b2),
+    ]);
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&a2).unwrap());
+    let count = |p: &std::path::PathBuf| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .split("\n\n")
+            .filter(|x| !x.trim().is_empty())
+            .count()
+    };
+    assert_eq!((count(&a), count(&b)), (50, 50));
+    run(&[
+        "split",
+        "--data",
+        &train,
+        "--head",
+        "10",
+        "--train-out",
+        &s(&a),
+        "--test-out",
+        &s(&b),
+    ]);
+    assert_eq!((count(&a), count(&b)), (10, 50));
+    assert!(std::fs::read_to_string(&train)
+        .unwrap()
+        .starts_with(&std::fs::read_to_string(&a).unwrap()));
+    // augment: word, lowercase, shape, 3 prefixes, 3 suffixes, label.
+    let aug = dir.path().join("aug.conll");
+    let word = dir.path().join("w.conll");
+    std::fs::write(&word, "Dogs NNS\nx NN\n").unwrap();
+    run(&["augment", "--data", &s(&word), "--out", &s(&aug)]);
+    assert_eq!(
+        std::fs::read_to_string(&aug).unwrap(),
+        "Dogs dogs Xx D Do Dog s gs ogs NNS\nx x x x _ _ x _ _ NN\n\n"
+    );
+    // compare: one row per estimator, same features.
+    let out = dir.path().join("cmp").display().to_string();
+    let o = run(&[
+        "compare",
+        "--train",
+        &train,
+        "--test",
+        &test,
+        "--template",
+        TEMPLATE,
+        "--estimators",
+        "ml,pwpl,pw",
+        "--pieces",
+        "state+transition",
+        "--max-iter",
+        "20",
+        "--out",
+        &out,
+        "--json",
+    ]);
+    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["estimator"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ml", "pwpl", "pw"]);
+    let n_params: Vec<u64> = rows
+        .iter()
+        .map(|r| r["n_params"].as_u64().unwrap())
+        .collect();
+    assert!(n_params.iter().all(|&n| n == n_params[0]));
+    assert!(rows
+        .iter()
+        .all(|r| r["field_f1"].as_object().unwrap().contains_key("S0")));
+    let spec: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("cmp/pw/spec.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        spec["estimator"]["pieces"],
+        serde_json::json!([["state", "transition"]])
+    );
+}

@@ -30,3 +30,33 @@ pub fn shuffled(n: usize, seed: u64) -> Vec<usize> {
     }
     v
 }
+
+/// Derived columns of a word for word/affix/shape templates: lowercase, shape, prefixes and
+/// suffixes of length 1–3 (`_` where the word is shorter).
+pub fn word_columns(word: &str) -> Vec<String> {
+    let chars: Vec<char> = word.chars().collect();
+    let pre = |n: usize| {
+        if chars.len() >= n {
+            chars[..n].iter().collect()
+        } else {
+            "_".to_string()
+        }
+    };
+    let suf = |n: usize| {
+        if chars.len() >= n {
+            chars[chars.len() - n..].iter().collect()
+        } else {
+            "_".to_string()
+        }
+    };
+    vec![
+        word.to_lowercase(),
+        seminars::shape(word),
+        pre(1),
+        pre(2),
+        pre(3),
+        suf(1),
+        suf(2),
+        suf(3),
+    ]
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Penn Treebank sample (../shared/data/ptb-wsj-sample/treebank.tsv, 45 tags): first 3,000
+# sentences train, the rest test; word/affix/shape template (assets/templates/pos.tpl on columns
+# from `piecewise-lab augment`). Trains ML and PWPL with the same features and prior in one run
+# and prints both and the time ratio ML/PWPL (000 Table 8: PWPL 3,911 s vs ML 33,846 s).
+#
+#   bash benches/ptb_pwpl.sh [extra train options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DATA=${DATA:-../shared/data/ptb-wsj-sample/treebank.tsv}
+if [ ! -f "$DATA" ]; then
+  echo "ptb_pwpl: $DATA not found; skipping (the shared corpora are not here)"
+  exit 0
+fi
+cargo build --release --quiet
+BIN=target/release/piecewise-lab
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+$BIN augment --data "$DATA" --out "$TMP/ptb.conll" 2>/dev/null
+$BIN split --data "$TMP/ptb.conll" --head 3000 --train-out "$TMP/train.conll" --test-out "$TMP/test.conll" 2>/dev/null
+$BIN compare --train "$TMP/train.conll" --test "$TMP/test.conll" --template assets/templates/pos.tpl \
+  --c2 ${C2:-1.0} --estimators ml,pwpl "$@" --out "$TMP/runs" --json > "$TMP/cmp.json"
+python3 - "$TMP/cmp.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+print(f"{'estimator':<10} {'iterations':>10} {'train s':>9} {'accuracy %':>11}")
+for r in rows:
+    print(f"{r['estimator']:<10} {r['iterations']:>10} {r['train_seconds']:>9.1f} {r['token_accuracy']:>11.2f}")
+ml, pw = rows[0], rows[1]
+print(f"time ratio ML/PWPL: {ml['train_seconds'] / pw['train_seconds']:.2f}; accuracy ML − PWPL: {ml['token_accuracy'] - pw['token_accuracy']:.2f}")
+PY
