@@ -532,10 +532,9 @@ fn two_free_term(
         }
     }
     let inv_mu = 1.0 / mu;
-    for ya in 0..la {
-        let row = &mut tw.scores[ya * lb..(ya + 1) * lb];
+    for (row, &va) in tw.scores.chunks_mut(lb).zip(ua.iter()) {
         for (sc, &u) in row.iter_mut().zip(ub.iter()) {
-            *sc = (*sc + ua[ya] + u) * inv_mu;
+            *sc = (*sc + va + u) * inv_mu;
         }
     }
     // log Σ exp of the non-constant part; the constant part is in gold_score and cancels.
@@ -551,10 +550,10 @@ fn two_free_term(
     if let Some(d) = dphi {
         ua.fill(0.0);
         ub.fill(0.0);
-        for ya in 0..la {
-            for (yb, &p) in tw.probs[ya * lb..(ya + 1) * lb].iter().enumerate() {
-                ua[ya] += p;
-                ub[yb] += p;
+        for (row, pa) in tw.probs.chunks(lb).zip(ua.iter_mut()) {
+            for (&p, pb) in row.iter().zip(ub.iter_mut()) {
+                *pa += p;
+                *pb += p;
             }
         }
         for (k, &base) in tw.base.iter().enumerate() {
