@@ -209,6 +209,43 @@ fn objective_matches_a_hand_computation() {
     // Scores: AA = 1, AB = 1 + 0.5, BA = 0, BB = 0; gold AB.
     let want = 1.5 - (1f64.exp() + 1.5f64.exp() + 2.0).ln();
     assert!((o["value"].as_f64().unwrap() - want).abs() < 1e-12, "{o}");
+    // Factors: state_0 = [A: 1, B: 0], state_1 = [0, 0], transition = [AA 0, AB 0.5, BA 0, BB 0].
+    let e = |x: f64| x.exp();
+    let hand = [
+        // PW (eq. 8), factor-as-piece: each table's own softmax at the gold entry.
+        (
+            "pw",
+            (1.0 - (e(1.0) + 1.0).ln()) + (0.0 - 2f64.ln()) + (0.5 - (3.0 + e(0.5)).ln()),
+        ),
+        // PWPL (eq. 36–37): state softmaxes; transition row A at B, column B at A.
+        (
+            "pwpl",
+            (1.0 - (e(1.0) + 1.0).ln()) + (0.0 - 2f64.ln()) + 2.0 * (0.5 - (1.0 + e(0.5)).ln()),
+        ),
+        // PL (eq. 5): y0 given y1 = B: scores A: 1 + 0.5, B: 0; y1 given y0 = A: A: 1 + 0, B: 1.5.
+        (
+            "pl",
+            (1.5 - (e(1.5) + 1.0).ln()) + (1.5 - (e(1.0) + e(1.5)).ln()),
+        ),
+    ];
+    for (name, want) in hand {
+        let o = last_json(&run(&[
+            "objective",
+            "--data",
+            &data.display().to_string(),
+            "--template",
+            &tpl.display().to_string(),
+            "--weights",
+            &w.display().to_string(),
+            "--estimator",
+            name,
+            "--json",
+        ]));
+        assert!(
+            (o["value"].as_f64().unwrap() - want).abs() < 1e-12,
+            "{name}: {o} vs {want}"
+        );
+    }
 }
 
 #[test]
