@@ -199,13 +199,76 @@ pub struct TermWork {
     marg_b: Vec<f64>,
     entries: Vec<usize>,
     gold_free: Vec<bool>,
-    /// Per slot of the current instance: index into `cached`, or `u32::MAX`.
-    slot_cache: Vec<u32>,
-    /// Whole-table terms: (slot, μ, log partition, start of its softmax in `cached_probs`,
-    /// accumulated weight of its terms for the deferred gradient).
-    cached: Vec<(u32, f64, f64, usize, f64)>,
-    cached_probs: Vec<f64>,
+    /// Factors per slot of the current instance; only shared slots are cached.
+    slot_mult: Vec<u32>,
+    /// Softmaxes over *lines* of shared tables (a whole table, or a row/column with the rest
+    /// clamped), computed once per instance and reused by every term over the same line.
+    lines: Vec<Line>,
+    line_probs: Vec<f64>,
     pub ops: u64,
+}
+
+/// `phi[base + y·stride]` for y < len at temperature μ, with its log partition function, its
+/// softmax (in `line_probs[start..]`) and the summed weight of the terms that used it (their
+/// softmax gradient is flushed once, at the end of the instance).
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    base: usize,
+    stride: usize,
+    len: usize,
+    mu: f64,
+    lse: f64,
+    start: usize,
+    coef: f64,
+}
+
+impl TermWork {
+    /// Index of the cached line, computing it on first use.
+    fn line(&mut self, phi: &[f64], base: usize, stride: usize, len: usize, mu: f64) -> usize {
+        if let Some(i) = self
+            .lines
+            .iter()
+            .position(|l| l.base == base && l.stride == stride && l.len == len && l.mu == mu)
+        {
+            return i;
+        }
+        self.scores.clear();
+        self.scores
+            .extend((0..len).map(|y| phi[base + y * stride] / mu));
+        let lse = log_sum_exp_into(&self.scores, None, &mut self.probs);
+        let start = self.line_probs.len();
+        self.line_probs.extend_from_slice(&self.probs);
+        self.ops += len as u64;
+        self.lines.push(Line {
+            base,
+            stride,
+            len,
+            mu,
+            lse,
+            start,
+            coef: 0.0,
+        });
+        self.lines.len() - 1
+    }
+
+    /// A term `w·(φ[base + g·stride] − μ·log Σ_y exp(φ[base + y·stride]/μ))` over a line of a
+    /// shared table.
+    fn line_term(
+        &mut self,
+        phi: &[f64],
+        (base, stride, len): (usize, usize, usize),
+        g: usize,
+        mu: f64,
+        w: f64,
+        dphi: Option<&mut [f64]>,
+    ) -> f64 {
+        let i = self.line(phi, base, stride, len, mu);
+        if let Some(d) = dphi {
+            d[base + g * stride] += w;
+            self.lines[i].coef += w;
+        }
+        w * (phi[base + g * stride] - mu * self.lines[i].lse)
+    }
 }
 
 /// Σ of the values of an instance's terms; when `dphi` is given, adds ∂/∂φ into it.
@@ -218,24 +281,22 @@ pub fn evaluate_terms(
     tw: &mut TermWork,
     chain: &mut ChainWork,
 ) -> f64 {
-    tw.slot_cache.clear();
-    tw.slot_cache.resize(inst.slots.len(), u32::MAX);
-    tw.cached.clear();
-    tw.cached_probs.clear();
+    tw.slot_mult.clear();
+    tw.slot_mult.resize(inst.slots.len(), 0);
+    for f in &inst.factors {
+        tw.slot_mult[f.slot as usize] += 1;
+    }
+    tw.lines.clear();
+    tw.line_probs.clear();
     let mut value = 0.0;
     for t in list.iter() {
         value += evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, chain);
     }
-    // Deferred softmax part of the whole-table terms' gradients, once per slot.
+    // Deferred softmax part of the cached lines' gradients, once per line.
     if let Some(d) = dphi {
-        for &(slot, _, _, start, coef) in &tw.cached {
-            let sl = &inst.slots[slot as usize];
-            let out = &mut d[sl.offset as usize..(sl.offset + sl.len) as usize];
-            for (o, &p) in out
-                .iter_mut()
-                .zip(&tw.cached_probs[start..start + sl.len as usize])
-            {
-                *o -= coef * p;
+        for l in &tw.lines {
+            for (y, &p) in tw.line_probs[l.start..l.start + l.len].iter().enumerate() {
+                d[l.base + y * l.stride] -= l.coef * p;
             }
         }
     }
@@ -362,9 +423,8 @@ fn evaluate_term(
     w * mu * (num - den)
 }
 
-/// A term that is one whole table, every variable free: `φ(y*) − μ log Σ exp(φ/μ)`. The log
-/// partition function and softmax are computed once per (slot, μ) in an instance, and the
-/// softmax part of the gradient is flushed once per slot by [`evaluate_terms`].
+/// A term that is one whole table, every variable free: `φ(y*) − μ log Σ exp(φ/μ)`. For a
+/// table shared by several factors (e.g. every chain transition) it is a cached line.
 fn table_term(
     inst: &Instance,
     phi: &[f64],
@@ -377,35 +437,22 @@ fn table_term(
     let (mu, w) = (t.temperature, t.weight);
     let sl = &inst.slots[fac.slot as usize];
     let (off, len) = (sl.offset as usize, sl.len as usize);
-    let gold_e = off + inst.entry(fac, gold);
-    let mut idx = tw
-        .slot_cache
-        .get(fac.slot as usize)
-        .copied()
-        .unwrap_or(u32::MAX);
-    if idx != u32::MAX && tw.cached[idx as usize].1 != mu {
-        idx = u32::MAX;
+    let g = inst.entry(fac, gold);
+    if tw.slot_mult.get(fac.slot as usize).copied().unwrap_or(0) > 1 {
+        return tw.line_term(phi, (off, 1, len), g, mu, w, dphi);
     }
-    if idx == u32::MAX {
-        let start = tw.cached_probs.len();
-        tw.scores.clear();
-        tw.scores
-            .extend(phi[off..off + len].iter().map(|&x| x / mu));
-        let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
-        tw.cached_probs.extend_from_slice(&tw.probs);
-        tw.ops += len as u64;
-        if tw.slot_cache.len() > fac.slot as usize && tw.slot_cache[fac.slot as usize] == u32::MAX {
-            tw.slot_cache[fac.slot as usize] = tw.cached.len() as u32;
-        }
-        tw.cached.push((fac.slot, mu, lse, start, 0.0));
-        idx = tw.cached.len() as u32 - 1;
-    }
-    let c = &mut tw.cached[idx as usize];
+    tw.scores.clear();
+    tw.scores
+        .extend(phi[off..off + len].iter().map(|&x| x / mu));
+    let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+    tw.ops += len as u64;
     if let Some(d) = dphi {
-        d[gold_e] += w;
-        c.4 += w;
+        for (o, &p) in d[off..off + len].iter_mut().zip(&tw.probs) {
+            *o -= w * p;
+        }
+        d[off + g] += w;
     }
-    w * (phi[gold_e] - mu * c.2)
+    w * (phi[off + g] - mu * lse)
 }
 
 /// A term with one free variable and nothing summed (the rest clamped): a softmax over the free
@@ -436,6 +483,17 @@ fn one_free_term(
         }
         tw.base.push(base);
         tw.stride.push(st);
+    }
+    if t.factors.len() == 1
+        && tw
+            .slot_mult
+            .get(inst.factors[t.factors[0] as usize].slot as usize)
+            .copied()
+            .unwrap_or(0)
+            > 1
+    {
+        let (base, st) = (tw.base[0], tw.stride[0]);
+        return tw.line_term(phi, (base, st, l), gold[s as usize] as usize, mu, w, dphi);
     }
     tw.scores.clear();
     tw.scores.resize(l, 0.0);
