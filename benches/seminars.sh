@@ -16,7 +16,7 @@ BIN=target/release/piecewise-lab
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 EST=${ESTIMATORS:-ml,pl,pl-edge,pw,pwpl}
-common=(--template assets/templates/seminars.tpl --c2 ${C2:-1.0} --estimators "$EST" "$@")
+common=(--template ${TEMPLATE:-assets/templates/seminars.tpl} --c2 ${C2:-1.0} --estimators "$EST" "$@")
 
 echo "== given split (train 0–300, test 301–484)"
 $BIN compare --train "$DATA/train" --test "$DATA/test" "${common[@]}" --out "$TMP/given" --json > "$TMP/given.json" 2>/dev/null
