@@ -44,6 +44,20 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
         .map_err(|e| Error::parse(path.display().to_string(), e.line(), e.to_string()))
 }
 
+/// Reads a text file; invalid UTF-8 is an error naming the file and the line it is on.
+pub fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..valid]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
+        Error::parse(path.display().to_string(), line, "invalid UTF-8")
+    })
+}
+
 /// Stable log Σ exp(x).
 pub fn log_sum_exp(xs: &[f64]) -> f64 {
     let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);

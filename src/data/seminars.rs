@@ -18,15 +18,7 @@ const IGNORED: [&str; 2] = ["paragraph", "sentence"];
 /// Reads one announcement into a labelled sequence.
 pub fn read_file(path: &Path) -> Result<Sequence> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count()
-            + 1;
-        Error::parse(&name, line, "invalid UTF-8")
-    })?;
+    let text = crate::util::read_text(path)?;
     parse(&text, &name)
 }
 

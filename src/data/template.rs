@@ -77,17 +77,8 @@ impl FeatureTemplate {
     }
 
     pub fn read(path: &Path) -> Result<Self> {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        let name = path.display().to_string();
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let line = e.as_bytes()[..e.utf8_error().valid_up_to()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1;
-            Error::parse(&name, line, "invalid UTF-8")
-        })?;
-        Self::parse(&text, &name)
+        let text = crate::util::read_text(path)?;
+        Self::parse(&text, &path.display().to_string())
     }
 
     pub fn parse(text: &str, name: &str) -> Result<Self> {

@@ -347,18 +347,14 @@ fn evaluate_term(
     tw.stride.clear();
     tw.stride.resize(nf * nv, 0);
     for (k, &f) in t.factors.iter().enumerate() {
-        let fac = &inst.factors[f as usize];
-        let scope = inst.scope(fac);
-        let mut base = 0usize;
-        let mut stride = 1usize;
-        for &v in scope.iter().rev() {
-            match tw.vars.iter().position(|&u| u == v) {
-                Some(i) => tw.stride[k * nv + i] = stride,
-                None => base += gold[v as usize] as usize * stride,
-            }
-            stride *= inst.card[v as usize] as usize;
-        }
-        tw.base.push(inst.table_offset(fac) + base);
+        let base = factor_strides(
+            inst,
+            f,
+            gold,
+            &tw.vars,
+            &mut tw.stride[k * nv..(k + 1) * nv],
+        );
+        tw.base.push(base);
     }
     let total: usize = tw.card.iter().map(|&c| c as usize).product();
     tw.scores.clear();
@@ -470,19 +466,10 @@ fn one_free_term(
     let (mu, w) = (t.temperature, t.weight);
     tw.base.clear();
     tw.stride.clear();
-    for &f in t.factors {
-        let fac = &inst.factors[f as usize];
-        let (mut base, mut stride, mut st) = (inst.table_offset(fac), 1usize, 0usize);
-        for &v in inst.scope(fac).iter().rev() {
-            if v == s {
-                st = stride;
-            } else {
-                base += gold[v as usize] as usize * stride;
-            }
-            stride *= inst.card[v as usize] as usize;
-        }
+    tw.stride.resize(t.factors.len(), 0);
+    for (k, &f) in t.factors.iter().enumerate() {
+        let base = factor_strides(inst, f, gold, &[s], &mut tw.stride[k..k + 1]);
         tw.base.push(base);
-        tw.stride.push(st);
     }
     if t.factors.len() == 1
         && tw
@@ -540,23 +527,10 @@ fn two_free_term(
     // Per factor: base entry (clamped part) and the strides of a and b (0 when absent).
     tw.base.clear();
     tw.stride.clear();
-    for &f in t.factors {
-        let fac = &inst.factors[f as usize];
-        let (mut base, mut stride, mut sa, mut sb) =
-            (inst.table_offset(fac), 1usize, 0usize, 0usize);
-        for &v in inst.scope(fac).iter().rev() {
-            if v == a {
-                sa = stride;
-            } else if v == b {
-                sb = stride;
-            } else {
-                base += gold[v as usize] as usize * stride;
-            }
-            stride *= inst.card[v as usize] as usize;
-        }
+    tw.stride.resize(2 * t.factors.len(), 0);
+    for (k, &f) in t.factors.iter().enumerate() {
+        let base = factor_strides(inst, f, gold, &[a, b], &mut tw.stride[2 * k..2 * k + 2]);
         tw.base.push(base);
-        tw.stride.push(sa);
-        tw.stride.push(sb);
     }
     let (ua, ub) = (&mut tw.marg_a, &mut tw.marg_b);
     ua.clear();
@@ -639,6 +613,28 @@ fn two_free_term(
         tw.ops += (la * lb) as u64 * t.factors.len() as u64;
     }
     w * ((gold_score - constant) - mu * lse)
+}
+
+/// Table offset plus the entry of factor `f`'s clamped variables (at their gold labels); the
+/// stride of each of `vars` in the factor's table goes to `strides` (0 when not in its scope).
+fn factor_strides(
+    inst: &Instance,
+    f: u32,
+    gold: &[u32],
+    vars: &[u32],
+    strides: &mut [usize],
+) -> usize {
+    let fac = &inst.factors[f as usize];
+    strides.fill(0);
+    let (mut base, mut stride) = (inst.table_offset(fac), 1usize);
+    for &v in inst.scope(fac).iter().rev() {
+        match vars.iter().position(|&u| u == v) {
+            Some(i) => strides[i] = stride,
+            None => base += gold[v as usize] as usize * stride,
+        }
+        stride *= inst.card[v as usize] as usize;
+    }
+    base
 }
 
 /// Stable log Σ exp over `scores` (restricted to `mask` when given); leaves the normalised
