@@ -284,18 +284,26 @@ fn bad_input_is_a_clear_error_with_file_and_line() {
     let bad = dir.path().join("bad.conll");
     std::fs::write(&bad, "a X B-NP\nb Y I-NP\nc B-NP\n").unwrap();
     let out = dir.path().join("run");
-    let o = bin()
-        .args([
-            "train",
-            "--train",
-            &bad.display().to_string(),
-            "--out",
-            &out.display().to_string(),
-        ])
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
+    // `train --train FILE --out DIR` must fail; returns its standard error.
+    let train_fails = |data: &std::path::Path| {
+        let o = bin()
+            .args([
+                "train",
+                "--train",
+                &data.display().to_string(),
+                "--out",
+                &out.display().to_string(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            !o.status.success(),
+            "training on {} should fail",
+            data.display()
+        );
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let err = train_fails(&bad);
     assert!(err.contains(&format!("{}:3:", bad.display())), "{err}");
     // The run directory records the failure.
     let summary: Value =
@@ -304,18 +312,8 @@ fn bad_input_is_a_clear_error_with_file_and_line() {
     // Template reading a column the data lacks.
     let good = dir.path().join("good.conll");
     std::fs::write(&good, "a B-NP\nb I-NP\n").unwrap();
-    let o = bin()
-        .args([
-            "train",
-            "--train",
-            &good.display().to_string(),
-            "--out",
-            &out.display().to_string(),
-        ])
-        .output()
-        .unwrap();
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("builtin:chunking:"));
+    let err = train_fails(&good);
+    assert!(err.contains("builtin:chunking:"), "{err}");
     let o = bin()
         .args([
             "train", "--train", "x", "--c2", "1", "--sigma2", "1", "--out", "y",

@@ -275,6 +275,13 @@ fn piecewise_is_exact_ml_on_the_node_split_graph() {
                     .with_pieces(Pieces::parse(pieces).unwrap());
                 let resolved = Pieces::parse(pieces).unwrap().resolve(&rc.model).unwrap();
                 for inst in &rc.instances {
+                    let mut listed = 0;
+                    resolved.for_each(inst, &mut Vec::new(), |_| listed += 1);
+                    assert_eq!(
+                        resolved.count(inst),
+                        listed,
+                        "piece count, pieces {pieces:?}"
+                    );
                     let split = node_split(&rc.model, inst, &resolved).unwrap();
                     assert!(split.n_vars() >= inst.n_vars());
                     let pw = value(&spec, &rc.model, &theta, inst);

@@ -68,14 +68,26 @@ pub struct ResolvedPieces {
 }
 
 impl ResolvedPieces {
+    /// Whether factor `f` belongs to the piece of group `g` anchored at variable `v` (its
+    /// template is in the group and `v` is its last scope variable).
+    fn in_piece(inst: &Instance, g: &[u32], f: u32, v: u32) -> bool {
+        let fac = &inst.factors[f as usize];
+        g.contains(&fac.template) && *inst.scope(fac).last().unwrap() == v
+    }
+
+    /// Whether factor `f` is a piece of its own (its template is in no group).
+    fn alone(&self, inst: &Instance, f: usize) -> bool {
+        let t = inst.factors[f].template as usize;
+        !self.covered.get(t).copied().unwrap_or(false)
+    }
+
     /// Calls `piece(factors)` for every piece of `inst` (factor lists in `buf`).
     pub fn for_each(&self, inst: &Instance, buf: &mut Vec<u32>, mut piece: impl FnMut(&[u32])) {
         for g in &self.groups {
             for v in 0..inst.n_vars() as u32 {
                 buf.clear();
                 for &f in inst.var_factors(v) {
-                    let fac = &inst.factors[f as usize];
-                    if g.contains(&fac.template) && *inst.scope(fac).last().unwrap() == v {
+                    if Self::in_piece(inst, g, f, v) {
                         buf.push(f);
                     }
                 }
@@ -84,13 +96,8 @@ impl ResolvedPieces {
                 }
             }
         }
-        for (i, fac) in inst.factors.iter().enumerate() {
-            if !self
-                .covered
-                .get(fac.template as usize)
-                .copied()
-                .unwrap_or(false)
-            {
+        for i in 0..inst.factors.len() {
+            if self.alone(inst, i) {
                 buf.clear();
                 buf.push(i as u32);
                 piece(buf);
@@ -98,10 +105,26 @@ impl ResolvedPieces {
         }
     }
 
+    /// Number of pieces of `inst`, without building them (it runs per instance and evaluation
+    /// for the default μ of reweighted piecewise).
     pub fn count(&self, inst: &Instance) -> usize {
-        let mut n = 0;
-        self.for_each(inst, &mut Vec::new(), |_| n += 1);
-        n
+        let grouped: usize = self
+            .groups
+            .iter()
+            .map(|g| {
+                (0..inst.n_vars() as u32)
+                    .filter(|&v| {
+                        inst.var_factors(v)
+                            .iter()
+                            .any(|&f| Self::in_piece(inst, g, f, v))
+                    })
+                    .count()
+            })
+            .sum();
+        grouped
+            + (0..inst.factors.len())
+                .filter(|&i| self.alone(inst, i))
+                .count()
     }
 }
 
