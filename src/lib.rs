@@ -3,8 +3,10 @@
 //! Every model is a templated log-linear factor graph ([`graph`]); every estimator is a different
 //! way of normalising the same factor tables ([`estimators`]); inference is a service
 //! ([`inference`]); [`train`] turns estimators into optimised runs on disk; [`eval`] decodes and
-//! scores.
+//! scores. [`app`] is the eframe workbench that draws all of it (it holds state; the engine never
+//! imports it).
 
+pub mod app;
 pub mod data;
 pub mod error;
 pub mod estimators;

@@ -5,7 +5,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 use piecewise_lab::data::conll::{format_conll, read_conll_with, LabelColumn};
 use piecewise_lab::data::{read_conll, read_corpus, synth, FeatureTemplate};
 use piecewise_lab::error::{Error, Result};
-use piecewise_lab::estimators::Pieces;
 use piecewise_lab::estimators::{EstimatorSpec, Workspace};
 use piecewise_lab::eval::evaluate;
 use piecewise_lab::graph::chain::{
@@ -25,8 +24,9 @@ use std::sync::atomic::AtomicBool;
     about = "Train and evaluate structured models (CRFs) with exact and piecewise estimators"
 )]
 struct Cli {
+    /// Without a command: the desktop workbench.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Subcommand)]
@@ -175,28 +175,7 @@ struct EstimatorArgs {
 
 impl EstimatorArgs {
     fn spec(&self) -> Result<EstimatorSpec> {
-        let mut spec = EstimatorSpec::from_name(&self.estimator)?;
-        if let Some(p) = &self.pieces {
-            if !matches!(
-                spec,
-                EstimatorSpec::Pw { .. }
-                    | EstimatorSpec::PwReweighted { .. }
-                    | EstimatorSpec::Pwpl { .. }
-            ) {
-                return Err(Error::invalid(format!(
-                    "--pieces applies to pw, pw-reweighted and pwpl, not {}",
-                    spec.name()
-                )));
-            }
-            spec = spec.with_pieces(Pieces::parse(p)?);
-        }
-        if let Some(m) = self.mu {
-            match &mut spec {
-                EstimatorSpec::PwReweighted { mu, .. } => *mu = Some(m),
-                _ => return Err(Error::invalid("--mu applies to pw-reweighted")),
-            }
-        }
-        Ok(spec)
+        EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)
     }
 }
 
@@ -327,14 +306,21 @@ struct CompareArgs {
 fn main() {
     piecewise_lab::util::keep_large_allocations_in_heap();
     let cli = Cli::parse();
-    if let Err(e) = run(cli) {
+    let Some(command) = cli.command else {
+        if let Err(e) = piecewise_lab::app::run_native(piecewise_lab::app::Config::for_binary()) {
+            eprintln!("error: cannot open the window: {e}");
+            std::process::exit(1);
+        }
+        return;
+    };
+    if let Err(e) = run(command) {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+fn run(command: Command) -> Result<()> {
+    match command {
         Command::Train(a) => train(a),
         Command::Compare(a) => compare(a),
         Command::Predict { model, data, out } => {

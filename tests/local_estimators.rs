@@ -282,7 +282,7 @@ fn piecewise_is_exact_ml_on_the_node_split_graph() {
                         listed,
                         "piece count, pieces {pieces:?}"
                     );
-                    let split = node_split(&rc.model, inst, &resolved).unwrap();
+                    let split = node_split(&rc.model, inst, &resolved).unwrap().instance;
                     assert!(split.n_vars() >= inst.n_vars());
                     let pw = value(&spec, &rc.model, &theta, inst);
                     let ml = ExactMl.evaluate(

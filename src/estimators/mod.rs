@@ -135,6 +135,48 @@ impl EstimatorSpec {
         })
     }
 
+    /// The estimator called `name` with its knobs: piece groups (pw, pw-reweighted, pwpl) and
+    /// the temperature μ (pw-reweighted). The CLI's flags and the GUI's form both come here.
+    pub fn with_knobs(name: &str, pieces: Option<&str>, mu: Option<f64>) -> Result<Self> {
+        let mut spec = EstimatorSpec::from_name(name)?;
+        if let Some(p) = pieces {
+            if !spec.has_pieces() {
+                return Err(Error::invalid(format!(
+                    "pieces apply to pw, pw-reweighted and pwpl, not {}",
+                    spec.name()
+                )));
+            }
+            spec = spec.with_pieces(Pieces::parse(p)?);
+        }
+        if let Some(m) = mu {
+            match &mut spec {
+                EstimatorSpec::PwReweighted { mu, .. } => *mu = Some(m),
+                _ => return Err(Error::invalid("mu applies to pw-reweighted")),
+            }
+        }
+        Ok(spec)
+    }
+
+    /// Whether the estimator is defined by pieces.
+    pub fn has_pieces(&self) -> bool {
+        matches!(
+            self,
+            EstimatorSpec::Pw { .. }
+                | EstimatorSpec::PwReweighted { .. }
+                | EstimatorSpec::Pwpl { .. }
+        )
+    }
+
+    /// The piece groups, for the estimators that have them.
+    pub fn pieces(&self) -> Option<&Pieces> {
+        match self {
+            EstimatorSpec::Pw { pieces }
+            | EstimatorSpec::PwReweighted { pieces, .. }
+            | EstimatorSpec::Pwpl { pieces } => Some(pieces),
+            _ => None,
+        }
+    }
+
     /// Sets the piece groups (for the estimators that have pieces).
     pub fn with_pieces(mut self, p: Pieces) -> Self {
         match &mut self {

@@ -14,6 +14,14 @@ pub struct Pieces {
     pub groups: Vec<Vec<String>>,
 }
 
+impl std::fmt::Display for Pieces {
+    /// The form [`Pieces::parse`] reads.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let groups: Vec<String> = self.groups.iter().map(|g| g.join("+")).collect();
+        f.write_str(&groups.join(";"))
+    }
+}
+
 impl Pieces {
     /// Parses `state+transition;state` (groups separated by `;`, templates by `+`).
     pub fn parse(s: &str) -> Result<Pieces> {
@@ -131,9 +139,16 @@ impl ResolvedPieces {
 /// The node-split graph (000 §3.2, eq. 10): every piece gets its own copy of each variable it
 /// touches, and its factors (same templates, same observations) are re-scoped onto the copies;
 /// gold labels are copied. Piecewise training on `inst` is exact ML on the result.
-pub fn node_split(model: &Model, inst: &Instance, pieces: &ResolvedPieces) -> Result<Instance> {
+pub fn node_split(
+    model: &Model,
+    inst: &Instance,
+    pieces: &ResolvedPieces,
+) -> Result<NodeSplitGraph> {
     let mut b = InstanceBuilder::new(model);
     let mut gold = vec![];
+    let mut origin = vec![];
+    let mut piece_of = vec![];
+    let mut piece = 0u32;
     let mut buf = vec![];
     let mut err = None;
     let mut obs_parts: Vec<(usize, Vec<(u32, f64)>)> = vec![];
@@ -148,6 +163,8 @@ pub fn node_split(model: &Model, inst: &Instance, pieces: &ResolvedPieces) -> Re
                     Some(c) => c.1,
                     None => {
                         let c = b.add_var(inst.card[v as usize] as usize);
+                        origin.push(v);
+                        piece_of.push(piece);
                         if let Some(g) = &inst.gold {
                             gold.push(g[v as usize]);
                         }
@@ -170,6 +187,7 @@ pub fn node_split(model: &Model, inst: &Instance, pieces: &ResolvedPieces) -> Re
                 err.get_or_insert(e);
             }
         }
+        piece += 1;
     });
     if let Some(e) = err {
         return Err(e);
@@ -177,5 +195,17 @@ pub fn node_split(model: &Model, inst: &Instance, pieces: &ResolvedPieces) -> Re
     if inst.gold.is_some() {
         b.set_gold(gold)?;
     }
-    Ok(b.finish())
+    Ok(NodeSplitGraph {
+        instance: b.finish(),
+        origin,
+        piece_of,
+    })
+}
+
+/// The node-split graph of an instance: the new instance and, per copied variable, the original
+/// variable it copies and the piece that owns it (for drawing 000 Fig. 1).
+pub struct NodeSplitGraph {
+    pub instance: Instance,
+    pub origin: Vec<u32>,
+    pub piece_of: Vec<u32>,
 }

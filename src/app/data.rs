@@ -1,0 +1,235 @@
+//! What the workbench has loaded: a training corpus (and optionally a test corpus), the feature
+//! template, and the chain CRF fitted on them — the same `ChainCrf::fit` a run performs, so the
+//! graph the GUI draws is the graph a run trains on.
+
+use crate::data::{read_corpus, synth, Corpus, FeatureTemplate};
+use crate::graph::chain::{ChainCrf, ChainOptions, Factorisation, FeatureSet};
+use crate::util::write_atomic;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where the data come from; the form the Data pane edits (persisted between sessions).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DataSource {
+    /// CoNLL file or seminar folder.
+    pub train: String,
+    /// Optional held-out set.
+    pub test: String,
+    /// CRF++ template; empty = built-in chunking template.
+    pub template: String,
+    pub factorisation: Factorisation,
+    pub feature_set: FeatureSet,
+    pub min_freq: u64,
+}
+
+impl DataSource {
+    /// The bundled sample (synthetic HMM-mixture data with its template).
+    pub fn sample(root: &Path) -> DataSource {
+        DataSource {
+            train: root
+                .join("sample_data/hmm-a0.5-train.conll")
+                .display()
+                .to_string(),
+            test: root
+                .join("sample_data/hmm-a0.5-test.conll")
+                .display()
+                .to_string(),
+            template: root.join("assets/templates/hmm.tpl").display().to_string(),
+            factorisation: Factorisation::Split,
+            feature_set: FeatureSet::All,
+            min_freq: 1,
+        }
+    }
+
+    pub fn options(&self) -> ChainOptions {
+        ChainOptions {
+            min_freq: self.min_freq.max(1),
+            feature_set: self.feature_set,
+            factorisation: self.factorisation,
+            ..ChainOptions::default()
+        }
+    }
+
+    pub fn test_path(&self) -> Option<PathBuf> {
+        let t = self.test.trim();
+        (!t.is_empty()).then(|| PathBuf::from(t))
+    }
+
+    pub fn template_path(&self) -> Option<PathBuf> {
+        let t = self.template.trim();
+        (!t.is_empty()).then(|| PathBuf::from(t))
+    }
+
+    /// A short name for titles.
+    pub fn title(&self) -> String {
+        Path::new(self.train.trim())
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.train.clone())
+    }
+}
+
+/// Corpus statistics for the Data pane.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub sequences: usize,
+    pub tokens: usize,
+    pub longest: usize,
+    /// Gold label -> token count, most frequent first.
+    pub label_counts: Vec<(String, usize)>,
+}
+
+impl Stats {
+    pub fn of(corpus: &Corpus) -> Stats {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for s in &corpus.sequences {
+            for l in &s.labels {
+                *counts.entry(l.as_str()).or_default() += 1;
+            }
+        }
+        let mut label_counts: Vec<(String, usize)> = counts
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        label_counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        Stats {
+            sequences: corpus.sequences.len(),
+            tokens: corpus.tokens(),
+            longest: corpus.sequences.iter().map(|s| s.len()).max().unwrap_or(0),
+            label_counts,
+        }
+    }
+}
+
+/// A loaded data set.
+pub struct LoadedData {
+    pub source: DataSource,
+    pub train: Corpus,
+    pub test: Option<Corpus>,
+    pub train_stats: Stats,
+    pub test_stats: Option<Stats>,
+    /// The chain CRF fitted on `train` (labels, feature dictionary, templates).
+    pub crf: Arc<ChainCrf>,
+}
+
+impl LoadedData {
+    /// Reads and fits everything `source` names. Runs on a background thread.
+    pub fn load(source: &DataSource) -> crate::error::Result<LoadedData> {
+        let train_path = PathBuf::from(source.train.trim());
+        if source.train.trim().is_empty() {
+            return Err(crate::error::Error::invalid("no training data given"));
+        }
+        let train = read_corpus(&train_path)?;
+        let test = source.test_path().map(|p| read_corpus(&p)).transpose()?;
+        let template = match source.template_path() {
+            Some(p) => FeatureTemplate::read(&p)?,
+            None => FeatureTemplate::chunking(),
+        };
+        if let Some(t) = &test {
+            template.check_columns(t.n_obs_columns(), &t.path)?;
+        }
+        let (crf, _) = ChainCrf::fit(&train, template, source.options())?;
+        Ok(LoadedData {
+            source: source.clone(),
+            train_stats: Stats::of(&train),
+            test_stats: test.as_ref().map(Stats::of),
+            train,
+            test,
+            crf: Arc::new(crf),
+        })
+    }
+
+    pub fn corpus(&self, split: Split) -> &Corpus {
+        match (split, &self.test) {
+            (Split::Test, Some(t)) => t,
+            _ => &self.train,
+        }
+    }
+}
+
+/// Which corpus of a loaded data set a view shows.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+pub enum Split {
+    #[default]
+    Train,
+    Test,
+}
+
+/// The "generate synthetic data" form: the HMM-mixture generator of 000 eq. 43–44.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct GenerateForm {
+    pub alpha: f64,
+    pub seed: u64,
+    pub sequences: usize,
+    pub test_sequences: usize,
+    pub length: usize,
+}
+
+impl Default for GenerateForm {
+    fn default() -> Self {
+        GenerateForm {
+            alpha: 0.5,
+            seed: 1,
+            sequences: 300,
+            test_sequences: 300,
+            length: 25,
+        }
+    }
+}
+
+impl GenerateForm {
+    /// Writes train/test files under `dir` and returns the data source that loads them.
+    pub fn generate(&self, dir: &Path, template: &Path) -> crate::error::Result<DataSource> {
+        if !(0.0..=1.0).contains(&self.alpha) {
+            return Err(crate::error::Error::invalid("alpha must be in [0, 1]"));
+        }
+        if self.sequences == 0 || self.length == 0 {
+            return Err(crate::error::Error::invalid(
+                "need at least one sequence of length at least one",
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
+        let all = synth::hmm_mixture(
+            self.alpha,
+            self.seed,
+            self.sequences + self.test_sequences,
+            self.length,
+        );
+        let (train, test) = all.split_at(self.sequences);
+        let stem = format!("hmm-a{}-s{}", self.alpha, self.seed);
+        let train_path = dir.join(format!("{stem}-train.conll"));
+        write_atomic(
+            &train_path,
+            crate::data::conll::format_conll(train, &[]).as_bytes(),
+        )?;
+        let mut test_str = String::new();
+        if !test.is_empty() {
+            let test_path = dir.join(format!("{stem}-test.conll"));
+            write_atomic(
+                &test_path,
+                crate::data::conll::format_conll(test, &[]).as_bytes(),
+            )?;
+            test_str = test_path.display().to_string();
+        }
+        Ok(DataSource {
+            train: train_path.display().to_string(),
+            test: test_str,
+            template: template.display().to_string(),
+            factorisation: Factorisation::Split,
+            feature_set: FeatureSet::All,
+            min_freq: 1,
+        })
+    }
+}
+
+/// The word (first observation column) of token `t`, or "" for label-only data.
+pub fn word(seq: &crate::data::Sequence, t: usize) -> &str {
+    seq.columns
+        .get(t)
+        .and_then(|c| c.first())
+        .map(|s| s.as_str())
+        .unwrap_or("")
+}

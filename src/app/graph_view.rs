@@ -1,0 +1,1109 @@
+//! The Graph pane: the factor graph of one sequence drawn with egui's painter (variables as
+//! circles, factors as squares coloured by template, the chain along x), with overlays for pieces
+//! (dashed hulls, 003 Fig. 1), the node-split graph (000 Fig. 1) and an estimator's terms (000
+//! Fig. 2, 5). The terms drawn are the `TermList` the estimator trains with.
+
+use super::data::Split;
+use super::AppState;
+use crate::estimators::terms::TermList;
+use crate::estimators::EstimatorSpec;
+use crate::graph::instance::Instance;
+use crate::graph::pieces::{node_split, NodeSplitGraph, Pieces};
+use egui::{pos2, vec2, Color32, Pos2, Rect, Sense, Shape, Stroke};
+use std::sync::Arc;
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct GraphPane {
+    pub split: Split,
+    pub sequence: usize,
+    pub zoom: f32,
+    pub show_pieces: bool,
+    pub node_split: bool,
+    pub estimator: String,
+    /// Piece groups for the pieces overlay and the piecewise estimators; empty = factor-as-piece.
+    pub pieces: String,
+    pub show_terms: bool,
+    pub term: usize,
+    pub animate: bool,
+    pub selected_factor: Option<usize>,
+    pub model_run: Option<String>,
+    #[serde(skip)]
+    cache: GraphCache,
+    #[serde(skip)]
+    last_step: f64,
+    #[serde(skip)]
+    scroll_to_term: bool,
+}
+
+impl Default for GraphPane {
+    fn default() -> Self {
+        GraphPane {
+            split: Split::Train,
+            sequence: 0,
+            zoom: 1.0,
+            show_pieces: false,
+            node_split: false,
+            estimator: "pwpl".into(),
+            pieces: String::new(),
+            show_terms: true,
+            term: 0,
+            animate: false,
+            selected_factor: None,
+            model_run: None,
+            cache: GraphCache::default(),
+            last_step: 0.0,
+            scroll_to_term: false,
+        }
+    }
+}
+
+type CacheKey = (usize, Split, usize, String, String);
+
+/// The instance and the structures derived from it, rebuilt when the sequence, data or
+/// estimator change (structure only: no numerics).
+#[derive(Default)]
+struct GraphCache {
+    key: Option<CacheKey>,
+    inst: Option<Instance>,
+    terms: TermList,
+    /// Factors of each piece.
+    pieces: Vec<Vec<u32>>,
+    split: Option<NodeSplitGraph>,
+    error: Option<String>,
+    /// Learned tables and marginals for (run, split, sequence).
+    learned: Option<(String, Split, usize, Result<Arc<Learned>, String>)>,
+    learned_job: Option<super::jobs::Job<Learned>>,
+}
+
+impl Clone for GraphCache {
+    fn clone(&self) -> Self {
+        GraphCache::default()
+    }
+}
+
+impl std::fmt::Debug for GraphCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GraphCache")
+    }
+}
+
+/// A trained model's view of one sequence: per factor, its log-potential table and its
+/// marginal table (forward–backward).
+pub struct Learned {
+    pub phi: Vec<Vec<f64>>,
+    pub marginals: Vec<Vec<f64>>,
+}
+
+fn learned_for(
+    model: &super::TrainedModel,
+    seq: &crate::data::Sequence,
+) -> Result<Learned, String> {
+    let inst = model.crf.instance(seq).map_err(|e| e.to_string())?;
+    let mut phi = vec![0.0; inst.table_len];
+    model
+        .crf
+        .model
+        .build_tables(&model.theta, &inst, &mut phi, &mut vec![]);
+    let tables: Vec<Vec<f64>> = inst
+        .factors
+        .iter()
+        .map(|f| inst.table(f, &phi).to_vec())
+        .collect();
+    let lay = inst
+        .chain
+        .as_ref()
+        .ok_or("marginals are drawn for chains only")?;
+    let mut work = crate::inference::chain::ChainWork::default();
+    work.forward_backward(&inst, lay, &phi);
+    let l = lay.l;
+    let marginals = inst
+        .factors
+        .iter()
+        .map(|f| {
+            let scope = inst.scope(f);
+            match scope {
+                [v] => (0..l).map(|y| work.node_marginal(*v as usize, y)).collect(),
+                [a, b] if *b == *a + 1 => {
+                    let t = *b as usize;
+                    (0..l * l)
+                        .map(|i| work.pair_marginal(t, i / l, i % l))
+                        .collect()
+                }
+                _ => vec![],
+            }
+        })
+        .collect();
+    Ok(Learned {
+        phi: tables,
+        marginals,
+    })
+}
+
+// Layout constants at zoom 1.
+const DX: f32 = 96.0;
+const VAR_R: f32 = 17.0;
+const FAC_H: f32 = 9.0;
+const ROW: f32 = 70.0;
+
+const FREE: Color32 = Color32::from_rgb(240, 140, 30);
+const CLAMPED: Color32 = Color32::from_rgb(60, 110, 200);
+const SUMMED: Color32 = Color32::from_rgb(150, 80, 190);
+
+fn template_color(t: usize) -> Color32 {
+    const P: [Color32; 6] = [
+        Color32::from_rgb(46, 160, 120),
+        Color32::from_rgb(200, 80, 80),
+        Color32::from_rgb(90, 120, 220),
+        Color32::from_rgb(200, 160, 40),
+        Color32::from_rgb(150, 90, 190),
+        Color32::from_rgb(60, 170, 200),
+    ];
+    P[t % P.len()]
+}
+
+fn piece_color(i: usize) -> Color32 {
+    let hue = (i as f32 * 0.618_034).fract();
+    egui::ecolor::Hsva::new(hue, 0.7, 0.75, 1.0).into()
+}
+
+/// Positions in graph coordinates (zoom 1, origin at the top-left of the canvas).
+struct Layout {
+    vars: Vec<Pos2>,
+    factors: Vec<Pos2>,
+    /// Node-split copies: (original variable, piece, position).
+    copies: Vec<(u32, u32, Pos2)>,
+    /// Per factor in node-split mode: the copies its scope uses.
+    factor_copies: Vec<Vec<usize>>,
+    size: egui::Vec2,
+}
+
+fn layout(inst: &Instance, split: Option<&NodeSplitGraph>, pieces: &[Vec<u32>]) -> Layout {
+    let n = inst.n_vars();
+    let y_var = ROW * 1.2;
+    let vars: Vec<Pos2> = (0..n).map(|v| pos2(DX * (v as f32 + 0.6), y_var)).collect();
+    let factors: Vec<Pos2> = inst
+        .factors
+        .iter()
+        .map(|f| {
+            let sc = inst.scope(f);
+            let x = sc.iter().map(|&v| vars[v as usize].x).sum::<f32>() / sc.len() as f32;
+            match sc.len() {
+                1 => pos2(x, y_var + ROW),
+                2 => pos2(x, y_var),
+                _ => pos2(x, y_var - ROW),
+            }
+        })
+        .collect();
+    let mut copies = vec![];
+    let mut factor_copies = vec![vec![]; inst.factors.len()];
+    if let Some(sg) = split {
+        // Copies of a piece's variables sit between the original and the piece's centre.
+        for (c, (&orig, &piece)) in sg.origin.iter().zip(&sg.piece_of).enumerate() {
+            let fs = &pieces[piece as usize];
+            let centre = fs
+                .iter()
+                .map(|&f| factors[f as usize].to_vec2())
+                .fold(egui::Vec2::ZERO, |a, b| a + b)
+                / fs.len().max(1) as f32;
+            let p = vars[orig as usize];
+            let to = centre.to_pos2() - vars[orig as usize];
+            let d = to.length().max(1.0);
+            let shift = to / d * (d * 0.45).min(DX * 0.3);
+            copies.push((orig, piece, p + shift));
+            for &f in fs {
+                if inst.scope(&inst.factors[f as usize]).contains(&orig) {
+                    factor_copies[f as usize].push(c);
+                }
+            }
+        }
+    }
+    Layout {
+        vars,
+        factors,
+        copies,
+        factor_copies,
+        size: vec2(DX * (n as f32 + 0.2), y_var + ROW * 1.6),
+    }
+}
+
+/// Convex hull (monotone chain) of points.
+fn hull(mut pts: Vec<Pos2>) -> Vec<Pos2> {
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
+    pts.dedup_by(|a, b| (a.x - b.x).abs() < 1e-3 && (a.y - b.y).abs() < 1e-3);
+    if pts.len() < 3 {
+        return pts;
+    }
+    let cross = |o: Pos2, a: Pos2, b: Pos2| (a.x - o.x) * (b.y - o.y) - (a.y - o.y) * (b.x - o.x);
+    let mut lower: Vec<Pos2> = vec![];
+    for &p in &pts {
+        while lower.len() >= 2 && cross(lower[lower.len() - 2], lower[lower.len() - 1], p) <= 0.0 {
+            lower.pop();
+        }
+        lower.push(p);
+    }
+    let mut upper: Vec<Pos2> = vec![];
+    for &p in pts.iter().rev() {
+        while upper.len() >= 2 && cross(upper[upper.len() - 2], upper[upper.len() - 1], p) <= 0.0 {
+            upper.pop();
+        }
+        upper.push(p);
+    }
+    lower.pop();
+    upper.pop();
+    lower.extend(upper);
+    lower
+}
+
+/// Points of a circle around `c`, for padded hulls.
+fn ring(c: Pos2, r: f32, out: &mut Vec<Pos2>) {
+    for k in 0..12 {
+        let a = k as f32 / 12.0 * std::f32::consts::TAU;
+        out.push(c + vec2(a.cos(), a.sin()) * r);
+    }
+}
+
+fn describe_var(inst: &Instance, seq: &crate::data::Sequence, v: u32) -> String {
+    let _ = inst;
+    let w = super::data::word(seq, v as usize);
+    format!("y{v}·{w}")
+}
+
+impl GraphPane {
+    fn refresh(&mut self, state: &AppState) {
+        let Some(d) = &state.data else {
+            self.cache = GraphCache::default();
+            return;
+        };
+        let n = d.corpus(self.split).sequences.len();
+        self.sequence = self.sequence.min(n.saturating_sub(1));
+        let key: CacheKey = (
+            Arc::as_ptr(&d.crf) as usize,
+            self.split,
+            self.sequence,
+            self.estimator.clone(),
+            self.pieces.clone(),
+        );
+        if self.cache.key.as_ref() == Some(&key) {
+            return;
+        }
+        let learned = self.cache.learned.take();
+        let learned_job = self.cache.learned_job.take();
+        self.cache = GraphCache {
+            key: Some(key.clone()),
+            ..Default::default()
+        };
+        if (key.0, key.1, key.2) == (key.0, self.split, self.sequence) {
+            self.cache.learned = learned.filter(|l| l.1 == self.split && l.2 == self.sequence);
+            self.cache.learned_job = learned_job;
+        }
+        let Some(seq) = d.corpus(self.split).sequences.get(self.sequence) else {
+            return;
+        };
+        let inst = match d.crf.instance(seq) {
+            Ok(i) => i,
+            Err(e) => {
+                self.cache.error = Some(e.to_string());
+                return;
+            }
+        };
+        let pieces_str = self.pieces.trim();
+        let pieces = match Pieces::parse(pieces_str).and_then(|p| p.resolve(&d.crf.model)) {
+            Ok(p) => p,
+            Err(e) => {
+                self.cache.error = Some(format!("pieces: {e}"));
+                return;
+            }
+        };
+        let mut buf = vec![];
+        pieces.for_each(&inst, &mut buf, |fs| self.cache.pieces.push(fs.to_vec()));
+        match node_split(&d.crf.model, &inst, &pieces) {
+            Ok(sg) => self.cache.split = Some(sg),
+            Err(e) => self.cache.error = Some(format!("node split: {e}")),
+        }
+        let spec = EstimatorSpec::from_name(&self.estimator).map(|s| {
+            if s.has_pieces() && !pieces_str.is_empty() {
+                Pieces::parse(pieces_str)
+                    .map(|p| s.clone().with_pieces(p))
+                    .unwrap_or(s)
+            } else {
+                s
+            }
+        });
+        match spec.and_then(|s| s.build(&d.crf.model)) {
+            Ok(est) => est.terms(&inst, &mut self.cache.terms),
+            Err(e) => self.cache.error = Some(e.to_string()),
+        }
+        if self.term >= self.cache.terms.len() {
+            self.term = 0;
+        }
+        self.cache.inst = Some(inst);
+    }
+}
+
+pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
+    let ctx = ui.ctx().clone();
+    if state.data.is_none() {
+        ui.heading("Graph");
+        ui.weak("Load a data set to draw its factor graph.");
+        return;
+    }
+    pane.refresh(state);
+    controls(state, pane, ui);
+    if let Some(e) = &pane.cache.error {
+        ui.colored_label(ui.visuals().error_fg_color, e);
+    }
+    // Animation: one term per 0.8 s.
+    if pane.animate && pane.show_terms && !pane.cache.terms.is_empty() {
+        let now = ctx.input(|i| i.time);
+        if now - pane.last_step > 0.8 {
+            pane.last_step = now;
+            pane.term = (pane.term + 1) % pane.cache.terms.len();
+            pane.scroll_to_term = true;
+        }
+        ctx.request_repaint_after(std::time::Duration::from_millis(100));
+    }
+    term_caption(state, pane, ui);
+    poll_learned(state, pane, &ctx);
+    let avail = ui.available_height();
+    let inspector_h = if pane.selected_factor.is_some() {
+        (avail * 0.45).max(160.0)
+    } else {
+        0.0
+    };
+    egui::ScrollArea::horizontal()
+        .id_salt("graph-canvas")
+        .max_height((avail - inspector_h).max(120.0))
+        .auto_shrink([false, true])
+        .show(ui, |ui| canvas(state, pane, ui));
+    if pane.selected_factor.is_some() {
+        ui.separator();
+        egui::ScrollArea::both()
+            .id_salt("factor-inspector")
+            .show(ui, |ui| inspector(state, pane, ui));
+    }
+}
+
+fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
+    let d = state.data.as_ref().expect("checked");
+    let has_test = d.test.is_some();
+    let n = d.corpus(pane.split).sequences.len();
+    let longest = d
+        .corpus(pane.split)
+        .sequences
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, s)| s.len())
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    ui.horizontal_wrapped(|ui| {
+        ui.selectable_value(&mut pane.split, Split::Train, "train");
+        ui.add_enabled_ui(has_test, |ui| {
+            ui.selectable_value(&mut pane.split, Split::Test, "test")
+        });
+        if ui.button("<").on_hover_text("previous sequence").clicked() {
+            pane.sequence = pane.sequence.saturating_sub(1);
+        }
+        let l = ui.label("Sequence");
+        ui.add(egui::DragValue::new(&mut pane.sequence).range(0..=n.saturating_sub(1)))
+            .labelled_by(l.id);
+        if ui.button(">").on_hover_text("next sequence").clicked() {
+            pane.sequence = (pane.sequence + 1).min(n.saturating_sub(1));
+        }
+        if ui.button("Longest").clicked() {
+            pane.sequence = longest;
+        }
+        ui.separator();
+        let l = ui.label("Zoom");
+        ui.add(egui::Slider::new(&mut pane.zoom, 0.15..=2.5).logarithmic(true))
+            .labelled_by(l.id);
+        ui.checkbox(&mut pane.show_pieces, "Pieces");
+        ui.checkbox(&mut pane.node_split, "Node-split graph");
+    });
+    ui.horizontal_wrapped(|ui| {
+        ui.checkbox(&mut pane.show_terms, "Terms of");
+        for name in EstimatorSpec::NAMES {
+            if ui
+                .selectable_label(pane.estimator == *name, *name)
+                .on_hover_text("Show this estimator's terms")
+                .clicked()
+            {
+                pane.estimator = name.to_string();
+                pane.term = 0;
+                pane.show_terms = true;
+            }
+        }
+        let l = ui.label("Pieces");
+        ui.add(
+            egui::TextEdit::singleline(&mut pane.pieces)
+                .hint_text("factor-as-piece; e.g. state+transition")
+                .desired_width(170.0),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("Groups of template names: `+` joins templates into one piece per position, `;` separates groups");
+        let nt = pane.cache.terms.len();
+        ui.add_enabled_ui(pane.show_terms && nt > 0, |ui| {
+            if ui.button("< Previous term").clicked() {
+                pane.term = (pane.term + nt - 1) % nt.max(1);
+                pane.scroll_to_term = true;
+            }
+            if ui.button("Next term >").clicked() {
+                pane.term = (pane.term + 1) % nt.max(1);
+                pane.scroll_to_term = true;
+            }
+            ui.checkbox(&mut pane.animate, "Animate");
+        });
+        let finished = state.finished_runs();
+        ui.label("Model");
+        egui::ComboBox::from_id_salt("graph-model")
+            .selected_text(pane.model_run.clone().unwrap_or_else(|| "untrained".into()))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut pane.model_run, None, "untrained");
+                for r in &finished {
+                    ui.selectable_value(&mut pane.model_run, Some(r.clone()), r);
+                }
+            });
+    });
+}
+
+fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
+    let (Some(inst), Some(d)) = (&pane.cache.inst, &state.data) else {
+        return;
+    };
+    let seq = &d.corpus(pane.split).sequences[pane.sequence];
+    let nt = pane.cache.terms.len();
+    ui.horizontal_wrapped(|ui| {
+        legend_chip(ui, FREE, "free");
+        legend_chip(ui, CLAMPED, "clamped at gold");
+        legend_chip(ui, SUMMED, "summed out");
+        ui.weak(format!(
+            "· {} variables, {} factors, {} pieces",
+            inst.n_vars(),
+            inst.factors.len(),
+            pane.cache.pieces.len()
+        ));
+    });
+    if !pane.show_terms || nt == 0 {
+        return;
+    }
+    let t = pane.cache.terms.get(pane.term);
+    let names = |vs: &[u32]| {
+        vs.iter()
+            .map(|&v| {
+                let g = inst
+                    .gold
+                    .as_ref()
+                    .map(|g| d.crf.labels.names[g[v as usize] as usize].as_str())
+                    .unwrap_or("?");
+                (describe_var(inst, seq, v), g.to_string())
+            })
+            .collect::<Vec<_>>()
+    };
+    let free = names(t.free);
+    let clamped = names(t.clamped);
+    let mut formula = format!(
+        "log p({}",
+        free.iter()
+            .map(|(v, _)| v.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if !clamped.is_empty() {
+        formula.push_str(" | ");
+        formula.push_str(
+            &clamped
+                .iter()
+                .map(|(v, g)| format!("{v} = {g}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    formula.push(')');
+    let factors: Vec<String> = t
+        .factors
+        .iter()
+        .map(|&f| {
+            let fac = &inst.factors[f as usize];
+            let sc: Vec<String> = inst.scope(fac).iter().map(|v| v.to_string()).collect();
+            format!(
+                "{}({})",
+                d.crf.model.templates[fac.template as usize].name,
+                sc.join(",")
+            )
+        })
+        .collect();
+    ui.label(
+        egui::RichText::new(format!(
+            "{} term {} of {nt}: {formula}",
+            pane.estimator,
+            pane.term + 1
+        ))
+        .strong(),
+    );
+    let mut extra = format!(
+        "normalises over {} factor(s): {}",
+        factors.len(),
+        factors.join(" ")
+    );
+    if !t.summed.is_empty() {
+        extra.push_str(&format!(" · sums out {} variable(s)", t.summed.len()));
+    }
+    if t.weight != 1.0 {
+        extra.push_str(&format!(" · weight {}", t.weight));
+    }
+    if t.temperature != 1.0 {
+        extra.push_str(&format!(" · temperature μ = {:.4}", t.temperature));
+    }
+    ui.weak(extra);
+}
+
+fn legend_chip(ui: &mut egui::Ui, c: Color32, text: &str) {
+    let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
+    ui.painter().circle_filled(r.center(), 6.0, c);
+    ui.label(text);
+}
+
+fn poll_learned(state: &mut AppState, pane: &mut GraphPane, ctx: &egui::Context) {
+    let Some(run) = pane.model_run.clone() else {
+        return;
+    };
+    if let Some(job) = &mut pane.cache.learned_job {
+        if let Some(r) = job.poll() {
+            pane.cache.learned_job = None;
+            pane.cache.learned = Some((run.clone(), pane.split, pane.sequence, r.map(Arc::new)));
+        }
+        return;
+    }
+    let fresh = matches!(&pane.cache.learned, Some((r, s, q, _)) if *r == run && *s == pane.split && *q == pane.sequence);
+    if fresh {
+        return;
+    }
+    let Some(model) = state.model(ctx, &run) else {
+        return;
+    };
+    let Some(seq) = state
+        .data
+        .as_ref()
+        .and_then(|d| d.corpus(pane.split).sequences.get(pane.sequence).cloned())
+    else {
+        return;
+    };
+    pane.cache.learned = None;
+    pane.cache.learned_job = Some(super::jobs::Job::spawn(ctx, "marginals", move || {
+        learned_for(&model, &seq)
+    }));
+}
+
+fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
+    let (Some(inst), Some(d)) = (&pane.cache.inst, &state.data) else {
+        return;
+    };
+    let seq = &d.corpus(pane.split).sequences[pane.sequence];
+    let split = pane.node_split.then_some(()).and(pane.cache.split.as_ref());
+    let lay = layout(inst, split, &pane.cache.pieces);
+    let z = pane.zoom;
+    let (resp, painter) = ui.allocate_painter(lay.size * z, Sense::click());
+    // Ctrl + wheel zooms.
+    if resp.hovered() {
+        let (zoom_delta, ctrl_scroll) = ui.input(|i| (i.zoom_delta(), i.modifiers.command));
+        if zoom_delta != 1.0 && ctrl_scroll {
+            pane.zoom = (pane.zoom * zoom_delta).clamp(0.15, 2.5);
+        }
+    }
+    let origin = resp.rect.min;
+    let to_screen = |p: Pos2| origin + p.to_vec2() * z;
+    let clip = painter.clip_rect().expand(DX * z);
+    let visible = |p: Pos2| clip.contains(to_screen(p));
+    let text_ok = z >= 0.45;
+    let visuals = ui.visuals().clone();
+    let faded = |c: Color32| c.gamma_multiply(0.25);
+
+    let term = (pane.show_terms && !pane.cache.terms.is_empty()).then(|| {
+        pane.cache
+            .terms
+            .get(pane.term.min(pane.cache.terms.len() - 1))
+    });
+    if let (Some(t), true) = (&term, pane.scroll_to_term) {
+        if let Some(&v) = t.free.first() {
+            let c = to_screen(lay.vars[v as usize]);
+            ui.scroll_to_rect(Rect::from_center_size(c, vec2(DX * z * 3.0, 10.0)), None);
+        }
+        pane.scroll_to_term = false;
+    }
+    let in_term_factor = |f: usize| {
+        term.as_ref()
+            .is_none_or(|t| t.factors.contains(&(f as u32)))
+    };
+    let var_role = |v: u32| -> Option<Color32> {
+        let t = term.as_ref()?;
+        if t.free.contains(&v) {
+            Some(FREE)
+        } else if t.clamped.contains(&v) {
+            Some(CLAMPED)
+        } else if t.summed.contains(&v) {
+            Some(SUMMED)
+        } else {
+            None
+        }
+    };
+
+    // Pieces as dashed hulls.
+    if pane.show_pieces || pane.node_split {
+        for (i, fs) in pane.cache.pieces.iter().enumerate() {
+            let mut pts = vec![];
+            let mut seen = false;
+            for &f in fs {
+                let fp = lay.factors[f as usize];
+                seen |= visible(fp);
+                ring(fp, FAC_H + 8.0, &mut pts);
+                if split.is_some() {
+                    for &c in &lay.factor_copies[f as usize] {
+                        ring(lay.copies[c].2, VAR_R * 0.75 + 6.0, &mut pts);
+                    }
+                } else {
+                    for &v in inst.scope(&inst.factors[f as usize]) {
+                        ring(
+                            lay.vars[v as usize],
+                            VAR_R + 5.0 + (i % 3) as f32 * 3.0,
+                            &mut pts,
+                        );
+                    }
+                }
+            }
+            if !seen {
+                continue;
+            }
+            let mut h: Vec<Pos2> = hull(pts).into_iter().map(to_screen).collect();
+            if let Some(&first) = h.first() {
+                h.push(first);
+            }
+            let c = piece_color(i);
+            painter.add(Shape::convex_polygon(
+                h.clone(),
+                c.gamma_multiply(0.06),
+                Stroke::NONE,
+            ));
+            painter.extend(Shape::dashed_line(&h, Stroke::new(1.5, c), 6.0, 4.0));
+        }
+    }
+
+    // Edges.
+    for (f, fac) in inst.factors.iter().enumerate() {
+        let fp = lay.factors[f];
+        if !visible(fp) {
+            continue;
+        }
+        let col = if in_term_factor(f) {
+            visuals.text_color()
+        } else {
+            faded(visuals.text_color())
+        };
+        if split.is_some() {
+            for &c in &lay.factor_copies[f] {
+                painter.line_segment(
+                    [to_screen(fp), to_screen(lay.copies[c].2)],
+                    Stroke::new(1.2, col),
+                );
+            }
+        } else {
+            for &v in inst.scope(fac) {
+                painter.line_segment(
+                    [to_screen(fp), to_screen(lay.vars[v as usize])],
+                    Stroke::new(1.2, col),
+                );
+            }
+        }
+    }
+
+    // Variables (or their copies).
+    let font = egui::FontId::proportional(11.0 * z.max(0.6));
+    let small = egui::FontId::proportional(10.0 * z.max(0.6));
+    let gold_name = |v: u32| {
+        inst.gold
+            .as_ref()
+            .map(|g| d.crf.labels.names[g[v as usize] as usize].as_str())
+            .unwrap_or("")
+    };
+    if let Some(_sg) = split {
+        for (v, &p) in lay.vars.iter().enumerate() {
+            if visible(p) {
+                painter.circle_stroke(
+                    to_screen(p),
+                    VAR_R * z,
+                    Stroke::new(1.0, faded(visuals.weak_text_color())),
+                );
+                if text_ok {
+                    painter.text(
+                        to_screen(p) + vec2(0.0, -VAR_R * 1.9 * z),
+                        egui::Align2::CENTER_CENTER,
+                        super::data::word(seq, v),
+                        font.clone(),
+                        visuals.text_color(),
+                    );
+                }
+            }
+        }
+        for &(orig, _piece, p) in &lay.copies {
+            if !visible(p) {
+                continue;
+            }
+            let s = to_screen(p);
+            painter.circle(
+                s,
+                VAR_R * 0.75 * z,
+                visuals.extreme_bg_color,
+                Stroke::new(1.5, visuals.text_color()),
+            );
+            painter.line_segment(
+                [s, to_screen(lay.vars[orig as usize])],
+                Stroke::new(0.5, faded(visuals.weak_text_color())),
+            );
+            if text_ok {
+                painter.text(
+                    s,
+                    egui::Align2::CENTER_CENTER,
+                    format!("{orig}"),
+                    small.clone(),
+                    visuals.text_color(),
+                );
+            }
+        }
+    } else {
+        for (v, &p) in lay.vars.iter().enumerate() {
+            if !visible(p) {
+                continue;
+            }
+            let s = to_screen(p);
+            let role = var_role(v as u32);
+            let (fill, stroke) = match role {
+                Some(c) if c == SUMMED => (visuals.extreme_bg_color, Stroke::new(2.5, c)),
+                Some(c) => (c, Stroke::new(2.0, c.gamma_multiply(0.7))),
+                None if term.is_some() => (
+                    visuals.extreme_bg_color,
+                    Stroke::new(1.0, faded(visuals.text_color())),
+                ),
+                None => (
+                    visuals.extreme_bg_color,
+                    Stroke::new(1.5, visuals.text_color()),
+                ),
+            };
+            if role == Some(SUMMED) {
+                painter.circle_filled(s, VAR_R * z, fill);
+                let pts: Vec<Pos2> = (0..=32)
+                    .map(|k| {
+                        let a = k as f32 / 32.0 * std::f32::consts::TAU;
+                        s + vec2(a.cos(), a.sin()) * VAR_R * z
+                    })
+                    .collect();
+                painter.extend(Shape::dashed_line(&pts, stroke, 4.0, 3.0));
+            } else {
+                painter.circle(s, VAR_R * z, fill, stroke);
+            }
+            if text_ok {
+                let tc = if role.is_some() && role != Some(SUMMED) {
+                    Color32::WHITE
+                } else {
+                    visuals.text_color()
+                };
+                painter.text(
+                    s,
+                    egui::Align2::CENTER_CENTER,
+                    format!("y{v}"),
+                    small.clone(),
+                    tc,
+                );
+                painter.text(
+                    s + vec2(0.0, -VAR_R * 1.9 * z),
+                    egui::Align2::CENTER_CENTER,
+                    super::data::word(seq, v),
+                    font.clone(),
+                    visuals.text_color(),
+                );
+                let g = gold_name(v as u32);
+                let gc = if role == Some(CLAMPED) {
+                    CLAMPED
+                } else {
+                    super::data_view::segment_color(g)
+                };
+                let gtext = if role == Some(CLAMPED) {
+                    format!("= {g}")
+                } else {
+                    g.to_string()
+                };
+                painter.text(
+                    s + vec2(0.0, -VAR_R * 1.25 * z),
+                    egui::Align2::CENTER_CENTER,
+                    gtext,
+                    small.clone(),
+                    gc,
+                );
+            }
+        }
+    }
+
+    // Factors.
+    for (f, fac) in inst.factors.iter().enumerate() {
+        let fp = lay.factors[f];
+        if !visible(fp) {
+            continue;
+        }
+        let s = to_screen(fp);
+        let c = template_color(fac.template as usize);
+        let on = in_term_factor(f);
+        let fill = if on { c } else { faded(c) };
+        let r = Rect::from_center_size(s, vec2(2.0 * FAC_H * z, 2.0 * FAC_H * z));
+        let sel = pane.selected_factor == Some(f);
+        painter.rect(
+            r,
+            1.0,
+            fill,
+            Stroke::new(
+                if sel { 3.0 } else { 1.0 },
+                if sel {
+                    visuals.selection.stroke.color
+                } else {
+                    visuals.text_color()
+                },
+            ),
+            egui::StrokeKind::Outside,
+        );
+    }
+
+    // Template legend (top-left of the visible region).
+    let mut y = painter.clip_rect().min.y + 6.0;
+    let x = painter.clip_rect().min.x + 6.0;
+    for (i, t) in d.crf.model.templates.iter().enumerate() {
+        if t.tied_to.is_some() {
+            continue;
+        }
+        if !inst.factors.iter().any(|f| f.template as usize == i) {
+            continue;
+        }
+        painter.rect_filled(
+            Rect::from_min_size(pos2(x, y), vec2(10.0, 10.0)),
+            1.0,
+            template_color(i),
+        );
+        painter.text(
+            pos2(x + 14.0, y + 5.0),
+            egui::Align2::LEFT_CENTER,
+            &t.name,
+            egui::FontId::proportional(11.0),
+            visuals.text_color(),
+        );
+        y += 14.0;
+    }
+
+    // Click a factor to inspect it.
+    if resp.clicked() {
+        if let Some(p) = resp.interact_pointer_pos() {
+            let hit = lay
+                .factors
+                .iter()
+                .enumerate()
+                .map(|(f, &fp)| (f, to_screen(fp).distance(p)))
+                .filter(|(_, dist)| *dist <= (FAC_H + 4.0) * z.max(0.5))
+                .min_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(f, _)| f);
+            pane.selected_factor = hit;
+        }
+    }
+    if let Some(p) = resp.hover_pos() {
+        if let Some((f, _)) = lay
+            .factors
+            .iter()
+            .enumerate()
+            .map(|(f, &fp)| (f, to_screen(fp).distance(p)))
+            .filter(|(_, dist)| *dist <= (FAC_H + 4.0) * z.max(0.5))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+        {
+            let fac = &inst.factors[f];
+            resp.clone().on_hover_text(format!(
+                "{} factor over {:?} — click to inspect",
+                d.crf.model.templates[fac.template as usize].name,
+                inst.scope(fac)
+            ));
+        }
+    }
+}
+
+/// The selected factor's table: gold entry, and for a trained model its learned log-potentials
+/// and marginals, as heat maps.
+fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
+    let (Some(inst), Some(d), Some(f)) = (&pane.cache.inst, &state.data, pane.selected_factor)
+    else {
+        return;
+    };
+    let Some(fac) = inst.factors.get(f) else {
+        pane.selected_factor = None;
+        return;
+    };
+    let scope = inst.scope(fac).to_vec();
+    let names = &d.crf.labels.names;
+    let l = names.len();
+    let gold: Vec<Option<u32>> = scope
+        .iter()
+        .map(|&v| inst.gold.as_ref().map(|g| g[v as usize]))
+        .collect();
+    let tname = &d.crf.model.templates[fac.template as usize].name;
+    let mut close = false;
+    ui.horizontal(|ui| {
+        ui.strong(format!("Factor {f}: {tname} over {:?}", scope));
+        if ui.button("Close").clicked() {
+            close = true;
+        }
+    });
+    let slot = &inst.slots[fac.slot as usize];
+    let n_obs: usize = inst.parts(slot).iter().map(|p| inst.obs(p).0.len()).sum();
+    ui.weak(format!(
+        "{} active observation(s); gold entry outlined.",
+        n_obs
+    ));
+    let learned = match &pane.cache.learned {
+        Some((_, _, _, Ok(l))) => Some(l.clone()),
+        Some((_, _, _, Err(e))) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+            None
+        }
+        None => {
+            if pane.model_run.is_some() {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.weak("computing potentials and marginals…");
+                });
+            } else {
+                ui.weak("Pick a trained model above to see learned potentials and marginals.");
+            }
+            None
+        }
+    };
+    if close {
+        pane.selected_factor = None;
+        return;
+    }
+    let shape: Vec<usize> = scope.iter().map(|_| l).collect();
+    ui.horizontal_top(|ui| {
+        let phi = learned.as_ref().and_then(|lr| lr.phi.get(f).cloned());
+        let marg = learned.as_ref().and_then(|lr| lr.marginals.get(f).cloned());
+        heat_table(
+            ui,
+            "log-potential φ",
+            names,
+            &shape,
+            &gold,
+            phi.as_deref(),
+            false,
+        );
+        if marg.as_ref().is_some_and(|m| !m.is_empty()) {
+            ui.separator();
+            heat_table(
+                ui,
+                "marginal p",
+                names,
+                &shape,
+                &gold,
+                marg.as_deref(),
+                true,
+            );
+        }
+    });
+}
+
+fn heat_table(
+    ui: &mut egui::Ui,
+    title: &str,
+    names: &[String],
+    shape: &[usize],
+    gold: &[Option<u32>],
+    values: Option<&[f64]>,
+    probability: bool,
+) {
+    ui.vertical(|ui| {
+        ui.strong(title);
+        let (lo, hi) = values
+            .map(|v| {
+                v.iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                        (a.min(x), b.max(x))
+                    })
+            })
+            .unwrap_or((0.0, 1.0));
+        let lo = if probability { 0.0 } else { lo };
+        let color = |x: f64| {
+            let t = if hi > lo {
+                ((x - lo) / (hi - lo)) as f32
+            } else {
+                0.5
+            };
+            egui::ecolor::Hsva::new(0.62 - 0.62 * t, 0.75, 0.35 + 0.6 * t, 1.0).into()
+        };
+        let fmt = |x: f64| {
+            if probability {
+                format!("{x:.3}")
+            } else {
+                format!("{x:.2}")
+            }
+        };
+        let cell = vec2(if names.len() > 12 { 34.0 } else { 52.0 }, 16.0);
+        let (rows, cols) = match shape {
+            [a] => (1, *a),
+            [a, b] => (*a, *b),
+            _ => (0, 0),
+        };
+        egui::Grid::new(ui.next_auto_id())
+            .spacing(vec2(1.0, 1.0))
+            .show(ui, |ui| {
+                ui.label(if rows > 1 { "prev \\ next" } else { "" });
+                for c in 0..cols {
+                    ui.label(egui::RichText::new(&names[c]).small());
+                }
+                ui.end_row();
+                for r in 0..rows {
+                    ui.label(
+                        egui::RichText::new(if rows > 1 { names[r].as_str() } else { "" }).small(),
+                    );
+                    for c in 0..cols {
+                        let i = r * cols + c;
+                        let is_gold = if rows > 1 {
+                            gold.first() == Some(&Some(r as u32))
+                                && gold.get(1) == Some(&Some(c as u32))
+                        } else {
+                            gold.first() == Some(&Some(c as u32))
+                        };
+                        let (rect, resp) = ui.allocate_exact_size(cell, Sense::hover());
+                        let fill = values
+                            .map(|v| color(v[i]))
+                            .unwrap_or(ui.visuals().faint_bg_color);
+                        ui.painter().rect_filled(rect, 0.0, fill);
+                        if let Some(v) = values {
+                            ui.painter().text(
+                                rect.center(),
+                                egui::Align2::CENTER_CENTER,
+                                fmt(v[i]),
+                                egui::FontId::monospace(9.0),
+                                Color32::WHITE,
+                            );
+                            resp.on_hover_text(format!(
+                                "{}: {}",
+                                if rows > 1 {
+                                    format!("{} -> {}", names[r], names[c])
+                                } else {
+                                    names[c].clone()
+                                },
+                                v[i]
+                            ));
+                        }
+                        if is_gold {
+                            ui.painter().rect_stroke(
+                                rect,
+                                0.0,
+                                Stroke::new(2.0, Color32::YELLOW),
+                                egui::StrokeKind::Inside,
+                            );
+                        }
+                    }
+                    ui.end_row();
+                }
+            });
+    });
+}

@@ -1,0 +1,156 @@
+//! The run-launch form: every field of a [`RunSpec`] a user sets, and the conversion both ways
+//! (a spec back into the form is "rerun with edits").
+
+use super::data::DataSource;
+use crate::estimators::EstimatorSpec;
+use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use crate::train::lbfgs::LbfgsSpec;
+use crate::train::objective::Prior;
+use crate::train::spec::{ModelSpec, RunSpec};
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct LaunchForm {
+    pub name: String,
+    pub train: String,
+    pub test: String,
+    pub template: String,
+    pub factorisation: Factorisation,
+    pub feature_set: FeatureSet,
+    pub min_freq: u64,
+    pub estimator: String,
+    /// Piece groups (`state+transition;…`); empty = factor-as-piece.
+    pub pieces: String,
+    /// Temperature μ for pw-reweighted; `None` = uniform 1/|pieces|.
+    pub mu: Option<f64>,
+    /// CRFsuite's c2 (σ² = 1/(2·c2)); 0 = no prior.
+    pub c2: f64,
+    pub max_iter: usize,
+    pub threads: usize,
+    pub seed: u64,
+    pub eval_every: usize,
+}
+
+impl Default for LaunchForm {
+    fn default() -> Self {
+        LaunchForm {
+            name: String::new(),
+            train: String::new(),
+            test: String::new(),
+            template: String::new(),
+            factorisation: Factorisation::Split,
+            feature_set: FeatureSet::All,
+            min_freq: 1,
+            estimator: "pwpl".into(),
+            pieces: String::new(),
+            mu: None,
+            c2: 1.0,
+            max_iter: 100,
+            threads: 1,
+            seed: 0,
+            eval_every: 5,
+        }
+    }
+}
+
+impl LaunchForm {
+    /// A form for the loaded data set.
+    pub fn for_data(d: &DataSource) -> LaunchForm {
+        let mut f = LaunchForm::default();
+        f.use_data(d);
+        f
+    }
+
+    /// Copies the data fields from a data source.
+    pub fn use_data(&mut self, d: &DataSource) {
+        self.train = d.train.clone();
+        self.test = d.test.clone();
+        self.template = d.template.clone();
+        self.factorisation = d.factorisation;
+        self.feature_set = d.feature_set;
+        self.min_freq = d.min_freq;
+    }
+
+    /// The estimator the form describes.
+    pub fn estimator_spec(&self) -> crate::error::Result<EstimatorSpec> {
+        let spec = EstimatorSpec::from_name(&self.estimator)?;
+        let pieces =
+            (spec.has_pieces() && !self.pieces.trim().is_empty()).then(|| self.pieces.trim());
+        let mu = match spec {
+            EstimatorSpec::PwReweighted { .. } => self.mu,
+            _ => None,
+        };
+        EstimatorSpec::with_knobs(&self.estimator, pieces, mu)
+    }
+
+    /// The run spec, or what is wrong with the form.
+    pub fn to_spec(&self) -> Result<RunSpec, String> {
+        if self.train.trim().is_empty() {
+            return Err("the run needs training data".into());
+        }
+        if !(self.c2 >= 0.0) {
+            return Err("c2 must be ≥ 0".into());
+        }
+        if self.max_iter == 0 {
+            return Err("the run needs at least one iteration".into());
+        }
+        let estimator = self.estimator_spec().map_err(|e| e.to_string())?;
+        let opt = |s: &str| (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()));
+        Ok(RunSpec {
+            name: (!self.name.trim().is_empty()).then(|| self.name.trim().to_string()),
+            train: PathBuf::from(self.train.trim()),
+            test: opt(&self.test),
+            template: opt(&self.template),
+            model: ModelSpec::LinearChain(ChainOptions {
+                min_freq: self.min_freq.max(1),
+                feature_set: self.feature_set,
+                factorisation: self.factorisation,
+                ..ChainOptions::default()
+            }),
+            estimator,
+            optimiser: LbfgsSpec {
+                max_iter: self.max_iter,
+                ..LbfgsSpec::default()
+            },
+            prior: Prior::from_c2(self.c2),
+            eval_every: self.eval_every,
+            seed: self.seed,
+            threads: self.threads,
+        })
+    }
+
+    /// The form that produces `spec` (for "rerun with edits").
+    pub fn from_spec(spec: &RunSpec) -> LaunchForm {
+        let ModelSpec::LinearChain(o) = &spec.model;
+        let path = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        LaunchForm {
+            name: spec.name.clone().unwrap_or_default(),
+            train: spec.train.display().to_string(),
+            test: path(&spec.test),
+            template: path(&spec.template),
+            factorisation: o.factorisation,
+            feature_set: o.feature_set,
+            min_freq: o.min_freq,
+            estimator: spec.estimator.name().to_string(),
+            pieces: spec
+                .estimator
+                .pieces()
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            mu: match &spec.estimator {
+                EstimatorSpec::PwReweighted { mu, .. } => *mu,
+                _ => None,
+            },
+            c2: spec.prior.sigma2.map(|s2| 1.0 / (2.0 * s2)).unwrap_or(0.0),
+            max_iter: spec.optimiser.max_iter,
+            threads: spec.threads,
+            seed: spec.seed,
+            eval_every: spec.eval_every,
+        }
+    }
+}

@@ -1,0 +1,854 @@
+//! The eframe workbench. It holds state and draws; data loading, prediction and training run on
+//! background threads (`jobs`, `runs`) and report through channels the UI drains each frame.
+//! [`Workbench::ui`] is the whole app without eframe, so tests drive it with egui_kittest.
+
+pub mod data;
+mod data_view;
+pub mod export;
+mod graph_view;
+pub mod jobs;
+pub mod launch;
+mod plots;
+pub mod runs;
+mod runs_view;
+
+use data::{DataSource, GenerateForm, LoadedData, Split};
+use jobs::{take_finished, Job};
+use launch::LaunchForm;
+use runs::Runs;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use graph_view::GraphPane;
+pub use plots::{CurvesPane, FieldsPane};
+
+/// Where the app finds its bundled files and keeps its runs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Holds `sample_data/` and `assets/`.
+    pub root: PathBuf,
+    /// Runs (`runs/`), generated data (`data/`) and exports (`exports/`).
+    pub workspace: PathBuf,
+}
+
+impl Config {
+    /// For the binary: bundled files from the working directory if it has them, else from the
+    /// source tree the binary was built from; the workspace from `PIECEWISE_WORKSPACE` or
+    /// `./workspace`.
+    pub fn for_binary() -> Config {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        let root = if cwd.join("sample_data").is_dir() {
+            cwd.clone()
+        } else {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        };
+        let workspace = std::env::var_os("PIECEWISE_WORKSPACE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| cwd.join("workspace"));
+        Config { root, workspace }
+    }
+}
+
+/// What persists between sessions (eframe storage).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub source: Option<DataSource>,
+    /// Recently loaded data sets, newest first.
+    pub recent: Vec<DataSource>,
+    pub launch: Option<LaunchForm>,
+    pub generate: GenerateForm,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            source: None,
+            recent: vec![],
+            launch: None,
+            generate: GenerateForm::default(),
+        }
+    }
+}
+
+/// A line in the message bar.
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub text: String,
+    pub error: bool,
+}
+
+/// A trained model loaded from a run directory, for predictions and learned potentials.
+pub struct TrainedModel {
+    pub crf: crate::graph::chain::ChainCrf,
+    pub theta: Vec<f64>,
+}
+
+/// Predicted labels of one corpus of the loaded data by one run's model.
+pub struct Predictions {
+    pub run: String,
+    pub split: Split,
+    pub labels: Vec<Vec<String>>,
+}
+
+/// The panes the tiles hold. Several graph or curve panes may exist side by side.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub enum Pane {
+    Data(data_view::DataPane),
+    Graph(GraphPane),
+    Runs,
+    Curves(CurvesPane),
+    Fields(FieldsPane),
+    Compare(CurvesPane),
+}
+
+impl Pane {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Pane::Data(_) => "Data",
+            Pane::Graph(_) => "Graph",
+            Pane::Runs => "Runs",
+            Pane::Curves(_) => "Curves",
+            Pane::Fields(_) => "Fields",
+            Pane::Compare(_) => "Compare",
+        }
+    }
+}
+
+/// Export requests raised by views, served at the end of the frame.
+#[derive(Clone, Debug)]
+pub enum ExportRequest {
+    /// Save the screen region `rect` of the next frame as PNG.
+    Png { rect: egui::Rect, stem: String },
+}
+
+/// Measured frame timings (CPU time of `ui`), for the status bar and the frame-time report.
+#[derive(Default)]
+pub struct FrameStats {
+    pub last_ms: f32,
+    /// Recent frame CPU times in ms.
+    pub recent: std::collections::VecDeque<f32>,
+    log: Option<std::fs::File>,
+}
+
+impl FrameStats {
+    fn record(&mut self, ms: f32, live_runs: usize) {
+        self.last_ms = ms;
+        self.recent.push_back(ms);
+        if self.recent.len() > 240 {
+            self.recent.pop_front();
+        }
+        if let Some(f) = &mut self.log {
+            use std::io::Write;
+            let _ = writeln!(f, "{ms:.3}\t{live_runs}");
+        }
+    }
+
+    /// Median of the recent frames.
+    pub fn median_ms(&self) -> f32 {
+        let mut v: Vec<f32> = self.recent.iter().copied().collect();
+        if v.is_empty() {
+            return 0.0;
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    }
+}
+
+/// Everything but the tile tree (which the tiles behaviour borrows separately).
+pub struct AppState {
+    pub config: Config,
+    pub settings: Settings,
+    pub data: Option<LoadedData>,
+    loading: Option<Job<LoadedData>>,
+    pub runs: Runs,
+    /// Runs shown in curves, fields and compare.
+    pub selected: BTreeSet<String>,
+    pub messages: Vec<Message>,
+    /// The data form being edited (applied by "Load").
+    pub form: DataSource,
+    pub launch: LaunchForm,
+    models: HashMap<String, Arc<TrainedModel>>,
+    model_jobs: HashMap<String, Job<TrainedModel>>,
+    predictions: Vec<Predictions>,
+    prediction_jobs: HashMap<(String, Split), Job<Predictions>>,
+    dialog: Option<Job<Option<(DialogTarget, PathBuf)>>>,
+    exports: Vec<ExportRequest>,
+    pub frames: FrameStats,
+    focus: Option<&'static str>,
+    new_panes: Vec<Pane>,
+    /// Load the form's data at the next frame (start-up).
+    load_pending: bool,
+    shot_tx: std::sync::mpsc::Sender<Result<PathBuf, String>>,
+    shot_rx: std::sync::mpsc::Receiver<Result<PathBuf, String>>,
+}
+
+/// Which form field a file dialog fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DialogTarget {
+    Train,
+    TrainFolder,
+    Test,
+    Template,
+}
+
+/// The whole app.
+pub struct Workbench {
+    pub state: AppState,
+    pub tree: egui_tiles::Tree<Pane>,
+}
+
+fn default_tree() -> egui_tiles::Tree<Pane> {
+    let mut tiles = egui_tiles::Tiles::default();
+    let left = vec![
+        tiles.insert_pane(Pane::Data(Default::default())),
+        tiles.insert_pane(Pane::Runs),
+    ];
+    let right = vec![
+        tiles.insert_pane(Pane::Graph(GraphPane::default())),
+        tiles.insert_pane(Pane::Curves(CurvesPane::default())),
+        tiles.insert_pane(Pane::Fields(FieldsPane::default())),
+        tiles.insert_pane(Pane::Compare(CurvesPane::default())),
+    ];
+    let l = tiles.insert_tab_tile(left);
+    let r = tiles.insert_tab_tile(right);
+    let mut lin = egui_tiles::Linear::new(egui_tiles::LinearDir::Horizontal, vec![l, r]);
+    lin.shares.set_share(l, 0.42);
+    lin.shares.set_share(r, 0.58);
+    let root = tiles.insert_container(egui_tiles::Container::Linear(lin));
+    egui_tiles::Tree::new(egui::Id::unique("workbench"), root, tiles)
+}
+
+impl Workbench {
+    /// A workbench with `settings` (persisted ones, or defaults); starts loading the data set
+    /// it last had, or the bundled sample.
+    pub fn new(config: Config, settings: Settings) -> Workbench {
+        let (runs, problems) = Runs::open(&config.workspace);
+        let form = settings
+            .source
+            .clone()
+            .unwrap_or_else(|| DataSource::sample(&config.root));
+        let launch = settings
+            .launch
+            .clone()
+            .unwrap_or_else(|| LaunchForm::for_data(&form));
+        let frames = FrameStats {
+            log: std::env::var_os("PIECEWISE_FRAME_LOG")
+                .and_then(|p| std::fs::File::create(p).ok()),
+            ..Default::default()
+        };
+        let (shot_tx, shot_rx) = std::sync::mpsc::channel();
+        let mut state = AppState {
+            config,
+            settings,
+            data: None,
+            loading: None,
+            runs,
+            selected: BTreeSet::new(),
+            messages: problems
+                .into_iter()
+                .map(|text| Message { text, error: true })
+                .collect(),
+            form,
+            launch,
+            models: HashMap::new(),
+            model_jobs: HashMap::new(),
+            predictions: vec![],
+            prediction_jobs: HashMap::new(),
+            dialog: None,
+            exports: vec![],
+            frames,
+            focus: None,
+            new_panes: vec![],
+            load_pending: false,
+            shot_tx,
+            shot_rx,
+        };
+        // Finished runs start selected, so the curves show something.
+        state.selected = state
+            .runs
+            .entries
+            .iter()
+            .rev()
+            .take(3)
+            .map(|e| e.id.clone())
+            .collect();
+        state.load_pending = true;
+        Workbench {
+            state,
+            tree: default_tree(),
+        }
+    }
+
+    /// Draws one frame.
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let t0 = Instant::now();
+        let ctx = ui.ctx().clone();
+        if std::mem::take(&mut self.state.load_pending) {
+            self.state.load(&ctx);
+        }
+        self.state.poll(&ctx);
+        self.state.dropped_files(&ctx);
+        egui::Panel::top("menu").show(ui, |ui| self.top_bar(ui));
+        egui::Panel::bottom("messages").show(ui, |ui| self.state.message_bar(ui));
+        egui::CentralPanel::default_margins().show(ui, |ui| {
+            let mut behavior = Behavior {
+                state: &mut self.state,
+            };
+            self.tree.ui(&mut behavior, ui);
+        });
+        for pane in std::mem::take(&mut self.state.new_panes) {
+            self.add_pane(pane);
+        }
+        if let Some(kind) = self.state.focus.take() {
+            self.tree.make_active(
+                |_, tile| matches!(tile, egui_tiles::Tile::Pane(p) if p.kind() == kind),
+            );
+        }
+        self.state.serve_exports(&ctx);
+        if self.state.runs.any_live() || self.state.is_busy() {
+            ctx.request_repaint_after(std::time::Duration::from_millis(250));
+        }
+        let live = self
+            .state
+            .runs
+            .entries
+            .iter()
+            .filter(|e| e.status.is_live())
+            .count();
+        self.state
+            .frames
+            .record(t0.elapsed().as_secs_f32() * 1000.0, live);
+    }
+
+    fn top_bar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("Piecewise Lab");
+            ui.separator();
+            for kind in ["Data", "Graph", "Runs", "Curves", "Fields", "Compare"] {
+                if ui
+                    .button(format!("{kind} view"))
+                    .on_hover_text(format!("Bring the {kind} pane to the front"))
+                    .clicked()
+                {
+                    self.state.focus = Some(kind);
+                }
+            }
+            ui.separator();
+            ui.menu_button("Add pane", |ui| {
+                if ui.button("Graph").clicked() {
+                    self.state.new_panes.push(Pane::Graph(GraphPane::default()));
+                    ui.close();
+                }
+                if ui.button("Curves").clicked() {
+                    self.state
+                        .new_panes
+                        .push(Pane::Curves(CurvesPane::default()));
+                    ui.close();
+                }
+                if ui.button("Fields").clicked() {
+                    self.state
+                        .new_panes
+                        .push(Pane::Fields(FieldsPane::default()));
+                    ui.close();
+                }
+            });
+            if ui.button("Reset layout").clicked() {
+                self.tree = default_tree();
+            }
+            ui.separator();
+            if let Some(j) = &self.state.loading {
+                ui.spinner();
+                ui.label(format!(
+                    "{} ({:.1} s)",
+                    j.what,
+                    j.started.elapsed().as_secs_f32()
+                ));
+            } else if let Some(d) = &self.state.data {
+                ui.label(format!(
+                    "data: {} · {} sequences",
+                    d.source.title(),
+                    d.train_stats.sequences
+                ));
+            }
+            let live = self
+                .state
+                .runs
+                .entries
+                .iter()
+                .filter(|e| e.status.is_live())
+                .count();
+            if live > 0 {
+                ui.label(format!("· {live} run(s) training"));
+            }
+            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+                ui.weak(format!(
+                    "frame {:.1} ms (median {:.1})",
+                    self.state.frames.last_ms,
+                    self.state.frames.median_ms()
+                ));
+            });
+        });
+    }
+
+    /// Puts a new pane next to the others (in the root container).
+    fn add_pane(&mut self, pane: Pane) {
+        let id = self.tree.tiles.insert_pane(pane);
+        match self.tree.root() {
+            Some(root) => {
+                if let Some(egui_tiles::Tile::Container(c)) = self.tree.tiles.get_mut(root) {
+                    c.add_child(id);
+                } else {
+                    let new_root = self.tree.tiles.insert_horizontal_tile(vec![root, id]);
+                    self.tree.root = Some(new_root);
+                }
+            }
+            None => self.tree.root = Some(id),
+        }
+    }
+
+    /// The persisted settings (with the current forms).
+    pub fn settings(&self) -> Settings {
+        let mut s = self.state.settings.clone();
+        s.launch = Some(self.state.launch.clone());
+        s
+    }
+}
+
+impl AppState {
+    /// Starts loading the data form in the background.
+    pub fn load(&mut self, ctx: &egui::Context) {
+        let source = self.form.clone();
+        self.loading = Some(Job::spawn(
+            ctx,
+            format!("loading {}", source.title()),
+            move || LoadedData::load(&source).map_err(|e| e.to_string()),
+        ));
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.loading.is_some()
+            || self.dialog.is_some()
+            || !self.model_jobs.is_empty()
+            || !self.prediction_jobs.is_empty()
+    }
+
+    /// Whether a data set is being loaded.
+    pub fn is_loading(&self) -> bool {
+        self.loading.is_some()
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.messages.push(Message {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.messages.push(Message {
+            text: text.into(),
+            error: true,
+        });
+    }
+
+    /// Collects finished background work.
+    fn poll(&mut self, ctx: &egui::Context) {
+        self.runs.poll();
+        match take_finished(&mut self.loading) {
+            Some(Ok(d)) => {
+                self.info(format!(
+                    "loaded {}: {} sequences, {} tokens, {} labels, {} parameters",
+                    d.source.title(),
+                    d.train_stats.sequences,
+                    d.train_stats.tokens,
+                    d.crf.labels.len(),
+                    d.crf.model.n_params
+                ));
+                let s = d.source.clone();
+                self.settings.recent.retain(|r| r != &s);
+                self.settings.recent.insert(0, s.clone());
+                self.settings.recent.truncate(8);
+                self.settings.source = Some(s);
+                self.predictions.clear();
+                self.prediction_jobs.clear();
+                self.data = Some(d);
+            }
+            Some(Err(e)) => self.error(format!("could not load the data: {e}")),
+            None => {}
+        }
+        match take_finished(&mut self.dialog) {
+            Some(Ok(Some((target, path)))) => {
+                let p = path.display().to_string();
+                match target {
+                    DialogTarget::Train | DialogTarget::TrainFolder => self.form.train = p,
+                    DialogTarget::Test => self.form.test = p,
+                    DialogTarget::Template => self.form.template = p,
+                }
+            }
+            Some(Ok(None)) => self.info(
+                "no file chosen (the dialog was cancelled, or no desktop portal is available): \
+                 type the path into the field or drop the file on the window",
+            ),
+            Some(Err(e)) => self.error(format!(
+                "the file dialog failed ({e}): type the path into the field or drop the file on \
+                 the window"
+            )),
+            None => {}
+        }
+        let done: Vec<String> = self
+            .model_jobs
+            .iter_mut()
+            .filter_map(|(k, j)| j.poll().map(|r| (k.clone(), r)))
+            .map(|(k, r)| {
+                match r {
+                    Ok(m) => {
+                        self.models.insert(k.clone(), Arc::new(m));
+                    }
+                    Err(e) => self.messages.push(Message {
+                        text: format!("could not load the model of run {k}: {e}"),
+                        error: true,
+                    }),
+                }
+                k
+            })
+            .collect();
+        for k in done {
+            self.model_jobs.remove(&k);
+        }
+        let done: Vec<(String, Split)> = self
+            .prediction_jobs
+            .iter_mut()
+            .filter_map(|(k, j)| j.poll().map(|r| (k.clone(), r)))
+            .map(|(k, r)| {
+                match r {
+                    Ok(p) => self.predictions.push(p),
+                    Err(e) => self.messages.push(Message {
+                        text: format!("could not predict with run {}: {e}", k.0),
+                        error: true,
+                    }),
+                }
+                k
+            })
+            .collect();
+        for k in done {
+            self.prediction_jobs.remove(&k);
+        }
+        let _ = ctx;
+    }
+
+    /// Files dropped on the window: a folder or data file becomes the training data (a file
+    /// whose name says "test" the test data, a `.tpl` the template) and is loaded.
+    fn dropped_files(&mut self, ctx: &egui::Context) {
+        let dropped: Vec<PathBuf> = ctx.input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .collect()
+        });
+        if dropped.is_empty() {
+            return;
+        }
+        for p in dropped {
+            let name = p
+                .file_name()
+                .map(|s| s.to_string_lossy().to_lowercase())
+                .unwrap_or_default();
+            let s = p.display().to_string();
+            if name.ends_with(".tpl") || name.contains("template") {
+                self.form.template = s;
+            } else if name.contains("test") && !p.is_dir() {
+                self.form.test = s;
+            } else {
+                self.form.train = s;
+                if p.is_dir() {
+                    self.form.test.clear();
+                }
+            }
+        }
+        self.load(ctx);
+    }
+
+    /// Opens a native file dialog on a background thread (it blocks while open).
+    pub fn open_dialog(&mut self, ctx: &egui::Context, target: DialogTarget) {
+        if self.dialog.is_some() {
+            return;
+        }
+        let start = match target {
+            DialogTarget::Template => self.config.root.join("assets/templates"),
+            _ => self.config.root.join("sample_data"),
+        };
+        self.dialog = Some(Job::spawn(ctx, "file dialog", move || {
+            let d = rfd::FileDialog::new().set_directory(start);
+            let picked = match target {
+                DialogTarget::TrainFolder => d.pick_folder(),
+                _ => d.pick_file(),
+            };
+            Ok(picked.map(|p| (target, p)))
+        }));
+    }
+
+    /// A run's trained model, loading it in the background on first use.
+    pub fn model(&mut self, ctx: &egui::Context, run: &str) -> Option<Arc<TrainedModel>> {
+        if let Some(m) = self.models.get(run) {
+            return Some(m.clone());
+        }
+        if !self.model_jobs.contains_key(run) {
+            let dir = self.runs.get(run)?.dir.clone();
+            self.model_jobs.insert(
+                run.to_string(),
+                Job::spawn(ctx, format!("loading model {run}"), move || {
+                    let (crf, theta) =
+                        crate::train::run::load_model(&dir).map_err(|e| e.to_string())?;
+                    Ok(TrainedModel { crf, theta })
+                }),
+            );
+        }
+        None
+    }
+
+    /// A run's predicted labels for a corpus of the loaded data, computed in the background.
+    pub fn predictions(
+        &mut self,
+        ctx: &egui::Context,
+        run: &str,
+        split: Split,
+    ) -> Option<&Predictions> {
+        if let Some(i) = self
+            .predictions
+            .iter()
+            .position(|p| p.run == run && p.split == split)
+        {
+            return Some(&self.predictions[i]);
+        }
+        let key = (run.to_string(), split);
+        if self.prediction_jobs.contains_key(&key) {
+            return None;
+        }
+        let model = self.model(ctx, run)?;
+        let corpus = self.data.as_ref()?.corpus(split).clone();
+        let run_id = run.to_string();
+        self.prediction_jobs.insert(
+            key,
+            Job::spawn(ctx, format!("predicting with {run}"), move || {
+                let labels = crate::eval::predict(&model.crf, &model.theta, &corpus)
+                    .map_err(|e| e.to_string())?;
+                Ok(Predictions {
+                    run: run_id,
+                    split,
+                    labels,
+                })
+            }),
+        );
+        None
+    }
+
+    /// Finished runs whose models can predict (for the model pickers).
+    pub fn finished_runs(&self) -> Vec<String> {
+        self.runs
+            .entries
+            .iter()
+            .filter(|e| e.status == runs::RunStatus::Finished && e.dir.join("weights.bin").exists())
+            .map(|e| e.id.clone())
+            .collect()
+    }
+
+    fn message_bar(&mut self, ui: &mut egui::Ui) {
+        ui.horizontal_wrapped(|ui| {
+            if let Some(m) = self.messages.last() {
+                let color = if m.error {
+                    ui.visuals().error_fg_color
+                } else {
+                    ui.visuals().text_color()
+                };
+                ui.label(egui::RichText::new(&m.text).color(color));
+                if ui.small_button("Dismiss").clicked() {
+                    self.messages.pop();
+                }
+                if self.messages.len() > 1 {
+                    ui.weak(format!("({} earlier)", self.messages.len() - 1));
+                }
+            } else {
+                ui.weak("Drop a CoNLL file, a seminar folder or a .tpl template on the window to load it.");
+            }
+        });
+    }
+
+    /// Requests an export of a screen region as PNG (served after the frame is drawn).
+    pub fn request_png(&mut self, rect: egui::Rect, stem: &str) {
+        self.exports.push(ExportRequest::Png {
+            rect,
+            stem: stem.to_string(),
+        });
+    }
+
+    fn serve_exports(&mut self, ctx: &egui::Context) {
+        // Screenshots arrive through a callback after the next frame is rendered; the PNG is
+        // cropped, encoded and written on a background thread.
+        for req in std::mem::take(&mut self.exports) {
+            let ExportRequest::Png { rect, stem } = req;
+            let dir = self.config.workspace.join("exports");
+            let tx = self.shot_tx.clone();
+            let ctx2 = ctx.clone();
+            let ppp = ctx.pixels_per_point();
+            ctx.request_screenshot(move |image| {
+                std::thread::spawn(move || {
+                    let region = image.region(&rect, Some(ppp));
+                    let _ = tx.send(export::save_png(&dir, &stem, &region));
+                    ctx2.request_repaint();
+                });
+            });
+        }
+        let done: Vec<Result<PathBuf, String>> = self.shot_rx.try_iter().collect();
+        for r in done {
+            match r {
+                Ok(p) => self.info(format!("saved {}", p.display())),
+                Err(e) => self.error(e),
+            }
+        }
+    }
+
+    /// Saves a CSV table under the workspace's exports and reports where.
+    pub fn save_csv(&mut self, stem: &str, header: &[String], rows: &[Vec<String>]) {
+        let dir = self.config.workspace.join("exports");
+        match export::save_csv(&dir, stem, header, rows) {
+            Ok(p) => self.info(format!("saved {}", p.display())),
+            Err(e) => self.error(e),
+        }
+    }
+
+    /// Saves an SVG document under the workspace's exports and reports where.
+    pub fn save_svg(&mut self, stem: &str, svg: &str) {
+        let dir = self.config.workspace.join("exports");
+        match export::save_text(&dir, stem, "svg", svg) {
+            Ok(p) => self.info(format!("saved {}", p.display())),
+            Err(e) => self.error(e),
+        }
+    }
+}
+
+struct Behavior<'a> {
+    state: &'a mut AppState,
+}
+
+impl egui_tiles::Behavior<Pane> for Behavior<'_> {
+    fn pane_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        _tile_id: egui_tiles::TileId,
+        pane: &mut Pane,
+    ) -> egui_tiles::UiResponse {
+        egui::Frame::new()
+            .inner_margin(egui::Margin::same(6))
+            .show(ui, |ui| match pane {
+                Pane::Data(p) => data_view::ui(self.state, p, ui),
+                Pane::Graph(p) => graph_view::ui(self.state, p, ui),
+                Pane::Runs => runs_view::ui(self.state, ui),
+                Pane::Curves(p) => plots::curves_ui(self.state, p, ui),
+                Pane::Fields(p) => plots::fields_ui(self.state, p, ui),
+                Pane::Compare(p) => plots::compare_ui(self.state, p, ui),
+            });
+        egui_tiles::UiResponse::None
+    }
+
+    fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
+        pane.kind().into()
+    }
+
+    fn is_tab_closable(
+        &self,
+        tiles: &egui_tiles::Tiles<Pane>,
+        tile_id: egui_tiles::TileId,
+    ) -> bool {
+        // A kind may be closed only while another pane of the same kind remains.
+        let Some(egui_tiles::Tile::Pane(p)) = tiles.get(tile_id) else {
+            return false;
+        };
+        tiles
+            .tiles()
+            .filter(|t| matches!(t, egui_tiles::Tile::Pane(q) if q.kind() == p.kind()))
+            .count()
+            > 1
+    }
+
+    fn simplification_options(&self) -> egui_tiles::SimplificationOptions {
+        egui_tiles::SimplificationOptions {
+            all_panes_must_have_tabs: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// The eframe app: the workbench plus persistence.
+pub struct WorkbenchApp {
+    pub bench: Workbench,
+}
+
+const SETTINGS_KEY: &str = "piecewise-lab/settings";
+const TREE_KEY: &str = "piecewise-lab/tiles";
+
+impl WorkbenchApp {
+    pub fn new(cc: &eframe::CreationContext<'_>, config: Config) -> WorkbenchApp {
+        let settings: Settings = cc
+            .storage
+            .and_then(|s| eframe::get_value(s, SETTINGS_KEY))
+            .unwrap_or_default();
+        let mut bench = Workbench::new(config, settings);
+        if let Some(tree) = cc
+            .storage
+            .and_then(|s| eframe::get_value::<egui_tiles::Tree<Pane>>(s, TREE_KEY))
+        {
+            bench.tree = tree;
+        }
+        WorkbenchApp { bench }
+    }
+}
+
+impl eframe::App for WorkbenchApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.bench.ui(ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, SETTINGS_KEY, &self.bench.settings());
+        eframe::set_value(storage, TREE_KEY, &self.bench.tree);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.bench.state.runs.cancel_all();
+    }
+}
+
+/// Runs the desktop app (the binary's no-argument mode).
+pub fn run_native(config: Config) -> eframe::Result<()> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("Piecewise Lab")
+            .with_inner_size([1400.0, 900.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "Piecewise Lab",
+        options,
+        Box::new(move |cc| Ok(Box::new(WorkbenchApp::new(cc, config)))),
+    )
+}
+
+/// Formats seconds for lists: `12.3 s`, `4 min 05 s`.
+pub fn fmt_seconds(s: f64) -> String {
+    if s < 60.0 {
+        format!("{s:.1} s")
+    } else {
+        let m = (s / 60.0).floor();
+        format!("{m:.0} min {:02.0} s", s - 60.0 * m)
+    }
+}
+
+/// The path as typed, for messages.
+pub fn show_path(p: &Path) -> String {
+    p.display().to_string()
+}

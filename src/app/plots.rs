@@ -1,0 +1,674 @@
+//! Curves (learning curves of any set of runs), Fields (per-field / per-label P/R/F1 as grouped
+//! bars with a table) and Compare (specs diffed, final metrics, curves together).
+
+use super::export::{svg_bars, svg_lines, Series};
+use super::runs::RunEntry;
+use super::AppState;
+use egui::Color32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Metric {
+    Objective,
+    HeldOutLogLikelihood,
+    TokenAccuracy,
+    SegmentF1,
+    GradNorm,
+}
+
+impl Metric {
+    const ALL: [Metric; 5] = [
+        Metric::Objective,
+        Metric::HeldOutLogLikelihood,
+        Metric::TokenAccuracy,
+        Metric::SegmentF1,
+        Metric::GradNorm,
+    ];
+    pub fn label(self) -> &'static str {
+        match self {
+            Metric::Objective => "training objective",
+            Metric::HeldOutLogLikelihood => "held-out log-likelihood",
+            Metric::TokenAccuracy => "token accuracy %",
+            Metric::SegmentF1 => "segment F1",
+            Metric::GradNorm => "gradient norm",
+        }
+    }
+    fn value(self, p: &crate::train::run::CurvePoint) -> Option<f64> {
+        match self {
+            Metric::Objective => Some(p.report.objective),
+            Metric::HeldOutLogLikelihood => p.test_log_likelihood,
+            Metric::TokenAccuracy => p.test_token_accuracy,
+            Metric::SegmentF1 => p.test_segment_f1,
+            Metric::GradNorm => Some(p.report.grad_norm),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum XAxis {
+    Iteration,
+    Seconds,
+    Operations,
+}
+
+impl XAxis {
+    pub fn label(self) -> &'static str {
+        match self {
+            XAxis::Iteration => "iteration",
+            XAxis::Seconds => "seconds",
+            XAxis::Operations => "counted operations",
+        }
+    }
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CurvesPane {
+    pub metric: Metric,
+    pub x: XAxis,
+    pub log_x: bool,
+    pub log_y: bool,
+}
+
+impl Default for CurvesPane {
+    fn default() -> Self {
+        CurvesPane {
+            metric: Metric::Objective,
+            x: XAxis::Iteration,
+            log_x: false,
+            log_y: true,
+        }
+    }
+}
+
+/// A stable colour per run.
+pub fn run_color(id: &str) -> Color32 {
+    let mut h: u32 = 2166136261;
+    for b in id.bytes() {
+        h = (h ^ b as u32).wrapping_mul(16777619);
+    }
+    let hue = ((h % 997) as f32 / 997.0 + 0.1).fract();
+    egui::ecolor::Hsva::new(hue, 0.75, 0.85, 1.0).into()
+}
+
+/// The points of one run's curve, in plot coordinates (log10 where asked; with log y the
+/// magnitude |y| is plotted, so negative log-likelihoods work too).
+pub fn series(run: &RunEntry, p: &CurvesPane) -> Vec<[f64; 2]> {
+    run.curve
+        .iter()
+        .filter_map(|c| {
+            let x = match p.x {
+                XAxis::Iteration => c.report.iteration as f64,
+                XAxis::Seconds => c.report.seconds,
+                XAxis::Operations => c.report.ops as f64,
+            };
+            let y = p.metric.value(c)?;
+            let x = if p.log_x {
+                (x > 0.0).then(|| x.log10())?
+            } else {
+                x
+            };
+            let y = if p.log_y {
+                (y != 0.0).then(|| y.abs().log10())?
+            } else {
+                y
+            };
+            Some([x, y])
+        })
+        .collect()
+}
+
+fn selected_runs(state: &AppState) -> Vec<&RunEntry> {
+    state
+        .runs
+        .entries
+        .iter()
+        .filter(|e| state.selected.contains(&e.id))
+        .collect()
+}
+
+fn axis_text(log: bool, v: f64) -> String {
+    if log {
+        let x = 10f64.powf(v);
+        if (0.01..1e5).contains(&x.abs()) {
+            format!("{x:.3}")
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        } else {
+            format!("{x:.1e}")
+        }
+    } else {
+        format!("{v}")
+    }
+}
+
+fn curve_controls(p: &mut CurvesPane, ui: &mut egui::Ui, salt: &str) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label("y");
+        egui::ComboBox::from_id_salt(format!("{salt}-metric"))
+            .selected_text(p.metric.label())
+            .show_ui(ui, |ui| {
+                for m in Metric::ALL {
+                    ui.selectable_value(&mut p.metric, m, m.label());
+                }
+            });
+        ui.label("against");
+        for x in [XAxis::Iteration, XAxis::Seconds, XAxis::Operations] {
+            ui.selectable_value(&mut p.x, x, x.label());
+        }
+        ui.checkbox(&mut p.log_x, "log x");
+        ui.checkbox(&mut p.log_y, "log y");
+    });
+}
+
+/// The plot itself (shared by Curves and Compare); returns its rect for PNG export.
+fn curve_plot(
+    runs: &[&RunEntry],
+    p: &CurvesPane,
+    ui: &mut egui::Ui,
+    id: &str,
+    height: f32,
+) -> egui::Rect {
+    let (lx, ly) = (p.log_x, p.log_y);
+    let y_label = if ly {
+        format!("|{}| (log)", p.metric.label())
+    } else {
+        p.metric.label().to_string()
+    };
+    let resp = egui_plot::Plot::new(id.to_string())
+        .height(height)
+        .legend(egui_plot::Legend::default())
+        .x_axis_label(if lx {
+            format!("{} (log)", p.x.label())
+        } else {
+            p.x.label().to_string()
+        })
+        .y_axis_label(y_label)
+        .x_axis_formatter(move |m, _| axis_text(lx, m.value))
+        .y_axis_formatter(move |m, _| axis_text(ly, m.value))
+        .show(ui, |plot| {
+            for r in runs {
+                let pts = series(r, p);
+                if pts.is_empty() {
+                    continue;
+                }
+                plot.line(
+                    egui_plot::Line::new(r.label(), pts)
+                        .color(run_color(&r.id))
+                        .width(1.8),
+                );
+            }
+        });
+    resp.response.rect
+}
+
+fn export_curves(
+    state: &mut AppState,
+    p: &CurvesPane,
+    rect: egui::Rect,
+    ui: &mut egui::Ui,
+    stem: &str,
+) {
+    let runs = selected_runs(state);
+    let series_list: Vec<Series> = runs
+        .iter()
+        .map(|r| Series {
+            name: r.label(),
+            color: run_color(&r.id),
+            points: series(r, p)
+                .into_iter()
+                .map(|[x, y]| {
+                    [
+                        if p.log_x { 10f64.powf(x) } else { x },
+                        if p.log_y { 10f64.powf(y) } else { y },
+                    ]
+                })
+                .collect(),
+        })
+        .collect();
+    let rows: Vec<Vec<String>> = series_list
+        .iter()
+        .flat_map(|s| {
+            s.points
+                .iter()
+                .map(|pt| vec![s.name.clone(), pt[0].to_string(), pt[1].to_string()])
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    ui.horizontal(|ui| {
+        if ui.button("Save PNG").clicked() {
+            state.request_png(rect, stem);
+        }
+        if ui.button("Save SVG").clicked() {
+            let svg = svg_lines(
+                &format!("{} against {}", p.metric.label(), p.x.label()),
+                p.x.label(),
+                p.metric.label(),
+                &series_list,
+            );
+            state.save_svg(stem, &svg);
+        }
+        if ui.button("Save CSV").clicked() {
+            let header = vec!["run".into(), p.x.label().into(), p.metric.label().into()];
+            state.save_csv(stem, &header, &rows);
+        }
+    });
+}
+
+pub fn curves_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
+    ui.heading("Learning curves");
+    curve_controls(p, ui, "curves");
+    let runs = selected_runs(state);
+    if runs.is_empty() {
+        ui.weak("Tick runs in the Runs pane to plot them.");
+        return;
+    }
+    if matches!(
+        p.metric,
+        Metric::HeldOutLogLikelihood | Metric::TokenAccuracy | Metric::SegmentF1
+    ) && runs
+        .iter()
+        .all(|r| r.curve.iter().all(|c| p.metric.value(c).is_none()))
+    {
+        ui.weak("These runs have no held-out evaluations during training: set \"Evaluate every\" and give test data.");
+    }
+    let h = (ui.available_height() - 40.0).max(200.0);
+    let rect = curve_plot(&runs, p, ui, &format!("curves-{:p}", p as *const _), h);
+    export_curves(state, p, rect, ui, "curves");
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum FieldsBy {
+    SegmentType,
+    Label,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Score {
+    Precision,
+    Recall,
+    F1,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct FieldsPane {
+    pub by: FieldsBy,
+    pub score: Score,
+}
+
+impl Default for FieldsPane {
+    fn default() -> Self {
+        FieldsPane {
+            by: FieldsBy::Label,
+            score: Score::F1,
+        }
+    }
+}
+
+pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
+    ui.heading("Per-field scores");
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut p.by, FieldsBy::Label, "per label (token)");
+        ui.selectable_value(&mut p.by, FieldsBy::SegmentType, "per segment type");
+        ui.separator();
+        ui.selectable_value(&mut p.score, Score::Precision, "precision");
+        ui.selectable_value(&mut p.score, Score::Recall, "recall");
+        ui.selectable_value(&mut p.score, Score::F1, "F1");
+    });
+    let runs: Vec<&RunEntry> = selected_runs(state)
+        .into_iter()
+        .filter(|r| r.metrics.is_some())
+        .collect();
+    if runs.is_empty() {
+        ui.weak("Tick finished runs with test data in the Runs pane.");
+        return;
+    }
+    let table = |r: &RunEntry| {
+        let m = r.metrics.as_ref().expect("filtered");
+        match p.by {
+            FieldsBy::Label => m.labels.clone(),
+            FieldsBy::SegmentType => m.segment_types.clone(),
+        }
+    };
+    let mut cats: Vec<String> = runs
+        .iter()
+        .flat_map(|r| table(r).into_keys())
+        .filter(|c| !(p.by == FieldsBy::Label && c == "O"))
+        .collect();
+    cats.sort();
+    cats.dedup();
+    let pick = |prf: &crate::eval::metrics::Prf| match p.score {
+        Score::Precision => prf.precision,
+        Score::Recall => prf.recall,
+        Score::F1 => prf.f1,
+    };
+    let k = runs.len() as f64;
+    let w = 0.8 / k;
+    let charts: Vec<(String, Color32, Vec<f64>)> = runs
+        .iter()
+        .map(|r| {
+            let t = table(r);
+            (
+                r.label(),
+                run_color(&r.id),
+                cats.iter()
+                    .map(|c| t.get(c).map(pick).unwrap_or(0.0))
+                    .collect(),
+            )
+        })
+        .collect();
+    let names = cats.clone();
+    let score_name = format!("{:?}", p.score);
+    let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
+    let resp = egui_plot::Plot::new("fields-plot")
+        .height(h)
+        .legend(egui_plot::Legend::default())
+        .y_axis_label(format!("{score_name} %"))
+        .allow_scroll(false)
+        .x_axis_formatter(move |m, _| {
+            let i = m.value.round();
+            if (m.value - i).abs() < 1e-6 && i >= 0.0 {
+                names.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .show(ui, |plot| {
+            for (j, (name, color, vals)) in charts.iter().enumerate() {
+                let bars: Vec<egui_plot::Bar> = vals
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
+                            .width(w * 0.95)
+                            .name(format!("{} · {}", cats[i], name))
+                    })
+                    .collect();
+                plot.bar_chart(egui_plot::BarChart::new(name.clone(), bars).color(*color));
+            }
+        });
+    let rect = resp.response.rect;
+    // The table beneath: category × run × (P, R, F1).
+    let mut header = vec!["field".to_string()];
+    for r in &runs {
+        for s in ["P", "R", "F1"] {
+            header.push(format!("{} {s}", r.label()));
+        }
+    }
+    let rows: Vec<Vec<String>> = cats
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.clone()];
+            for r in &runs {
+                match table(r).get(c) {
+                    Some(x) => {
+                        row.push(format!("{:.2}", x.precision));
+                        row.push(format!("{:.2}", x.recall));
+                        row.push(format!("{:.2}", x.f1));
+                    }
+                    None => row.extend(["–".into(), "–".into(), "–".into()]),
+                }
+            }
+            row
+        })
+        .collect();
+    egui::ScrollArea::both()
+        .id_salt("fields-table")
+        .max_height((ui.available_height() - 30.0).max(60.0))
+        .show(ui, |ui| {
+            egui::Grid::new("fields-grid").striped(true).show(ui, |ui| {
+                for hcell in &header {
+                    ui.strong(hcell);
+                }
+                ui.end_row();
+                for row in &rows {
+                    for cell in row {
+                        ui.label(cell);
+                    }
+                    ui.end_row();
+                }
+            });
+        });
+    let title = format!(
+        "{score_name} per {}",
+        if p.by == FieldsBy::Label {
+            "label"
+        } else {
+            "segment type"
+        }
+    );
+    ui.horizontal(|ui| {
+        if ui.button("Save PNG").clicked() {
+            state.request_png(rect, "fields");
+        }
+        if ui.button("Save SVG").clicked() {
+            let svg = svg_bars(&title, &format!("{score_name} %"), &cats, &charts);
+            state.save_svg("fields", &svg);
+        }
+        if ui.button("Save CSV").clicked() {
+            state.save_csv("fields", &header, &rows);
+        }
+    });
+}
+
+/// Flattens JSON into `path = value` pairs for the spec diff.
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&p, x, out);
+            }
+        }
+        other => out.push((prefix.to_string(), other.to_string())),
+    }
+}
+
+/// One row per spec field for each run, and whether the runs differ in it.
+pub fn spec_diff(runs: &[&RunEntry]) -> Vec<(String, Vec<String>, bool)> {
+    let flat: Vec<Vec<(String, String)>> = runs
+        .iter()
+        .map(|r| {
+            let mut out = vec![];
+            flatten(
+                "",
+                &serde_json::to_value(&r.spec).unwrap_or_default(),
+                &mut out,
+            );
+            out
+        })
+        .collect();
+    let mut keys: Vec<String> = flat
+        .iter()
+        .flat_map(|f| f.iter().map(|(k, _)| k.clone()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .map(|k| {
+            let vals: Vec<String> = flat
+                .iter()
+                .map(|f| {
+                    f.iter()
+                        .find(|(kk, _)| *kk == k)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_else(|| "–".into())
+                })
+                .collect();
+            let differs = vals.iter().any(|v| *v != vals[0]);
+            (k, vals, differs)
+        })
+        .collect()
+}
+
+/// Final metrics rows for the comparison table.
+pub fn metrics_rows(runs: &[&RunEntry]) -> Vec<(String, Vec<String>)> {
+    let f = |o: Option<f64>, p: usize| o.map(|x| format!("{x:.p$}")).unwrap_or_else(|| "–".into());
+    let rows: Vec<(&str, Box<dyn Fn(&RunEntry) -> String>)> = vec![
+        (
+            "status",
+            Box::new(|r: &RunEntry| r.status.label().to_string()),
+        ),
+        (
+            "iterations",
+            Box::new(|r: &RunEntry| r.iteration().to_string()),
+        ),
+        (
+            "stop reason",
+            Box::new(|r: &RunEntry| {
+                r.summary
+                    .as_ref()
+                    .and_then(|s| s.stop_reason.as_ref().map(|x| format!("{x:?}")))
+                    .unwrap_or_else(|| "–".into())
+            }),
+        ),
+        (
+            "train seconds",
+            Box::new(move |r: &RunEntry| f(r.summary.as_ref().map(|s| s.train_seconds), 2)),
+        ),
+        (
+            "setup seconds",
+            Box::new(move |r: &RunEntry| f(r.summary.as_ref().map(|s| s.setup_seconds), 2)),
+        ),
+        (
+            "evaluations",
+            Box::new(|r: &RunEntry| {
+                r.summary
+                    .as_ref()
+                    .map(|s| s.evaluations.to_string())
+                    .unwrap_or_else(|| "–".into())
+            }),
+        ),
+        (
+            "counted operations",
+            Box::new(|r: &RunEntry| {
+                r.summary
+                    .as_ref()
+                    .map(|s| format!("{:.3e}", s.ops as f64))
+                    .unwrap_or_else(|| "–".into())
+            }),
+        ),
+        (
+            "parameters",
+            Box::new(|r: &RunEntry| {
+                r.summary
+                    .as_ref()
+                    .map(|s| s.n_params.to_string())
+                    .unwrap_or_else(|| "–".into())
+            }),
+        ),
+        (
+            "final objective",
+            Box::new(move |r: &RunEntry| f(r.summary.as_ref().and_then(|s| s.final_objective), 4)),
+        ),
+        (
+            "token accuracy %",
+            Box::new(move |r: &RunEntry| f(r.metrics.as_ref().map(|m| m.token_accuracy), 2)),
+        ),
+        (
+            "segment F1",
+            Box::new(move |r: &RunEntry| f(r.metrics.as_ref().map(|m| m.segments.f1), 2)),
+        ),
+        (
+            "held-out log-likelihood",
+            Box::new(move |r: &RunEntry| f(r.metrics.as_ref().and_then(|m| m.log_likelihood), 3)),
+        ),
+    ];
+    rows.into_iter()
+        .map(|(name, get)| (name.to_string(), runs.iter().map(|r| get(r)).collect()))
+        .collect()
+}
+
+pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
+    ui.heading("Compare runs");
+    let runs = selected_runs(state);
+    if runs.len() < 2 {
+        ui.weak("Tick two or more runs in the Runs pane to compare them.");
+        return;
+    }
+    let diff = spec_diff(&runs);
+    let metrics = metrics_rows(&runs);
+    let labels: Vec<String> = runs.iter().map(|r| r.label()).collect();
+    let colors: Vec<Color32> = runs.iter().map(|r| run_color(&r.id)).collect();
+    let changed = diff.iter().filter(|d| d.2).count();
+    let mut rect = egui::Rect::NOTHING;
+    egui::ScrollArea::vertical()
+        .id_salt("compare-scroll")
+        .show(ui, |ui| {
+            ui.strong(format!("Specs ({changed} field(s) differ, highlighted)"));
+            egui::Grid::new("compare-spec")
+                .striped(true)
+                .show(ui, |ui| {
+                    ui.strong("field");
+                    for (l, c) in labels.iter().zip(&colors) {
+                        ui.colored_label(*c, l);
+                    }
+                    ui.end_row();
+                    let warn = ui.visuals().warn_fg_color;
+                    for (k, vals, differs) in &diff {
+                        if *differs {
+                            ui.label(egui::RichText::new(format!("≠ {k}")).color(warn).strong());
+                        } else {
+                            ui.label(k);
+                        }
+                        for v in vals {
+                            if *differs {
+                                ui.label(egui::RichText::new(v).color(warn));
+                            } else {
+                                ui.weak(v);
+                            }
+                        }
+                        ui.end_row();
+                    }
+                });
+            ui.separator();
+            ui.strong("Final metrics and times");
+            egui::Grid::new("compare-metrics")
+                .striped(true)
+                .show(ui, |ui| {
+                    ui.strong("");
+                    for (l, c) in labels.iter().zip(&colors) {
+                        ui.colored_label(*c, l);
+                    }
+                    ui.end_row();
+                    for (k, vals) in &metrics {
+                        ui.label(k);
+                        for v in vals {
+                            ui.label(v);
+                        }
+                        ui.end_row();
+                    }
+                });
+            ui.separator();
+            curve_controls(p, ui, "compare");
+            rect = curve_plot(&runs, p, ui, "compare-curves", 260.0);
+        });
+    let mut header = vec!["field".to_string()];
+    header.extend(labels.iter().cloned());
+    let rows: Vec<Vec<String>> = diff
+        .iter()
+        .map(|(k, v, _)| {
+            std::iter::once(format!("spec.{k}"))
+                .chain(v.iter().cloned())
+                .collect()
+        })
+        .chain(metrics.iter().map(|(k, v)| {
+            std::iter::once(k.clone())
+                .chain(v.iter().cloned())
+                .collect()
+        }))
+        .collect();
+    ui.horizontal(|ui| {
+        if ui.button("Save table CSV").clicked() {
+            state.save_csv("compare", &header, &rows);
+        }
+        if ui.button("Save curves PNG").clicked() {
+            state.request_png(rect, "compare-curves");
+        }
+    });
+}

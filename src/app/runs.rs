@@ -1,0 +1,370 @@
+//! Runs in the workspace: launching them on background threads, draining their events, and
+//! reloading finished ones from disk. A run is a directory written by [`train::execute`]
+//! (`spec.json`, `curve.jsonl`, `summary.json`, model files); the GUI reads nothing else.
+
+use crate::eval::metrics::Metrics;
+use crate::train::run::{CurvePoint, RunEvent, RunSummary};
+use crate::train::spec::RunSpec;
+use crate::util::read_json;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::Arc;
+use std::time::Instant;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// Reading data and building features.
+    Setup,
+    Running,
+    Finished,
+    Failed,
+    Cancelled,
+    /// Found on disk marked running: the program that ran it stopped.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            RunStatus::Setup => "setting up",
+            RunStatus::Running => "running",
+            RunStatus::Finished => "finished",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+    pub fn is_live(self) -> bool {
+        matches!(self, RunStatus::Setup | RunStatus::Running)
+    }
+}
+
+/// A live run's connection to its thread.
+struct Live {
+    rx: Receiver<RunEvent>,
+    cancel: Arc<AtomicBool>,
+    started: Instant,
+}
+
+/// One run of the workspace.
+pub struct RunEntry {
+    /// Directory name; unique in the workspace.
+    pub id: String,
+    pub dir: PathBuf,
+    pub spec: RunSpec,
+    pub status: RunStatus,
+    pub summary: Option<RunSummary>,
+    pub curve: Vec<CurvePoint>,
+    /// Latest held-out metrics (final ones once finished).
+    pub metrics: Option<Metrics>,
+    pub error: Option<String>,
+    /// Wall seconds since launch (live) or setup + training seconds (from disk).
+    pub elapsed: f64,
+    live: Option<Live>,
+}
+
+impl RunEntry {
+    /// Name for legends: the spec's name, else the id.
+    pub fn label(&self) -> String {
+        match &self.spec.name {
+            Some(n) if !n.trim().is_empty() => format!("{} ({})", n.trim(), self.id),
+            _ => self.id.clone(),
+        }
+    }
+
+    pub fn iteration(&self) -> usize {
+        self.curve.last().map(|p| p.report.iteration).unwrap_or(0)
+    }
+
+    /// Fraction of the iteration budget used (convergence usually stops earlier).
+    pub fn progress(&self) -> f32 {
+        match self.status {
+            RunStatus::Finished => 1.0,
+            _ => (self.iteration() as f32 / self.spec.optimiser.max_iter.max(1) as f32).min(1.0),
+        }
+    }
+
+    /// Upper bound on the seconds left: the iteration budget at the current pace.
+    pub fn eta(&self) -> Option<f64> {
+        if !self.status.is_live() {
+            return None;
+        }
+        let last = self.curve.last()?;
+        let per_iter = last.report.seconds / last.report.iteration.max(1) as f64;
+        let left = self
+            .spec
+            .optimiser
+            .max_iter
+            .saturating_sub(last.report.iteration);
+        Some(per_iter * left as f64)
+    }
+
+    /// Applies one event from the run's thread.
+    fn apply(&mut self, ev: RunEvent) {
+        match ev {
+            RunEvent::Started { .. } => self.status = RunStatus::Running,
+            RunEvent::Progress(r) => {
+                self.status = RunStatus::Running;
+                self.curve.push(CurvePoint {
+                    report: r,
+                    test_token_accuracy: None,
+                    test_segment_f1: None,
+                    test_log_likelihood: None,
+                })
+            }
+            RunEvent::Eval { iteration, metrics } => {
+                if let Some(p) = self
+                    .curve
+                    .iter_mut()
+                    .rev()
+                    .find(|p| p.report.iteration == iteration)
+                {
+                    p.test_token_accuracy = Some(metrics.token_accuracy);
+                    p.test_segment_f1 = Some(metrics.segments.f1);
+                    p.test_log_likelihood = metrics.log_likelihood;
+                }
+                self.metrics = Some(*metrics);
+            }
+            RunEvent::Finished(s) => {
+                self.status = RunStatus::Finished;
+                if s.test.is_some() {
+                    self.metrics = s.test.clone();
+                }
+                self.summary = Some(*s);
+            }
+            RunEvent::Failed(msg) => {
+                self.status = if msg == crate::error::Error::Cancelled.to_string() {
+                    RunStatus::Cancelled
+                } else {
+                    RunStatus::Failed
+                };
+                self.error = Some(msg);
+            }
+        }
+    }
+}
+
+/// Every run in the workspace directory, live or finished.
+pub struct Runs {
+    pub dir: PathBuf,
+    pub entries: Vec<RunEntry>,
+}
+
+impl Runs {
+    /// Opens (creating if needed) `workspace/runs` and reloads every run found there.
+    /// Returns the runs and messages about run directories that could not be read.
+    pub fn open(workspace: &Path) -> (Runs, Vec<String>) {
+        let dir = workspace.join("runs");
+        let mut problems = vec![];
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            problems.push(format!("cannot create {}: {e}", dir.display()));
+        }
+        let mut entries = vec![];
+        let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+            .unwrap_or_default();
+        names.sort();
+        for path in names {
+            if !path.join("spec.json").exists() {
+                continue;
+            }
+            match load_entry(&path) {
+                Ok(e) => entries.push(e),
+                Err(e) => problems.push(e),
+            }
+        }
+        (Runs { dir, entries }, problems)
+    }
+
+    pub fn get(&self, id: &str) -> Option<&RunEntry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    pub fn any_live(&self) -> bool {
+        self.entries.iter().any(|e| e.status.is_live())
+    }
+
+    /// A new directory name: a sequence number, then the estimator.
+    fn next_id(&self, spec: &RunSpec) -> String {
+        let n = self
+            .entries
+            .iter()
+            .filter_map(|e| e.id.split('-').next()?.parse::<u32>().ok())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let mut id = format!("{n:03}-{}", spec.estimator.name());
+        while self.dir.join(&id).exists() {
+            id.push('x');
+        }
+        id
+    }
+
+    /// Starts `spec` on a background thread; returns the new run's id.
+    pub fn launch(&mut self, ctx: &egui::Context, spec: RunSpec) -> String {
+        let id = self.next_id(&spec);
+        let dir = self.dir.join(&id);
+        let (tx, rx) = channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let spec = spec.clone();
+            let dir = dir.clone();
+            let cancel = cancel.clone();
+            let ctx = ctx.clone();
+            std::thread::Builder::new()
+                .name(format!("run {id}"))
+                .spawn(move || {
+                    let mut send = |ev: RunEvent| {
+                        let _ = tx.send(ev);
+                        ctx.request_repaint();
+                    };
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        crate::train::run::execute(&spec, &dir, &cancel, &mut send)
+                    }));
+                    if outcome.is_err() {
+                        send(RunEvent::Failed("internal error: the run panicked".into()));
+                    }
+                })
+                .expect("spawn run thread");
+        }
+        self.entries.push(RunEntry {
+            id: id.clone(),
+            dir,
+            spec,
+            status: RunStatus::Setup,
+            summary: None,
+            curve: vec![],
+            metrics: None,
+            error: None,
+            elapsed: 0.0,
+            live: Some(Live {
+                rx,
+                cancel,
+                started: Instant::now(),
+            }),
+        });
+        id
+    }
+
+    /// Drains every live run's events; call once per frame.
+    pub fn poll(&mut self) {
+        for e in &mut self.entries {
+            let Some(live) = &e.live else { continue };
+            let events: Vec<RunEvent> = live.rx.try_iter().collect();
+            e.elapsed = live.started.elapsed().as_secs_f64();
+            let disconnected = matches!(
+                live.rx.try_recv(),
+                Err(std::sync::mpsc::TryRecvError::Disconnected)
+            );
+            for ev in events {
+                e.apply(ev);
+            }
+            if !e.status.is_live() || disconnected {
+                if e.status.is_live() {
+                    e.status = RunStatus::Failed;
+                    e.error
+                        .get_or_insert("the run's thread ended without a result".into());
+                }
+                e.live = None;
+            }
+        }
+    }
+
+    pub fn cancel(&mut self, id: &str) {
+        if let Some(live) = self
+            .entries
+            .iter()
+            .find(|e| e.id == id)
+            .and_then(|e| e.live.as_ref())
+        {
+            live.cancel.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Deletes a run that is not running, with its directory.
+    pub fn delete(&mut self, id: &str) -> Result<(), String> {
+        let Some(i) = self.entries.iter().position(|e| e.id == id) else {
+            return Err(format!("no run {id}"));
+        };
+        if self.entries[i].status.is_live() {
+            return Err(format!("run {id} is still running: cancel it first"));
+        }
+        let dir = self.entries[i].dir.clone();
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)
+                .map_err(|e| format!("cannot delete {}: {e}", dir.display()))?;
+        }
+        self.entries.remove(i);
+        Ok(())
+    }
+
+    /// Asks every live run to stop (on exit).
+    pub fn cancel_all(&self) {
+        for e in &self.entries {
+            if let Some(l) = &e.live {
+                l.cancel.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Reads a run directory.
+fn load_entry(dir: &Path) -> Result<RunEntry, String> {
+    let id = dir
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let spec: RunSpec = read_json(&dir.join("spec.json")).map_err(|e| e.to_string())?;
+    let summary: Option<RunSummary> = read_json(&dir.join("summary.json")).ok();
+    let mut curve = vec![];
+    if let Ok(text) = std::fs::read_to_string(dir.join("curve.jsonl")) {
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<CurvePoint>(line) {
+                Ok(p) => curve.push(p),
+                Err(e) => {
+                    return Err(format!(
+                        "{}:{}: {e}",
+                        dir.join("curve.jsonl").display(),
+                        i + 1
+                    ))
+                }
+            }
+        }
+    }
+    let (status, error, metrics, elapsed) = match &summary {
+        Some(s) => (
+            match s.status.as_str() {
+                "finished" => RunStatus::Finished,
+                "failed" => RunStatus::Failed,
+                "cancelled" => RunStatus::Cancelled,
+                _ => RunStatus::Interrupted,
+            },
+            s.error.clone(),
+            s.test.clone(),
+            s.setup_seconds + s.train_seconds,
+        ),
+        None => (
+            RunStatus::Interrupted,
+            Some("summary.json is missing or unreadable".into()),
+            None,
+            0.0,
+        ),
+    };
+    let metrics = metrics.or_else(|| None);
+    Ok(RunEntry {
+        id,
+        dir: dir.to_path_buf(),
+        spec,
+        status,
+        summary,
+        curve,
+        metrics,
+        error,
+        elapsed,
+        live: None,
+    })
+}

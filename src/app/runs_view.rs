@@ -1,0 +1,259 @@
+//! The Runs pane: the launch form (every knob of a `RunSpec`) and the list of runs with status,
+//! progress, elapsed time, ETA, cancel, rerun-with-edits and delete.
+
+use super::launch::LaunchForm;
+use super::runs::RunStatus;
+use super::{fmt_seconds, AppState};
+use crate::estimators::EstimatorSpec;
+use crate::graph::chain::{Factorisation, FeatureSet};
+
+pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+    egui::ScrollArea::vertical()
+        .id_salt("runs-scroll")
+        .show(ui, |ui| {
+            launch_form(state, ui);
+            ui.separator();
+            run_list(state, ui);
+        });
+}
+
+fn text_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) {
+    let l = ui.label(label);
+    ui.add(
+        egui::TextEdit::singleline(value)
+            .hint_text(hint)
+            .desired_width(f32::INFINITY),
+    )
+    .labelled_by(l.id);
+    ui.end_row();
+}
+
+fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
+    let ctx = ui.ctx().clone();
+    ui.heading("New run");
+    let f = &mut state.launch;
+    egui::Grid::new("launch-grid")
+        .num_columns(2)
+        .striped(false)
+        .show(ui, |ui| {
+            text_row(ui, "Name", &mut f.name, "optional label for legends");
+            text_row(
+                ui,
+                "Train data",
+                &mut f.train,
+                "CoNLL file or seminar folder",
+            );
+            text_row(ui, "Test data", &mut f.test, "optional");
+            text_row(
+                ui,
+                "Template",
+                &mut f.template,
+                "empty = built-in chunking template",
+            );
+            ui.label("Factorisation");
+            ui.horizontal(|ui| {
+                ui.selectable_value(&mut f.factorisation, Factorisation::Split, "split");
+                ui.selectable_value(&mut f.factorisation, Factorisation::Edge, "edge");
+                ui.label("Features");
+                ui.selectable_value(&mut f.feature_set, FeatureSet::All, "all");
+                ui.selectable_value(&mut f.feature_set, FeatureSet::Observed, "observed");
+            });
+            ui.end_row();
+            ui.label("Estimator");
+            ui.horizontal_wrapped(|ui| {
+                for name in EstimatorSpec::NAMES {
+                    ui.selectable_value(&mut f.estimator, name.to_string(), *name);
+                }
+            });
+            ui.end_row();
+            let spec = EstimatorSpec::from_name(&f.estimator).ok();
+            if spec.as_ref().is_some_and(|s| s.has_pieces()) {
+                text_row(
+                    ui,
+                    "Pieces",
+                    &mut f.pieces,
+                    "factor-as-piece; e.g. state+transition",
+                );
+            }
+            if matches!(spec, Some(EstimatorSpec::PwReweighted { .. })) {
+                ui.label("μ");
+                ui.horizontal(|ui| {
+                    let mut uniform = f.mu.is_none();
+                    ui.checkbox(&mut uniform, "uniform 1/|pieces|");
+                    if uniform {
+                        f.mu = None;
+                    } else {
+                        let mut m = f.mu.unwrap_or(0.5);
+                        ui.add(egui::DragValue::new(&mut m).range(1e-4..=10.0).speed(0.01));
+                        f.mu = Some(m);
+                    }
+                });
+                ui.end_row();
+            }
+            let l = ui.label("Prior c2");
+            ui.horizontal(|ui| {
+                ui.add(egui::DragValue::new(&mut f.c2).range(0.0..=1e6).speed(0.05))
+                    .labelled_by(l.id);
+                ui.weak("σ² = 1/(2·c2); 0 = none");
+            });
+            ui.end_row();
+            let l = ui.label("Max iterations");
+            ui.add(egui::DragValue::new(&mut f.max_iter).range(1..=100_000))
+                .labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("Threads");
+            ui.horizontal(|ui| {
+                ui.add(egui::DragValue::new(&mut f.threads).range(0..=256))
+                    .labelled_by(l.id);
+                ui.weak("0 = all cores");
+            });
+            ui.end_row();
+            let l = ui.label("Seed");
+            ui.add(egui::DragValue::new(&mut f.seed)).labelled_by(l.id);
+            ui.end_row();
+            let l = ui.label("Evaluate every");
+            ui.horizontal(|ui| {
+                ui.add(egui::DragValue::new(&mut f.eval_every).range(0..=10_000))
+                    .labelled_by(l.id);
+                ui.weak("iterations on the test data (0 = at the end)");
+            });
+            ui.end_row();
+        });
+    ui.horizontal(|ui| {
+        if ui
+            .button("Train")
+            .on_hover_text("Start this run in the background")
+            .clicked()
+        {
+            match state.launch.to_spec() {
+                Ok(spec) => {
+                    let id = state.runs.launch(&ctx, spec);
+                    state.selected.insert(id.clone());
+                    state.info(format!("started run {id}"));
+                }
+                Err(e) => state.error(format!("cannot start the run: {e}")),
+            }
+        }
+        if ui
+            .button("Use loaded data")
+            .on_hover_text("Fill the data fields from the Data pane")
+            .clicked()
+        {
+            let src = state.form.clone();
+            state.launch.use_data(&src);
+        }
+        if ui.button("Reset form").clicked() {
+            state.launch = LaunchForm::for_data(&state.form);
+        }
+    });
+}
+
+fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.heading("Runs");
+        ui.weak(format!("in {}", state.runs.dir.display()));
+    });
+    if state.runs.entries.is_empty() {
+        ui.weak("No runs yet: fill the form above and press Train.");
+        return;
+    }
+    let ctx = ui.ctx().clone();
+    let mut action: Option<(&'static str, String)> = None;
+    for e in state.runs.entries.iter().rev() {
+        let id = e.id.clone();
+        egui::Frame::group(ui.style()).show(ui, |ui| {
+            ui.horizontal(|ui| {
+                let mut sel = state.selected.contains(&id);
+                if ui
+                    .checkbox(&mut sel, "")
+                    .on_hover_text("Show in Curves, Fields and Compare")
+                    .changed()
+                {
+                    action = Some((if sel { "select" } else { "unselect" }, id.clone()));
+                }
+                ui.strong(e.label());
+                let color = match e.status {
+                    RunStatus::Finished => egui::Color32::from_rgb(60, 160, 90),
+                    RunStatus::Failed | RunStatus::Interrupted => ui.visuals().error_fg_color,
+                    RunStatus::Cancelled => ui.visuals().warn_fg_color,
+                    _ => ui.visuals().text_color(),
+                };
+                ui.colored_label(color, e.status.label());
+                ui.weak(format!(
+                    "{} · c2 {}",
+                    e.spec.estimator.name(),
+                    e.spec
+                        .prior
+                        .sigma2
+                        .map(|s| format!("{:.3}", 1.0 / (2.0 * s)))
+                        .unwrap_or_else(|| "0".into())
+                ));
+            });
+            ui.horizontal(|ui| {
+                if e.status.is_live() {
+                    ui.add(
+                        egui::ProgressBar::new(e.progress())
+                            .desired_width(160.0)
+                            .text(format!("iteration {} / {}", e.iteration(), e.spec.optimiser.max_iter)),
+                    );
+                    ui.label(format!("elapsed {}", fmt_seconds(e.elapsed)));
+                    if let Some(eta) = e.eta() {
+                        ui.weak(format!("ETA ≤ {}", fmt_seconds(eta)))
+                            .on_hover_text("At the current pace, if the iteration budget is used up; convergence usually stops earlier.");
+                    }
+                    if ui.button("Cancel").clicked() {
+                        action = Some(("cancel", id.clone()));
+                    }
+                } else {
+                    ui.label(format!(
+                        "{} iterations · {}",
+                        e.summary.as_ref().map(|s| s.iterations).unwrap_or(e.iteration()),
+                        fmt_seconds(e.elapsed)
+                    ));
+                    if let Some(m) = &e.metrics {
+                        ui.label(format!("acc {:.2}% · F1 {:.2}", m.token_accuracy, m.segments.f1));
+                    }
+                    if ui.button("Rerun with edits").on_hover_text("Copy this run's spec into the form").clicked() {
+                        action = Some(("edit", id.clone()));
+                    }
+                    if ui.button("Delete").clicked() {
+                        action = Some(("delete", id.clone()));
+                    }
+                }
+            });
+            if let Some(err) = &e.error {
+                if e.status != RunStatus::Finished {
+                    ui.colored_label(ui.visuals().error_fg_color, format!("why: {err}"));
+                }
+            }
+        });
+    }
+    if let Some((what, id)) = action {
+        match what {
+            "select" => {
+                state.selected.insert(id);
+            }
+            "unselect" => {
+                state.selected.remove(&id);
+            }
+            "cancel" => state.runs.cancel(&id),
+            "edit" => {
+                if let Some(e) = state.runs.get(&id) {
+                    state.launch = LaunchForm::from_spec(&e.spec);
+                    state.info(format!(
+                        "the form now holds run {id}'s spec: edit and press Train"
+                    ));
+                }
+            }
+            "delete" => match state.runs.delete(&id) {
+                Ok(()) => {
+                    state.selected.remove(&id);
+                    state.info(format!("deleted run {id}"));
+                }
+                Err(e) => state.error(e),
+            },
+            _ => {}
+        }
+    }
+    let _ = ctx;
+}

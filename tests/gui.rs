@@ -1,0 +1,198 @@
+//! The workbench driven by label with egui_kittest (no display needed): load the sample data,
+//! step through PWPL and PL terms, launch runs and see them finish, compare two runs, trigger a
+//! load error and see its message.
+
+use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::Harness;
+use piecewise_lab::app::runs::RunStatus;
+use piecewise_lab::app::{Config, Settings, Workbench};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn harness(workspace: &Path) -> Harness<'static, Workbench> {
+    let wb = Workbench::new(
+        Config {
+            root: root(),
+            workspace: workspace.to_path_buf(),
+        },
+        Settings::default(),
+    );
+    Harness::builder()
+        .with_size(egui::vec2(1500.0, 950.0))
+        .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
+}
+
+/// Steps frames until `cond` holds (background work finishes on its own threads).
+fn wait_for(
+    h: &mut Harness<'_, Workbench>,
+    what: &str,
+    secs: f64,
+    cond: impl Fn(&Workbench) -> bool,
+) {
+    let t = Instant::now();
+    while !cond(h.state()) {
+        assert!(
+            t.elapsed().as_secs_f64() < secs,
+            "timed out after {secs} s waiting for {what}; messages: {:?}",
+            h.state().state.messages
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.step();
+    h.step();
+}
+
+fn loaded(h: &mut Harness<'_, Workbench>) {
+    wait_for(h, "the sample data", 60.0, |w| {
+        w.state.data.is_some() && !w.state.is_loading()
+    });
+}
+
+#[test]
+fn starts_on_the_sample_data_and_steps_through_pwpl_and_pl_terms() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    // The first screen: the data set loaded, its statistics shown.
+    h.get_by_label_contains("loaded hmm-a0.5-train.conll");
+    h.get_by_label("hmm-a0.5-train.conll");
+    let n = h.state().state.data.as_ref().unwrap().train.sequences[0].len();
+
+    h.get_by_label("Graph view").click();
+    h.step();
+    h.step();
+    // PWPL (000 eq. 36-37) on a split chain: one term per factor and variable in it,
+    // n unary + 2 (n - 1) pairwise = 3n - 2 terms.
+    h.get_by_label_contains(&format!("pwpl term 1 of {}", 3 * n - 2));
+    for _ in 0..4 {
+        h.get_by_label("Next term >").click();
+        h.step();
+    }
+    h.step();
+    h.get_by_label_contains(&format!("pwpl term 5 of {}", 3 * n - 2));
+    // Every PWPL term frees one variable of one factor; a transition factor's terms clamp the
+    // other end at its gold label. Step until one shows up.
+    let gold = h.state().state.data.as_ref().unwrap().train.sequences[0]
+        .labels
+        .clone();
+    let mut found = false;
+    for _ in 0..6 {
+        let caption = h
+            .get_by_label_contains("pwpl term ")
+            .accesskit_node()
+            .value()
+            .unwrap_or_default();
+        if let Some((_, clamped)) = caption.split_once(" | ") {
+            let (var, label) = clamped.trim_end_matches(')').split_once(" = ").unwrap();
+            let t: usize = var[1..var.find('·').unwrap()].parse().unwrap();
+            assert_eq!(label, gold[t], "{caption}");
+            found = true;
+            break;
+        }
+        h.get_by_label("Next term >").click();
+        h.step();
+        h.step();
+    }
+    assert!(
+        found,
+        "no PWPL term with a clamped variable in the first terms"
+    );
+    h.get_by_label("< Previous term").click();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("pwpl term 1 of").is_none());
+
+    // Node pseudolikelihood: one term per variable, its neighbours clamped.
+    h.get_by_label("pl").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains(&format!("pl term 1 of {n}"));
+}
+
+#[test]
+fn launches_runs_sees_them_finish_and_compares_them() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    h.get_by_label("Runs view").click();
+    h.step();
+    // Curves to the front on the right, so the graph pane's estimator buttons are not drawn.
+    h.get_by_label("Curves view").click();
+    h.step();
+    h.step();
+    // First run: the form's default estimator (pwpl) on the loaded sample.
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(&mut h, "the first run", 120.0, |w| {
+        w.state.runs.entries.len() == 1 && w.state.runs.entries[0].status == RunStatus::Finished
+    });
+    h.get_by_label("finished");
+    // Second run with exact ML.
+    h.get_by_label("ml").click();
+    h.step();
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(&mut h, "the second run", 120.0, |w| {
+        w.state.runs.entries.len() == 2
+            && w.state
+                .runs
+                .entries
+                .iter()
+                .all(|e| e.status == RunStatus::Finished)
+    });
+    assert_eq!(h.get_all_by_label("finished").count(), 2);
+    // Both are ticked for comparison on launch.
+    h.get_by_label("Compare view").click();
+    h.step();
+    h.step();
+    h.get_by_label("Compare runs");
+    // The spec diff highlights the estimator and nothing it should not.
+    h.get_by_label("≠ estimator.name");
+    assert!(h.query_by_label("≠ prior.sigma2").is_none());
+    h.get_by_label("token accuracy %");
+    // Runs persist: a new workbench on the same workspace finds both.
+    let again = Workbench::new(
+        Config {
+            root: root(),
+            workspace: ws.path().to_path_buf(),
+        },
+        Settings::default(),
+    );
+    assert_eq!(again.state.runs.entries.len(), 2);
+    assert!(again
+        .state
+        .runs
+        .entries
+        .iter()
+        .all(|e| e.status == RunStatus::Finished && e.curve.len() > 1));
+}
+
+#[test]
+fn a_load_error_names_the_file_and_line() {
+    let ws = tempfile::tempdir().unwrap();
+    let bad = ws.path().join("bad.conll");
+    std::fs::write(&bad, "a x B-NP\nb y I-NP\nc I-NP\n").unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    h.state_mut().state.form.train = bad.display().to_string();
+    h.state_mut().state.form.test.clear();
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(&mut h, "the load to fail", 30.0, |w| !w.state.is_loading());
+    let msg = h
+        .get_by_label_contains("could not load the data")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    assert!(msg.contains("bad.conll:3"), "{msg}");
+    // The previous data set stays loaded.
+    assert!(h.state().state.data.is_some());
+}
