@@ -157,6 +157,19 @@ fn launches_runs_sees_them_finish_and_compares_them() {
     h.get_by_label("≠ estimator.name");
     assert!(h.query_by_label("≠ prior.sigma2").is_none());
     h.get_by_label("token accuracy %");
+    // The comparison table exports as CSV, one column per run.
+    h.get_by_label("Save table CSV").click();
+    h.step();
+    h.step();
+    let exports: Vec<_> = std::fs::read_dir(ws.path().join("exports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(exports.len(), 1, "{exports:?}");
+    let csv = std::fs::read_to_string(&exports[0]).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.starts_with("field,001-pwpl,002-ml"), "{header}");
+    assert!(csv.contains("\nspec.estimator.name,pwpl,ml\n"), "{csv}");
     // Runs persist: a new workbench on the same workspace finds both.
     let again = Workbench::new(
         Config {

@@ -63,10 +63,16 @@ impl DataSource {
 
     /// A short name for titles.
     pub fn title(&self) -> String {
-        Path::new(self.train.trim())
+        let p = Path::new(self.train.trim());
+        let name = p
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.train.clone())
+            .unwrap_or_else(|| self.train.clone());
+        // A folder's name alone ("train") says little: prefix its parent.
+        match (p.is_dir(), p.parent().and_then(|q| q.file_name())) {
+            (true, Some(parent)) => format!("{}/{name}", parent.to_string_lossy()),
+            _ => name,
+        }
     }
 }
 

@@ -5,15 +5,21 @@
 use super::data::{DataSource, Split};
 use super::{AppState, DialogTarget};
 use crate::graph::chain::{Factorisation, FeatureSet};
-use egui::{Color32, RichText};
+use egui::Color32;
 
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct DataPane {
     pub split: Split,
     pub sequence: usize,
+    /// Page of the token viewer (`PAGE` tokens each).
+    #[serde(default)]
+    pub page: usize,
     /// Run whose predictions are shown.
     pub model_run: Option<String>,
 }
+
+/// Tokens per page of the sequence viewer.
+const PAGE: usize = 400;
 
 /// A stable colour per segment type (the label without its B-/I-/E-/S- prefix).
 pub fn segment_color(label: &str) -> Color32 {
@@ -47,15 +53,20 @@ pub fn ui(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui) {
 fn path_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) -> bool {
     let mut browse = false;
     ui.horizontal(|ui| {
-        let l = ui.label(label);
+        let l = ui.add_sized([62.0, 18.0], egui::Label::new(label));
+        let button_w = 70.0;
         ui.add(
             egui::TextEdit::singleline(value)
                 .hint_text(hint)
-                .desired_width(ui.available_width() - 80.0),
+                .desired_width((ui.available_width() - button_w - 8.0).max(80.0)),
         )
         .labelled_by(l.id);
         browse = ui
-            .button(format!("Browse {}", label.trim_end_matches(':')))
+            .add_sized([button_w, 18.0], egui::Button::new("Browse…"))
+            .on_hover_text(format!(
+                "Choose the {} with a file dialog",
+                label.trim_end_matches(':').to_lowercase()
+            ))
             .clicked();
     });
     browse
@@ -77,8 +88,7 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
                 state.open_dialog(&ctx, DialogTarget::Template);
             }
             ui.horizontal(|ui| {
-                ui.label("Factorisation");
-                egui::ComboBox::from_id_salt("data-fact")
+                egui::ComboBox::new("data-fact", "factorisation")
                     .selected_text(format!("{:?}", state.form.factorisation).to_lowercase())
                     .show_ui(ui, |ui| {
                         ui.selectable_value(&mut state.form.factorisation, Factorisation::Split, "split")
@@ -86,8 +96,7 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
                         ui.selectable_value(&mut state.form.factorisation, Factorisation::Edge, "edge")
                             .on_hover_text("one factor per edge carrying the next label's state features (000 Fig. 1)");
                     });
-                ui.label("Features");
-                egui::ComboBox::from_id_salt("data-features")
+                egui::ComboBox::new("data-features", "features")
                     .selected_text(format!("{:?}", state.form.feature_set).to_lowercase())
                     .show_ui(ui, |ui| {
                         ui.selectable_value(&mut state.form.feature_set, FeatureSet::All, "all");
@@ -209,7 +218,28 @@ fn stats_section(state: &mut AppState, ui: &mut egui::Ui) {
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    let counts = &d.train_stats.label_counts;
+    let has_o = d.train_stats.label_counts.iter().any(|(l, _)| l == "O");
+    let mut show_o = ui
+        .ctx()
+        .data(|m| m.get_temp::<bool>(egui::Id::unique("data-show-o")))
+        .unwrap_or(false);
+    if has_o {
+        ui.horizontal(|ui| {
+            ui.label("Label counts (train)");
+            if ui.checkbox(&mut show_o, "include O").changed() {
+                ui.ctx()
+                    .data_mut(|m| m.insert_temp(egui::Id::unique("data-show-o"), show_o));
+            }
+        });
+    }
+    let counts: Vec<(String, usize)> = d
+        .train_stats
+        .label_counts
+        .iter()
+        .filter(|(l, _)| show_o || l != "O")
+        .cloned()
+        .collect();
+    let counts = &counts;
     let bars: Vec<egui_plot::Bar> = counts
         .iter()
         .enumerate()
@@ -265,8 +295,7 @@ fn sequence_section(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui
     pane.sequence = pane.sequence.min(n.saturating_sub(1));
     let finished = state.finished_runs();
     ui.horizontal(|ui| {
-        ui.label("Predictions from");
-        egui::ComboBox::from_id_salt("data-model")
+        egui::ComboBox::new("data-model", "model whose predictions are shown")
             .selected_text(pane.model_run.clone().unwrap_or_else(|| "no model".into()))
             .show_ui(ui, |ui| {
                 ui.selectable_value(&mut pane.model_run, None, "no model");
@@ -302,33 +331,92 @@ fn sequence_section(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui
             seq.len()
         ));
     }
+    // Long documents are shown a page of tokens at a time.
+    let pages = seq.len().div_ceil(PAGE).max(1);
+    pane.page = pane.page.min(pages - 1);
+    let shown = pane.page * PAGE..((pane.page + 1) * PAGE).min(seq.len());
+    if pages > 1 {
+        ui.horizontal(|ui| {
+            if ui.button("< tokens").clicked() {
+                pane.page = pane.page.saturating_sub(1);
+            }
+            ui.label(format!(
+                "tokens {}–{} of {}",
+                shown.start,
+                shown.end,
+                seq.len()
+            ));
+            if ui.button("tokens >").clicked() {
+                pane.page = (pane.page + 1).min(pages - 1);
+            }
+        });
+    }
+    // Each token is a painted chip (word, gold label, prediction); only chips in view are
+    // painted.
     ui.horizontal_wrapped(|ui| {
-        ui.spacing_mut().item_spacing = egui::vec2(6.0, 6.0);
-        for (t, gold) in seq.labels.iter().enumerate() {
+        ui.spacing_mut().item_spacing = egui::vec2(5.0, 5.0);
+        let word_font = egui::FontId::proportional(13.0);
+        let small = egui::FontId::proportional(10.0);
+        let rows = if predicted.is_some() { 3.0 } else { 2.0 };
+        let error = ui.visuals().error_fg_color;
+        let text = ui.visuals().text_color();
+        let weak = ui.visuals().weak_text_color();
+        for (t, gold) in seq
+            .labels
+            .iter()
+            .enumerate()
+            .take(shown.end)
+            .skip(shown.start)
+        {
             let word = super::data::word(seq, t);
-            egui::Frame::new()
-                .fill(segment_color(gold).gamma_multiply(0.25))
-                .stroke(egui::Stroke::new(1.0, segment_color(gold)))
-                .corner_radius(3.0)
-                .inner_margin(egui::Margin::symmetric(4, 2))
-                .show(ui, |ui| {
-                    ui.vertical(|ui| {
-                        ui.label(RichText::new(word).strong());
-                        ui.label(RichText::new(gold).small().color(segment_color(gold)));
-                        if let Some(p) = &predicted {
-                            let pl = &p[t];
-                            if pl == gold {
-                                ui.label(RichText::new(format!("ok {pl}")).small().weak());
-                            } else {
-                                ui.label(
-                                    RichText::new(format!("x {pl}"))
-                                        .small()
-                                        .color(ui.visuals().error_fg_color),
-                                );
-                            }
-                        }
-                    });
-                });
+            let pred = predicted.as_ref().and_then(|p| p.get(t));
+            let wrong = pred.is_some_and(|p| p != gold);
+            let painter = ui.painter();
+            let gw = painter.layout_no_wrap(word.to_string(), word_font.clone(), text);
+            let gl = painter.layout_no_wrap(gold.clone(), small.clone(), segment_color(gold));
+            let gp = pred.map(|p| {
+                painter.layout_no_wrap(
+                    format!("{} {p}", if wrong { "x" } else { "ok" }),
+                    small.clone(),
+                    if wrong { error } else { weak },
+                )
+            });
+            let w = gw
+                .size()
+                .x
+                .max(gl.size().x)
+                .max(gp.as_ref().map_or(0.0, |g| g.size().x))
+                + 8.0;
+            let (rect, resp) = ui.allocate_exact_size(
+                egui::vec2(w, 6.0 + 16.0 + 12.0 * (rows - 1.0)),
+                egui::Sense::hover(),
+            );
+            if !ui.is_rect_visible(rect) {
+                continue;
+            }
+            let p = ui.painter();
+            p.rect(
+                rect,
+                3.0,
+                segment_color(gold).gamma_multiply(0.25),
+                egui::Stroke::new(
+                    if wrong { 2.0 } else { 1.0 },
+                    if wrong { error } else { segment_color(gold) },
+                ),
+                egui::StrokeKind::Inside,
+            );
+            let mut y = rect.min.y + 3.0;
+            p.galley(egui::pos2(rect.min.x + 4.0, y), gw, text);
+            y += 16.0;
+            p.galley(egui::pos2(rect.min.x + 4.0, y), gl, text);
+            y += 12.0;
+            if let Some(g) = gp {
+                p.galley(egui::pos2(rect.min.x + 4.0, y), g, text);
+            }
+            resp.on_hover_text(format!(
+                "token {t}: {word}, gold {gold}{}",
+                pred.map(|p| format!(", predicted {p}")).unwrap_or_default()
+            ));
         }
     });
 }

@@ -59,6 +59,8 @@ impl Default for GraphPane {
 }
 
 type CacheKey = (usize, Split, usize, String, String);
+/// Learned tables for (run, split, sequence), or why there are none.
+type LearnedFor = (String, Split, usize, Result<Arc<Learned>, String>);
 
 /// The instance and the structures derived from it, rebuilt when the sequence, data or
 /// estimator change (structure only: no numerics).
@@ -72,8 +74,10 @@ struct GraphCache {
     split: Option<NodeSplitGraph>,
     error: Option<String>,
     /// Learned tables and marginals for (run, split, sequence).
-    learned: Option<(String, Split, usize, Result<Arc<Learned>, String>)>,
+    learned: Option<LearnedFor>,
     learned_job: Option<super::jobs::Job<Learned>>,
+    /// Positions, for the plain (false) or node-split (true) drawing.
+    layout: Option<(bool, Layout)>,
 }
 
 impl Clone for GraphCache {
@@ -175,7 +179,21 @@ struct Layout {
     copies: Vec<(u32, u32, Pos2)>,
     /// Per factor in node-split mode: the copies its scope uses.
     factor_copies: Vec<Vec<usize>>,
+    /// Factors and copies sorted by x, and each factor's pieces: drawing touches only what is
+    /// in view, so long sequences cost what a screenful costs.
+    factor_order: Vec<u32>,
+    copy_order: Vec<u32>,
+    factor_pieces: Vec<Vec<u32>>,
     size: egui::Vec2,
+}
+
+impl Layout {
+    /// Indices into `order` whose x (by `x_of`) lies in `[lo, hi]`.
+    fn range(order: &[u32], x_of: impl Fn(u32) -> f32, lo: f32, hi: f32) -> std::ops::Range<usize> {
+        let a = order.partition_point(|&i| x_of(i) < lo);
+        let b = order.partition_point(|&i| x_of(i) <= hi);
+        a..b.max(a)
+    }
 }
 
 fn layout(inst: &Instance, split: Option<&NodeSplitGraph>, pieces: &[Vec<u32>]) -> Layout {
@@ -218,11 +236,24 @@ fn layout(inst: &Instance, split: Option<&NodeSplitGraph>, pieces: &[Vec<u32>]) 
             }
         }
     }
+    let mut factor_order: Vec<u32> = (0..factors.len() as u32).collect();
+    factor_order.sort_by(|&a, &b| factors[a as usize].x.total_cmp(&factors[b as usize].x));
+    let mut copy_order: Vec<u32> = (0..copies.len() as u32).collect();
+    copy_order.sort_by(|&a, &b| copies[a as usize].2.x.total_cmp(&copies[b as usize].2.x));
+    let mut factor_pieces = vec![vec![]; factors.len()];
+    for (i, fs) in pieces.iter().enumerate() {
+        for &f in fs {
+            factor_pieces[f as usize].push(i as u32);
+        }
+    }
     Layout {
         vars,
         factors,
         copies,
         factor_copies,
+        factor_order,
+        copy_order,
+        factor_pieces,
         size: vec2(DX * (n as f32 + 0.2), y_var + ROW * 1.6),
     }
 }
@@ -441,6 +472,8 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         )
         .labelled_by(l.id)
         .on_hover_text("Groups of template names: `+` joins templates into one piece per position, `;` separates groups");
+    });
+    ui.horizontal_wrapped(|ui| {
         let nt = pane.cache.terms.len();
         ui.add_enabled_ui(pane.show_terms && nt > 0, |ui| {
             if ui.button("< Previous term").clicked() {
@@ -453,9 +486,9 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             }
             ui.checkbox(&mut pane.animate, "Animate");
         });
+        ui.separator();
         let finished = state.finished_runs();
-        ui.label("Model");
-        egui::ComboBox::from_id_salt("graph-model")
+        egui::ComboBox::new("graph-model", "model (learned potentials, marginals)")
             .selected_text(pane.model_run.clone().unwrap_or_else(|| "untrained".into()))
             .show_ui(ui, |ui| {
                 ui.selectable_value(&mut pane.model_run, None, "untrained");
@@ -600,7 +633,15 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     };
     let seq = &d.corpus(pane.split).sequences[pane.sequence];
     let split = pane.node_split.then_some(()).and(pane.cache.split.as_ref());
-    let lay = layout(inst, split, &pane.cache.pieces);
+    if pane
+        .cache
+        .layout
+        .as_ref()
+        .is_none_or(|l| l.0 != split.is_some())
+    {
+        pane.cache.layout = Some((split.is_some(), layout(inst, split, &pane.cache.pieces)));
+    }
+    let lay = &pane.cache.layout.as_ref().expect("just built").1;
     let z = pane.zoom;
     let (resp, painter) = ui.allocate_painter(lay.size * z, Sense::click());
     // Ctrl + wheel zooms.
@@ -614,6 +655,13 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let to_screen = |p: Pos2| origin + p.to_vec2() * z;
     let clip = painter.clip_rect().expand(DX * z);
     let visible = |p: Pos2| clip.contains(to_screen(p));
+    let (x_lo, x_hi) = ((clip.min.x - origin.x) / z, (clip.max.x - origin.x) / z);
+    let vis_vars = ((x_lo / DX - 1.0).floor().max(0.0) as usize).min(lay.vars.len())
+        ..((x_hi / DX + 2.0).ceil().max(0.0) as usize).min(lay.vars.len());
+    let vis_factors = &lay.factor_order
+        [Layout::range(&lay.factor_order, |f| lay.factors[f as usize].x, x_lo, x_hi)];
+    let vis_copies =
+        &lay.copy_order[Layout::range(&lay.copy_order, |c| lay.copies[c as usize].2.x, x_lo, x_hi)];
     let text_ok = z >= 0.45;
     let visuals = ui.visuals().clone();
     let faded = |c: Color32| c.gamma_multiply(0.25);
@@ -649,12 +697,18 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
 
     // Pieces as dashed hulls.
     if pane.show_pieces || pane.node_split {
-        for (i, fs) in pane.cache.pieces.iter().enumerate() {
+        let mut vis_pieces: Vec<u32> = vis_factors
+            .iter()
+            .flat_map(|&f| lay.factor_pieces[f as usize].iter().copied())
+            .collect();
+        vis_pieces.sort_unstable();
+        vis_pieces.dedup();
+        for i in vis_pieces {
+            let i = i as usize;
+            let fs = &pane.cache.pieces[i];
             let mut pts = vec![];
-            let mut seen = false;
             for &f in fs {
                 let fp = lay.factors[f as usize];
-                seen |= visible(fp);
                 ring(fp, FAC_H + 8.0, &mut pts);
                 if split.is_some() {
                     for &c in &lay.factor_copies[f as usize] {
@@ -669,9 +723,6 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                         );
                     }
                 }
-            }
-            if !seen {
-                continue;
             }
             let mut h: Vec<Pos2> = hull(pts).into_iter().map(to_screen).collect();
             if let Some(&first) = h.first() {
@@ -688,7 +739,9 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     }
 
     // Edges.
-    for (f, fac) in inst.factors.iter().enumerate() {
+    for &f in vis_factors {
+        let f = f as usize;
+        let fac = &inst.factors[f];
         let fp = lay.factors[f];
         if !visible(fp) {
             continue;
@@ -725,7 +778,8 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             .unwrap_or("")
     };
     if let Some(_sg) = split {
-        for (v, &p) in lay.vars.iter().enumerate() {
+        for v in vis_vars.clone() {
+            let p = lay.vars[v];
             if visible(p) {
                 painter.circle_stroke(
                     to_screen(p),
@@ -734,7 +788,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 );
                 if text_ok {
                     painter.text(
-                        to_screen(p) + vec2(0.0, -VAR_R * 1.9 * z),
+                        to_screen(p) + vec2(0.0, -VAR_R * 2.3 * z),
                         egui::Align2::CENTER_CENTER,
                         super::data::word(seq, v),
                         font.clone(),
@@ -743,7 +797,8 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 }
             }
         }
-        for &(orig, _piece, p) in &lay.copies {
+        for &c in vis_copies {
+            let (orig, _piece, p) = lay.copies[c as usize];
             if !visible(p) {
                 continue;
             }
@@ -769,7 +824,8 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             }
         }
     } else {
-        for (v, &p) in lay.vars.iter().enumerate() {
+        for v in vis_vars.clone() {
+            let p = lay.vars[v];
             if !visible(p) {
                 continue;
             }
@@ -813,7 +869,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     tc,
                 );
                 painter.text(
-                    s + vec2(0.0, -VAR_R * 1.9 * z),
+                    s + vec2(0.0, -VAR_R * 2.3 * z),
                     egui::Align2::CENTER_CENTER,
                     super::data::word(seq, v),
                     font.clone(),
@@ -831,7 +887,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     g.to_string()
                 };
                 painter.text(
-                    s + vec2(0.0, -VAR_R * 1.25 * z),
+                    s + vec2(0.0, -VAR_R * 1.5 * z),
                     egui::Align2::CENTER_CENTER,
                     gtext,
                     small.clone(),
@@ -842,7 +898,9 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     }
 
     // Factors.
-    for (f, fac) in inst.factors.iter().enumerate() {
+    for &f in vis_factors {
+        let f = f as usize;
+        let fac = &inst.factors[f];
         let fp = lay.factors[f];
         if !visible(fp) {
             continue;
@@ -1054,8 +1112,8 @@ fn heat_table(
             .spacing(vec2(1.0, 1.0))
             .show(ui, |ui| {
                 ui.label(if rows > 1 { "prev \\ next" } else { "" });
-                for c in 0..cols {
-                    ui.label(egui::RichText::new(&names[c]).small());
+                for name in names.iter().take(cols) {
+                    ui.label(egui::RichText::new(name).small());
                 }
                 ui.end_row();
                 for r in 0..rows {

@@ -89,7 +89,7 @@ impl LaunchForm {
         if self.train.trim().is_empty() {
             return Err("the run needs training data".into());
         }
-        if !(self.c2 >= 0.0) {
+        if self.c2.is_nan() || self.c2 < 0.0 {
             return Err("c2 must be ≥ 0".into());
         }
         if self.max_iter == 0 {

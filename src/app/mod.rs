@@ -52,7 +52,7 @@ impl Config {
 }
 
 /// What persists between sessions (eframe storage).
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct Settings {
     pub source: Option<DataSource>,
@@ -60,17 +60,6 @@ pub struct Settings {
     pub recent: Vec<DataSource>,
     pub launch: Option<LaunchForm>,
     pub generate: GenerateForm,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            source: None,
-            recent: vec![],
-            launch: None,
-            generate: GenerateForm::default(),
-        }
-    }
 }
 
 /// A line in the message bar.
@@ -95,6 +84,7 @@ pub struct Predictions {
 
 /// The panes the tiles hold. Several graph or curve panes may exist side by side.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[allow(clippy::large_enum_variant)] // a handful of panes; boxing buys nothing
 pub enum Pane {
     Data(data_view::DataPane),
     Graph(GraphPane),

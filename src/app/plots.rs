@@ -82,12 +82,25 @@ impl Default for CurvesPane {
 
 /// A stable colour per run.
 pub fn run_color(id: &str) -> Color32 {
-    let mut h: u32 = 2166136261;
-    for b in id.bytes() {
-        h = (h ^ b as u32).wrapping_mul(16777619);
-    }
-    let hue = ((h % 997) as f32 / 997.0 + 0.1).fract();
-    egui::ecolor::Hsva::new(hue, 0.75, 0.85, 1.0).into()
+    // Tableau-10: distinct for the first ten runs, by the run's sequence number.
+    const P: [Color32; 10] = [
+        Color32::from_rgb(78, 121, 167),
+        Color32::from_rgb(242, 142, 43),
+        Color32::from_rgb(225, 87, 89),
+        Color32::from_rgb(118, 183, 178),
+        Color32::from_rgb(89, 161, 79),
+        Color32::from_rgb(237, 201, 72),
+        Color32::from_rgb(176, 122, 161),
+        Color32::from_rgb(255, 157, 167),
+        Color32::from_rgb(156, 117, 95),
+        Color32::from_rgb(186, 176, 172),
+    ];
+    let n = id
+        .split('-')
+        .next()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or_else(|| id.bytes().map(|b| b as usize).sum());
+    P[n.saturating_sub(1) % P.len()]
 }
 
 /// The points of one run's curve, in plot coordinates (log10 where asked; with log y the
@@ -128,6 +141,14 @@ fn selected_runs(state: &AppState) -> Vec<&RunEntry> {
 
 fn axis_text(log: bool, v: f64) -> String {
     if log {
+        // Label 1, 2 and 5 times powers of ten only.
+        let frac = v - v.floor();
+        if [0.0, 2f64.log10(), 5f64.log10(), 1.0]
+            .iter()
+            .all(|m| (frac - m).abs() > 1e-3)
+        {
+            return String::new();
+        }
         let x = 10f64.powf(v);
         if (0.01..1e5).contains(&x.abs()) {
             format!("{x:.3}")
@@ -144,8 +165,7 @@ fn axis_text(log: bool, v: f64) -> String {
 
 fn curve_controls(p: &mut CurvesPane, ui: &mut egui::Ui, salt: &str) {
     ui.horizontal_wrapped(|ui| {
-        ui.label("y");
-        egui::ComboBox::from_id_salt(format!("{salt}-metric"))
+        egui::ComboBox::new(format!("{salt}-metric"), "on the y axis")
             .selected_text(p.metric.label())
             .show_ui(ui, |ui| {
                 for m in Metric::ALL {
@@ -175,31 +195,34 @@ fn curve_plot(
     } else {
         p.metric.label().to_string()
     };
-    let resp = egui_plot::Plot::new(id.to_string())
-        .height(height)
-        .legend(egui_plot::Legend::default())
-        .x_axis_label(if lx {
-            format!("{} (log)", p.x.label())
-        } else {
-            p.x.label().to_string()
-        })
-        .y_axis_label(y_label)
-        .x_axis_formatter(move |m, _| axis_text(lx, m.value))
-        .y_axis_formatter(move |m, _| axis_text(ly, m.value))
-        .show(ui, |plot| {
-            for r in runs {
-                let pts = series(r, p);
-                if pts.is_empty() {
-                    continue;
+    let scope = ui.scope(|ui| {
+        egui_plot::Plot::new(id.to_string())
+            .height(height)
+            .legend(egui_plot::Legend::default())
+            .x_axis_label(if lx {
+                format!("{} (log)", p.x.label())
+            } else {
+                p.x.label().to_string()
+            })
+            .y_axis_label(y_label)
+            .x_axis_formatter(move |m, _| axis_text(lx, m.value))
+            .y_axis_formatter(move |m, _| axis_text(ly, m.value))
+            .show(ui, |plot| {
+                for r in runs {
+                    let pts = series(r, p);
+                    if pts.is_empty() {
+                        continue;
+                    }
+                    plot.line(
+                        egui_plot::Line::new(r.label(), pts)
+                            .color(run_color(&r.id))
+                            .width(1.8),
+                    );
                 }
-                plot.line(
-                    egui_plot::Line::new(r.label(), pts)
-                        .color(run_color(&r.id))
-                        .width(1.8),
-                );
-            }
-        });
-    resp.response.rect
+            })
+    });
+    // The scope's rect includes the axes and their labels (the plot's own rect does not).
+    scope.response.rect
 }
 
 fn export_curves(
@@ -272,9 +295,16 @@ pub fn curves_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     {
         ui.weak("These runs have no held-out evaluations during training: set \"Evaluate every\" and give test data.");
     }
-    let h = (ui.available_height() - 40.0).max(200.0);
+    let rect_id = ui.scope_id().with("curves-rect");
+    let last_rect = ui
+        .ctx()
+        .data(|d| d.get_temp::<egui::Rect>(rect_id))
+        .unwrap_or(egui::Rect::NOTHING);
+    export_curves(state, p, last_rect, ui, "curves");
+    let runs = selected_runs(state);
+    let h = (ui.available_height() - 8.0).max(200.0);
     let rect = curve_plot(&runs, p, ui, &format!("curves-{:p}", p as *const _), h);
-    export_curves(state, p, rect, ui, "curves");
+    ui.ctx().data_mut(|d| d.insert_temp(rect_id, rect));
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -361,34 +391,36 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
     let names = cats.clone();
     let score_name = format!("{:?}", p.score);
     let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
-    let resp = egui_plot::Plot::new("fields-plot")
-        .height(h)
-        .legend(egui_plot::Legend::default())
-        .y_axis_label(format!("{score_name} %"))
-        .allow_scroll(false)
-        .x_axis_formatter(move |m, _| {
-            let i = m.value.round();
-            if (m.value - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .show(ui, |plot| {
-            for (j, (name, color, vals)) in charts.iter().enumerate() {
-                let bars: Vec<egui_plot::Bar> = vals
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
-                            .width(w * 0.95)
-                            .name(format!("{} · {}", cats[i], name))
-                    })
-                    .collect();
-                plot.bar_chart(egui_plot::BarChart::new(name.clone(), bars).color(*color));
-            }
-        });
-    let rect = resp.response.rect;
+    let scope = ui.scope(|ui| {
+        egui_plot::Plot::new("fields-plot")
+            .height(h)
+            .legend(egui_plot::Legend::default())
+            .y_axis_label(format!("{score_name} %"))
+            .allow_scroll(false)
+            .x_axis_formatter(move |m, _| {
+                let i = m.value.round();
+                if (m.value - i).abs() < 1e-6 && i >= 0.0 {
+                    names.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .show(ui, |plot| {
+                for (j, (name, color, vals)) in charts.iter().enumerate() {
+                    let bars: Vec<egui_plot::Bar> = vals
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
+                                .width(w * 0.95)
+                                .name(format!("{} · {}", cats[i], name))
+                        })
+                        .collect();
+                    plot.bar_chart(egui_plot::BarChart::new(name.clone(), bars).color(*color));
+                }
+            })
+    });
+    let rect = scope.response.rect;
     // The table beneath: category × run × (P, R, F1).
     let mut header = vec!["field".to_string()];
     for r in &runs {
@@ -465,6 +497,8 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>)
                 flatten(&p, x, out);
             }
         }
+        serde_json::Value::String(s) => out.push((prefix.to_string(), s.clone())),
+        serde_json::Value::Null => out.push((prefix.to_string(), "–".into())),
         other => out.push((prefix.to_string(), other.to_string())),
     }
 }
@@ -509,7 +543,8 @@ pub fn spec_diff(runs: &[&RunEntry]) -> Vec<(String, Vec<String>, bool)> {
 /// Final metrics rows for the comparison table.
 pub fn metrics_rows(runs: &[&RunEntry]) -> Vec<(String, Vec<String>)> {
     let f = |o: Option<f64>, p: usize| o.map(|x| format!("{x:.p$}")).unwrap_or_else(|| "–".into());
-    let rows: Vec<(&str, Box<dyn Fn(&RunEntry) -> String>)> = vec![
+    type Row<'a> = (&'a str, Box<dyn Fn(&RunEntry) -> String>);
+    let rows: Vec<Row> = vec![
         (
             "status",
             Box::new(|r: &RunEntry| r.status.label().to_string()),
@@ -572,7 +607,7 @@ pub fn metrics_rows(runs: &[&RunEntry]) -> Vec<(String, Vec<String>)> {
         ),
         (
             "segment F1",
-            Box::new(move |r: &RunEntry| f(r.metrics.as_ref().map(|m| m.segments.f1), 2)),
+            Box::new(move |r: &RunEntry| f(r.metrics.as_ref().and_then(|m| m.segment_f1()), 2)),
         ),
         (
             "held-out log-likelihood",
@@ -597,6 +632,11 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     let colors: Vec<Color32> = runs.iter().map(|r| run_color(&r.id)).collect();
     let changed = diff.iter().filter(|d| d.2).count();
     let mut rect = egui::Rect::NOTHING;
+    let (mut save_csv, mut save_png) = (false, false);
+    ui.horizontal(|ui| {
+        save_csv = ui.button("Save table CSV").clicked();
+        save_png = ui.button("Save curves PNG").clicked();
+    });
     egui::ScrollArea::vertical()
         .id_salt("compare-scroll")
         .show(ui, |ui| {
@@ -663,12 +703,11 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
                 .collect()
         }))
         .collect();
-    ui.horizontal(|ui| {
-        if ui.button("Save table CSV").clicked() {
-            state.save_csv("compare", &header, &rows);
-        }
-        if ui.button("Save curves PNG").clicked() {
-            state.request_png(rect, "compare-curves");
-        }
-    });
+    if save_csv {
+        state.save_csv("compare", &header, &rows);
+    }
+    if save_png {
+        // The curves may be scrolled out of view: save what is on screen of them.
+        state.request_png(rect.intersect(ui.clip_rect()), "compare-curves");
+    }
 }

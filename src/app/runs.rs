@@ -121,7 +121,7 @@ impl RunEntry {
                     .find(|p| p.report.iteration == iteration)
                 {
                     p.test_token_accuracy = Some(metrics.token_accuracy);
-                    p.test_segment_f1 = Some(metrics.segments.f1);
+                    p.test_segment_f1 = metrics.segment_f1();
                     p.test_log_likelihood = metrics.log_likelihood;
                 }
                 self.metrics = Some(*metrics);
@@ -354,7 +354,6 @@ fn load_entry(dir: &Path) -> Result<RunEntry, String> {
             0.0,
         ),
     };
-    let metrics = metrics.or_else(|| None);
     Ok(RunEntry {
         id,
         dir: dir.to_path_buf(),

@@ -211,7 +211,10 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                         fmt_seconds(e.elapsed)
                     ));
                     if let Some(m) = &e.metrics {
-                        ui.label(format!("acc {:.2}% · F1 {:.2}", m.token_accuracy, m.segments.f1));
+                        match m.segment_f1() {
+                            Some(f1) => ui.label(format!("acc {:.2}% · F1 {f1:.2}", m.token_accuracy)),
+                            None => ui.label(format!("acc {:.2}%", m.token_accuracy)),
+                        };
                     }
                     if ui.button("Rerun with edits").on_hover_text("Copy this run's spec into the form").clicked() {
                         action = Some(("edit", id.clone()));

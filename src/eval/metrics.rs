@@ -183,6 +183,12 @@ pub fn score(gold: &[Vec<String>], pred: &[Vec<String>]) -> Metrics {
 
 impl Metrics {
     /// A human-readable report in conlleval's spirit.
+    /// Segment F1, or `None` when neither gold nor predicted labels form segments (labels
+    /// without B-/I-/E-/S- prefixes, e.g. per-field IO labels).
+    pub fn segment_f1(&self) -> Option<f64> {
+        (self.segments.gold > 0 || self.segments.predicted > 0).then_some(self.segments.f1)
+    }
+
     pub fn report(&self) -> String {
         use std::fmt::Write;
         let mut o = String::new();

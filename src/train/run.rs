@@ -168,7 +168,7 @@ fn run_inner(
             ) {
                 if let Ok(m) = evaluate(&crf, theta, t) {
                     point.test_token_accuracy = Some(m.token_accuracy);
-                    point.test_segment_f1 = Some(m.segments.f1);
+                    point.test_segment_f1 = m.segment_f1();
                     point.test_log_likelihood = m.log_likelihood;
                     on_event(RunEvent::Eval {
                         iteration: r.iteration,
