@@ -294,8 +294,7 @@ fn ring(c: Pos2, r: f32, out: &mut Vec<Pos2>) {
     }
 }
 
-fn describe_var(inst: &Instance, seq: &crate::data::Sequence, v: u32) -> String {
-    let _ = inst;
+fn describe_var(seq: &crate::data::Sequence, v: u32) -> String {
     let w = super::data::word(seq, v as usize);
     format!("y{v}·{w}")
 }
@@ -528,7 +527,7 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
                     .as_ref()
                     .map(|g| d.crf.labels.names[g[v as usize] as usize].as_str())
                     .unwrap_or("?");
-                (describe_var(inst, seq, v), g.to_string())
+                (describe_var(seq, v), g.to_string())
             })
             .collect::<Vec<_>>()
     };

@@ -279,7 +279,7 @@ impl Workbench {
         if std::mem::take(&mut self.state.load_pending) {
             self.state.load(&ctx);
         }
-        self.state.poll(&ctx);
+        self.state.poll();
         self.state.dropped_files(&ctx);
         egui::Panel::top("menu").show(ui, |ui| self.top_bar(ui));
         egui::Panel::bottom("messages").show(ui, |ui| self.state.message_bar(ui));
@@ -445,7 +445,7 @@ impl AppState {
     }
 
     /// Collects finished background work.
-    fn poll(&mut self, ctx: &egui::Context) {
+    fn poll(&mut self) {
         self.runs.poll();
         match take_finished(&mut self.loading) {
             Some(Ok(d)) => {
@@ -526,7 +526,6 @@ impl AppState {
         for k in done {
             self.prediction_jobs.remove(&k);
         }
-        let _ = ctx;
     }
 
     /// Files dropped on the window: a folder or data file becomes the training data (a file

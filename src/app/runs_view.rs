@@ -157,7 +157,6 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
         ui.weak("No runs yet: fill the form above and press Train.");
         return;
     }
-    let ctx = ui.ctx().clone();
     let mut action: Option<(&'static str, String)> = None;
     for e in state.runs.entries.iter().rev() {
         let id = e.id.clone();
@@ -258,5 +257,4 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
             _ => {}
         }
     }
-    let _ = ctx;
 }
