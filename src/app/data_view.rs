@@ -257,14 +257,7 @@ fn stats_section(state: &mut AppState, ui: &mut egui::Ui) {
         .allow_drag(false)
         .allow_zoom(false)
         .y_axis_label("tokens (train)")
-        .x_axis_formatter(move |m, _| {
-            let i = m.value.round();
-            if (m.value - i).abs() < 1e-6 && i >= 0.0 {
-                names.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
+        .x_axis_formatter(super::plots::category_axis(names))
         .show(ui, |p| {
             p.bar_chart(egui_plot::BarChart::new("labels", bars))
         });

@@ -52,3 +52,17 @@ pub fn take_finished<T: Send + 'static>(slot: &mut Option<Job<T>>) -> Option<Res
     *slot = None;
     Some(r)
 }
+
+/// Removes the finished jobs of a keyed set and returns their results.
+pub fn drain_finished<K: Clone + Eq + std::hash::Hash, T: Send + 'static>(
+    jobs: &mut std::collections::HashMap<K, Job<T>>,
+) -> Vec<(K, Result<T, String>)> {
+    let done: Vec<(K, Result<T, String>)> = jobs
+        .iter_mut()
+        .filter_map(|(k, j)| j.poll().map(|r| (k.clone(), r)))
+        .collect();
+    for (k, _) in &done {
+        jobs.remove(k);
+    }
+    done
+}

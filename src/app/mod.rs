@@ -301,13 +301,7 @@ impl Workbench {
         if self.state.runs.any_live() || self.state.is_busy() {
             ctx.request_repaint_after(std::time::Duration::from_millis(250));
         }
-        let live = self
-            .state
-            .runs
-            .entries
-            .iter()
-            .filter(|e| e.status.is_live())
-            .count();
+        let live = self.state.runs.live_count();
         self.state
             .frames
             .record(t0.elapsed().as_secs_f32() * 1000.0, live);
@@ -363,13 +357,7 @@ impl Workbench {
                     d.train_stats.sequences
                 ));
             }
-            let live = self
-                .state
-                .runs
-                .entries
-                .iter()
-                .filter(|e| e.status.is_live())
-                .count();
+            let live = self.state.runs.live_count();
             if live > 0 {
                 ui.label(format!("· {live} run(s) training"));
             }
@@ -488,43 +476,19 @@ impl AppState {
             )),
             None => {}
         }
-        let done: Vec<String> = self
-            .model_jobs
-            .iter_mut()
-            .filter_map(|(k, j)| j.poll().map(|r| (k.clone(), r)))
-            .map(|(k, r)| {
-                match r {
-                    Ok(m) => {
-                        self.models.insert(k.clone(), Arc::new(m));
-                    }
-                    Err(e) => self.messages.push(Message {
-                        text: format!("could not load the model of run {k}: {e}"),
-                        error: true,
-                    }),
+        for (k, r) in jobs::drain_finished(&mut self.model_jobs) {
+            match r {
+                Ok(m) => {
+                    self.models.insert(k, Arc::new(m));
                 }
-                k
-            })
-            .collect();
-        for k in done {
-            self.model_jobs.remove(&k);
+                Err(e) => self.error(format!("could not load the model of run {k}: {e}")),
+            }
         }
-        let done: Vec<(String, Split)> = self
-            .prediction_jobs
-            .iter_mut()
-            .filter_map(|(k, j)| j.poll().map(|r| (k.clone(), r)))
-            .map(|(k, r)| {
-                match r {
-                    Ok(p) => self.predictions.push(p),
-                    Err(e) => self.messages.push(Message {
-                        text: format!("could not predict with run {}: {e}", k.0),
-                        error: true,
-                    }),
-                }
-                k
-            })
-            .collect();
-        for k in done {
-            self.prediction_jobs.remove(&k);
+        for (k, r) in jobs::drain_finished(&mut self.prediction_jobs) {
+            match r {
+                Ok(p) => self.predictions.push(p),
+                Err(e) => self.error(format!("could not predict with run {}: {e}", k.0)),
+            }
         }
     }
 

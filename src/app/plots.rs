@@ -80,6 +80,20 @@ impl Default for CurvesPane {
     }
 }
 
+/// An x-axis formatter naming categories at integer positions (bar charts).
+pub fn category_axis(
+    names: Vec<String>,
+) -> impl Fn(egui_plot::GridMark, &std::ops::RangeInclusive<f64>) -> String {
+    move |m, _| {
+        let i = m.value.round();
+        if (m.value - i).abs() < 1e-6 && i >= 0.0 {
+            names.get(i as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    }
+}
+
 /// A stable colour per run.
 pub fn run_color(id: &str) -> Color32 {
     // Tableau-10: distinct for the first ten runs, by the run's sequence number.
@@ -397,14 +411,7 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
             .legend(egui_plot::Legend::default())
             .y_axis_label(format!("{score_name} %"))
             .allow_scroll(false)
-            .x_axis_formatter(move |m, _| {
-                let i = m.value.round();
-                if (m.value - i).abs() < 1e-6 && i >= 0.0 {
-                    names.get(i as usize).cloned().unwrap_or_default()
-                } else {
-                    String::new()
-                }
-            })
+            .x_axis_formatter(category_axis(names))
             .show(ui, |plot| {
                 for (j, (name, color, vals)) in charts.iter().enumerate() {
                     let bars: Vec<egui_plot::Bar> = vals

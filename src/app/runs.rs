@@ -182,7 +182,11 @@ impl Runs {
     }
 
     pub fn any_live(&self) -> bool {
-        self.entries.iter().any(|e| e.status.is_live())
+        self.live_count() > 0
+    }
+
+    pub fn live_count(&self) -> usize {
+        self.entries.iter().filter(|e| e.status.is_live()).count()
     }
 
     /// A new directory name: a sequence number, then the estimator.
