@@ -287,6 +287,13 @@ fn sequence_section(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui
     });
     pane.sequence = pane.sequence.min(n.saturating_sub(1));
     let finished = state.finished_runs();
+    if pane
+        .model_run
+        .as_ref()
+        .is_some_and(|r| !finished.contains(r))
+    {
+        pane.model_run = None;
+    }
     ui.horizontal(|ui| {
         egui::ComboBox::new("data-model", "model whose predictions are shown")
             .selected_text(pane.model_run.clone().unwrap_or_else(|| "no model".into()))

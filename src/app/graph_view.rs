@@ -155,15 +155,10 @@ const CLAMPED: Color32 = Color32::from_rgb(60, 110, 200);
 const SUMMED: Color32 = Color32::from_rgb(150, 80, 190);
 
 fn template_color(t: usize) -> Color32 {
-    const P: [Color32; 6] = [
-        Color32::from_rgb(46, 160, 120),
-        Color32::from_rgb(200, 80, 80),
-        Color32::from_rgb(90, 120, 220),
-        Color32::from_rgb(200, 160, 40),
-        Color32::from_rgb(150, 90, 190),
-        Color32::from_rgb(60, 170, 200),
-    ];
-    P[t % P.len()]
+    // Palette slots whose hues stay clear of the term roles (free orange, clamped blue,
+    // summed purple).
+    const SLOTS: [usize; 6] = [3, 4, 5, 8, 9, 7];
+    super::palette(SLOTS[t % SLOTS.len()])
 }
 
 fn piece_color(i: usize) -> Color32 {
@@ -373,6 +368,12 @@ impl GraphPane {
 
 pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
+    // A remembered model may belong to a run that no longer exists (deleted, other workspace).
+    if let Some(r) = &pane.model_run {
+        if !state.finished_runs().contains(r) {
+            pane.model_run = None;
+        }
+    }
     if state.data.is_none() {
         ui.heading("Graph");
         ui.weak("Load a data set to draw its factor graph.");

@@ -3,7 +3,7 @@
 
 use super::data::DataSource;
 use crate::estimators::EstimatorSpec;
-use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use crate::graph::chain::{Factorisation, FeatureSet};
 use crate::train::lbfgs::LbfgsSpec;
 use crate::train::objective::Prior;
 use crate::train::spec::{ModelSpec, RunSpec};
@@ -13,12 +13,9 @@ use std::path::PathBuf;
 #[serde(default)]
 pub struct LaunchForm {
     pub name: String,
-    pub train: String,
-    pub test: String,
-    pub template: String,
-    pub factorisation: Factorisation,
-    pub feature_set: FeatureSet,
-    pub min_freq: u64,
+    /// Data, template and model options: the same fields the Data pane loads.
+    #[serde(flatten)]
+    pub data: DataSource,
     pub estimator: String,
     /// Piece groups (`state+transition;…`); empty = factor-as-piece.
     pub pieces: String,
@@ -36,12 +33,14 @@ impl Default for LaunchForm {
     fn default() -> Self {
         LaunchForm {
             name: String::new(),
-            train: String::new(),
-            test: String::new(),
-            template: String::new(),
-            factorisation: Factorisation::Split,
-            feature_set: FeatureSet::All,
-            min_freq: 1,
+            data: DataSource {
+                train: String::new(),
+                test: String::new(),
+                template: String::new(),
+                factorisation: Factorisation::Split,
+                feature_set: FeatureSet::All,
+                min_freq: 1,
+            },
             estimator: "pwpl".into(),
             pieces: String::new(),
             mu: None,
@@ -64,12 +63,7 @@ impl LaunchForm {
 
     /// Copies the data fields from a data source.
     pub fn use_data(&mut self, d: &DataSource) {
-        self.train = d.train.clone();
-        self.test = d.test.clone();
-        self.template = d.template.clone();
-        self.factorisation = d.factorisation;
-        self.feature_set = d.feature_set;
-        self.min_freq = d.min_freq;
+        self.data = d.clone();
     }
 
     /// The estimator the form describes.
@@ -86,7 +80,7 @@ impl LaunchForm {
 
     /// The run spec, or what is wrong with the form.
     pub fn to_spec(&self) -> Result<RunSpec, String> {
-        if self.train.trim().is_empty() {
+        if self.data.train.trim().is_empty() {
             return Err("the run needs training data".into());
         }
         if self.c2.is_nan() || self.c2 < 0.0 {
@@ -96,18 +90,12 @@ impl LaunchForm {
             return Err("the run needs at least one iteration".into());
         }
         let estimator = self.estimator_spec().map_err(|e| e.to_string())?;
-        let opt = |s: &str| (!s.trim().is_empty()).then(|| PathBuf::from(s.trim()));
         Ok(RunSpec {
             name: (!self.name.trim().is_empty()).then(|| self.name.trim().to_string()),
-            train: PathBuf::from(self.train.trim()),
-            test: opt(&self.test),
-            template: opt(&self.template),
-            model: ModelSpec::LinearChain(ChainOptions {
-                min_freq: self.min_freq.max(1),
-                feature_set: self.feature_set,
-                factorisation: self.factorisation,
-                ..ChainOptions::default()
-            }),
+            train: PathBuf::from(self.data.train.trim()),
+            test: self.data.test_path(),
+            template: self.data.template_path(),
+            model: ModelSpec::LinearChain(self.data.options()),
             estimator,
             optimiser: LbfgsSpec {
                 max_iter: self.max_iter,
@@ -130,12 +118,14 @@ impl LaunchForm {
         };
         LaunchForm {
             name: spec.name.clone().unwrap_or_default(),
-            train: spec.train.display().to_string(),
-            test: path(&spec.test),
-            template: path(&spec.template),
-            factorisation: o.factorisation,
-            feature_set: o.feature_set,
-            min_freq: o.min_freq,
+            data: DataSource {
+                train: spec.train.display().to_string(),
+                test: path(&spec.test),
+                template: path(&spec.template),
+                factorisation: o.factorisation,
+                feature_set: o.feature_set,
+                min_freq: o.min_freq,
+            },
             estimator: spec.estimator.name().to_string(),
             pieces: spec
                 .estimator

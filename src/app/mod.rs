@@ -791,6 +791,24 @@ pub fn run_native(config: Config) -> eframe::Result<()> {
     )
 }
 
+/// Ten distinct colours (Tableau-10), for runs and factor templates.
+pub fn palette(i: usize) -> egui::Color32 {
+    use egui::Color32;
+    const P: [Color32; 10] = [
+        Color32::from_rgb(78, 121, 167),
+        Color32::from_rgb(242, 142, 43),
+        Color32::from_rgb(225, 87, 89),
+        Color32::from_rgb(118, 183, 178),
+        Color32::from_rgb(89, 161, 79),
+        Color32::from_rgb(237, 201, 72),
+        Color32::from_rgb(176, 122, 161),
+        Color32::from_rgb(255, 157, 167),
+        Color32::from_rgb(156, 117, 95),
+        Color32::from_rgb(186, 176, 172),
+    ];
+    P[i % P.len()]
+}
+
 /// Formats seconds for lists: `12.3 s`, `4 min 05 s`.
 pub fn fmt_seconds(s: f64) -> String {
     if s < 60.0 {

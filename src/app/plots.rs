@@ -96,25 +96,13 @@ pub fn category_axis(
 
 /// A stable colour per run.
 pub fn run_color(id: &str) -> Color32 {
-    // Tableau-10: distinct for the first ten runs, by the run's sequence number.
-    const P: [Color32; 10] = [
-        Color32::from_rgb(78, 121, 167),
-        Color32::from_rgb(242, 142, 43),
-        Color32::from_rgb(225, 87, 89),
-        Color32::from_rgb(118, 183, 178),
-        Color32::from_rgb(89, 161, 79),
-        Color32::from_rgb(237, 201, 72),
-        Color32::from_rgb(176, 122, 161),
-        Color32::from_rgb(255, 157, 167),
-        Color32::from_rgb(156, 117, 95),
-        Color32::from_rgb(186, 176, 172),
-    ];
+    // Distinct for the first ten runs, by the run's sequence number.
     let n = id
         .split('-')
         .next()
         .and_then(|s| s.parse::<usize>().ok())
         .unwrap_or_else(|| id.bytes().map(|b| b as usize).sum());
-    P[n.saturating_sub(1) % P.len()]
+    super::palette(n.saturating_sub(1))
 }
 
 /// The points of one run's curve, in plot coordinates (log10 where asked; with log y the

@@ -40,23 +40,23 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             text_row(
                 ui,
                 "Train data",
-                &mut f.train,
+                &mut f.data.train,
                 "CoNLL file or seminar folder",
             );
-            text_row(ui, "Test data", &mut f.test, "optional");
+            text_row(ui, "Test data", &mut f.data.test, "optional");
             text_row(
                 ui,
                 "Template",
-                &mut f.template,
+                &mut f.data.template,
                 "empty = built-in chunking template",
             );
             ui.label("Factorisation");
             ui.horizontal(|ui| {
-                ui.selectable_value(&mut f.factorisation, Factorisation::Split, "split");
-                ui.selectable_value(&mut f.factorisation, Factorisation::Edge, "edge");
+                ui.selectable_value(&mut f.data.factorisation, Factorisation::Split, "split");
+                ui.selectable_value(&mut f.data.factorisation, Factorisation::Edge, "edge");
                 ui.label("Features");
-                ui.selectable_value(&mut f.feature_set, FeatureSet::All, "all");
-                ui.selectable_value(&mut f.feature_set, FeatureSet::Observed, "observed");
+                ui.selectable_value(&mut f.data.feature_set, FeatureSet::All, "all");
+                ui.selectable_value(&mut f.data.feature_set, FeatureSet::Observed, "observed");
             });
             ui.end_row();
             ui.label("Estimator");
