@@ -11,7 +11,7 @@
 //! free × summed states, reading each factor's entry through precomputed strides.
 
 use crate::error::{Error, Result};
-use crate::graph::Instance;
+use crate::graph::{Instance, TableReads};
 use crate::inference::ChainWork;
 use crate::util::exp_shifted_into;
 
@@ -61,6 +61,16 @@ impl TermList {
         self.clamped.clear();
         self.summed.clear();
         self.open = None;
+    }
+    /// Drops scratch and spare capacity, for a list that is kept (one per instance).
+    pub fn compact(&mut self) {
+        self.scratch = Vec::new();
+        self.scratch_vars = Vec::new();
+        self.heads.shrink_to_fit();
+        self.factors.shrink_to_fit();
+        self.free.shrink_to_fit();
+        self.clamped.shrink_to_fit();
+        self.summed.shrink_to_fit();
     }
     pub fn len(&self) -> usize {
         self.heads.len()
@@ -301,6 +311,67 @@ pub fn evaluate_terms(
         }
     }
     value
+}
+
+/// The table entries the terms of `list` read: for each term and each of its factors, every
+/// entry with the term's clamped variables at gold and its free and summed variables at any
+/// state. A whole-chain term reads everything. [`evaluate_terms`] touches no other entry of `φ`
+/// or `dphi`, so tables may be built on this subset alone.
+pub fn table_reads(inst: &Instance, gold: &[u32], list: &TermList) -> TableReads {
+    if list.iter().any(|t| t.is_whole_chain(inst)) {
+        return TableReads::whole(inst);
+    }
+    let mut marks = vec![false; inst.table_len];
+    let mut vars = Vec::new();
+    let mut strides = Vec::new();
+    let mut card = Vec::new();
+    let mut digits = Vec::new();
+    for t in list.iter() {
+        for &f in t.factors {
+            vars.clear();
+            vars.extend_from_slice(t.free);
+            vars.extend_from_slice(t.summed);
+            strides.clear();
+            strides.resize(vars.len(), 0);
+            let base = factor_strides(inst, f, gold, &vars, &mut strides);
+            // Only the term's variables in this factor's scope move its entry.
+            card.clear();
+            let mut k = 0;
+            for i in 0..vars.len() {
+                if strides[i] > 0 {
+                    strides[k] = strides[i];
+                    card.push(inst.card[vars[i] as usize]);
+                    k += 1;
+                }
+            }
+            strides.truncate(k);
+            digits.clear();
+            digits.resize(k, 0u32);
+            'entries: loop {
+                let e: usize = base
+                    + digits
+                        .iter()
+                        .zip(&strides)
+                        .map(|(&d, &st)| d as usize * st)
+                        .sum::<usize>();
+                marks[e] = true;
+                // Next assignment, last variable fastest; done after the last one.
+                let mut i = k;
+                loop {
+                    if i == 0 {
+                        break 'entries;
+                    }
+                    i -= 1;
+                    digits[i] += 1;
+                    if digits[i] < card[i] {
+                        break;
+                    }
+                    digits[i] = 0;
+                }
+            }
+        }
+    }
+    TableReads::from_marks(inst, &marks)
 }
 
 /// Value of one term; when `dphi` is given, adds ∂value/∂φ into it (whole-table terms leave

@@ -10,8 +10,10 @@
 pub mod chain;
 pub mod instance;
 pub mod pieces;
+pub mod subset;
 
 pub use instance::{ChainLayout, Factor, Instance, InstanceBuilder, Part, Slot};
+pub use subset::{RowMaps, TableReads, TableScratch};
 
 use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
@@ -239,21 +241,33 @@ impl Model {
         cols: &mut Vec<f64>,
     ) {
         for slot in &inst.slots {
-            let out = &mut phi[slot.offset as usize..(slot.offset + slot.len) as usize];
-            out.fill(0.0);
-            for part in inst.parts(slot) {
-                let tp = &self.templates[part.template as usize];
-                let (rows, val) = inst.obs_rows(part);
-                if tp.identity {
-                    gather(tp, theta, rows, val, out);
-                } else {
-                    cols.clear();
-                    cols.resize(tp.n_cols, 0.0);
-                    gather(tp, theta, rows, val, cols);
-                    for (o, &c) in out.iter_mut().zip(&tp.entry_col) {
-                        if c != NO_COLUMN {
-                            *o += cols[c as usize];
-                        }
+            self.build_slot(theta, inst, slot, phi, cols);
+        }
+    }
+
+    /// Fills one slot's whole table.
+    pub(crate) fn build_slot(
+        &self,
+        theta: &[f64],
+        inst: &Instance,
+        slot: &Slot,
+        phi: &mut [f64],
+        cols: &mut Vec<f64>,
+    ) {
+        let out = &mut phi[slot.offset as usize..(slot.offset + slot.len) as usize];
+        out.fill(0.0);
+        for part in inst.parts(slot) {
+            let tp = &self.templates[part.template as usize];
+            let (rows, val) = inst.obs_rows(part);
+            if tp.identity {
+                gather(tp, theta, rows, val, out);
+            } else {
+                cols.clear();
+                cols.resize(tp.n_cols, 0.0);
+                gather(tp, theta, rows, val, cols);
+                for (o, &c) in out.iter_mut().zip(&tp.entry_col) {
+                    if c != NO_COLUMN {
+                        *o += cols[c as usize];
                     }
                 }
             }
@@ -271,22 +285,35 @@ impl Model {
         cols: &mut Vec<f64>,
     ) {
         for slot in &inst.slots {
-            let d = &dphi[slot.offset as usize..(slot.offset + slot.len) as usize];
-            for part in inst.parts(slot) {
-                let tp = &self.templates[part.template as usize];
-                let (rows, val) = inst.obs_rows(part);
-                if tp.identity {
-                    spread(tp, grad, rows, val, d, scale);
-                } else {
-                    cols.clear();
-                    cols.resize(tp.n_cols, 0.0);
-                    for (&x, &c) in d.iter().zip(&tp.entry_col) {
-                        if c != NO_COLUMN {
-                            cols[c as usize] += x;
-                        }
+            self.scatter_slot(inst, slot, dphi, scale, grad, cols);
+        }
+    }
+
+    /// [`scatter`](Self::scatter) for one slot's whole table.
+    pub(crate) fn scatter_slot(
+        &self,
+        inst: &Instance,
+        slot: &Slot,
+        dphi: &[f64],
+        scale: f64,
+        grad: &mut [f64],
+        cols: &mut Vec<f64>,
+    ) {
+        let d = &dphi[slot.offset as usize..(slot.offset + slot.len) as usize];
+        for part in inst.parts(slot) {
+            let tp = &self.templates[part.template as usize];
+            let (rows, val) = inst.obs_rows(part);
+            if tp.identity {
+                spread(tp, grad, rows, val, d, scale);
+            } else {
+                cols.clear();
+                cols.resize(tp.n_cols, 0.0);
+                for (&x, &c) in d.iter().zip(&tp.entry_col) {
+                    if c != NO_COLUMN {
+                        cols[c as usize] += x;
                     }
-                    spread(tp, grad, rows, val, cols, scale);
                 }
+                spread(tp, grad, rows, val, cols, scale);
             }
         }
     }
@@ -294,7 +321,7 @@ impl Model {
 
 /// Hints the cache to fetch `p` (no effect where unsupported; never faults).
 #[inline(always)]
-fn prefetch(p: *const f64) {
+pub(crate) fn prefetch(p: *const f64) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint; it never dereferences or faults, whatever the address.
     unsafe {
@@ -305,7 +332,7 @@ fn prefetch(p: *const f64) {
 }
 
 /// How many observations ahead to prefetch weight rows.
-const AHEAD: usize = 4;
+pub(crate) const AHEAD: usize = 4;
 
 #[inline]
 fn gather(tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], out: &mut [f64]) {

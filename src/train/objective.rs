@@ -2,8 +2,9 @@
 //! one gradient buffer per worker thread (reused across evaluations), plus a Gaussian prior.
 
 use crate::error::{Error, Result};
-use crate::estimators::{Estimator, Workspace};
-use crate::graph::{Instance, Model};
+use crate::estimators::terms::table_reads;
+use crate::estimators::{evaluate_terms, Estimator, TermList, Workspace};
+use crate::graph::{Instance, Model, RowMaps, TableReads, TableScratch};
 use rayon::prelude::*;
 use std::sync::Mutex;
 
@@ -36,8 +37,9 @@ impl Prior {
 struct Local {
     grad: Vec<f64>,
     phi: Vec<f64>,
+    /// Zero between instances: each instance zeroes the entries it wrote.
     dphi: Vec<f64>,
-    cols: Vec<f64>,
+    scratch: TableScratch,
     ws: Workspace,
     value: f64,
     ops: u64,
@@ -64,6 +66,15 @@ pub struct DatasetObjective<'a> {
     /// taken in a fixed order and a run is bit-for-bit reproducible for a given thread count.
     ranges: Vec<std::ops::Range<usize>>,
     locals: Vec<Mutex<Local>>,
+    /// Per instance, its terms and the table entries they read. Both depend on the gold labels
+    /// and the graph only, not on θ, so they are built once.
+    plans: Vec<Plan>,
+    maps: RowMaps,
+}
+
+struct Plan {
+    terms: TermList,
+    reads: TableReads,
 }
 
 impl<'a> DatasetObjective<'a> {
@@ -85,13 +96,26 @@ impl<'a> DatasetObjective<'a> {
             .build()
             .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
         let ranges = balanced_ranges(instances, pool.current_num_threads());
+        let plans = pool.install(|| {
+            instances
+                .par_iter()
+                .map(|inst| {
+                    let gold = inst.gold.as_deref().expect("checked: gold labels");
+                    let mut terms = TermList::default();
+                    estimator.terms(inst, &mut terms);
+                    terms.compact();
+                    let reads = table_reads(inst, gold, &terms);
+                    Plan { terms, reads }
+                })
+                .collect()
+        });
         let locals = (0..ranges.len())
             .map(|_| {
                 Mutex::new(Local {
                     grad: Vec::new(),
                     phi: Vec::new(),
                     dphi: Vec::new(),
-                    cols: Vec::new(),
+                    scratch: TableScratch::default(),
                     ws: Workspace::default(),
                     value: 0.0,
                     ops: 0,
@@ -106,6 +130,8 @@ impl<'a> DatasetObjective<'a> {
             pool,
             ranges,
             locals,
+            plans,
+            maps: RowMaps::new(model),
         })
     }
 
@@ -115,6 +141,17 @@ impl<'a> DatasetObjective<'a> {
 
     pub fn threads(&self) -> usize {
         self.locals.len()
+    }
+
+    /// Table entries built per evaluation and the size of the full tables: local estimators
+    /// build only the entries their terms read.
+    pub fn table_entries(&self) -> (usize, usize) {
+        self.instances
+            .iter()
+            .zip(&self.plans)
+            .fold((0, 0), |(b, t), (inst, p)| {
+                (b + p.reads.built(inst), t + inst.table_len)
+            })
     }
 
     /// Evaluates the objective at θ; when `grad` is given, writes ∂objective/∂θ into it.
@@ -131,7 +168,6 @@ impl<'a> DatasetObjective<'a> {
             }
         }
         let model = self.model;
-        let est = self.estimator;
         self.pool.install(|| {
             self.locals
                 .par_iter()
@@ -139,17 +175,61 @@ impl<'a> DatasetObjective<'a> {
                 .for_each(|(local, range)| {
                     let mut guard = local.lock().unwrap();
                     let l = &mut *guard;
-                    for inst in &self.instances[range.clone()] {
-                        l.phi.resize(inst.table_len.max(l.phi.len()), 0.0);
-                        model.build_tables(theta, inst, &mut l.phi, &mut l.cols);
+                    for (inst, plan) in self.instances[range.clone()]
+                        .iter()
+                        .zip(&self.plans[range.clone()])
+                    {
+                        let gold = inst.gold.as_deref().expect("checked: gold labels");
+                        let n = inst.table_len;
+                        if l.phi.len() < n {
+                            l.phi.resize(n, 0.0);
+                            l.dphi.resize(n, 0.0);
+                        }
+                        model.build_tables_subset(
+                            theta,
+                            inst,
+                            &plan.reads,
+                            &self.maps,
+                            &mut l.phi,
+                            &mut l.scratch,
+                        );
+                        let (ws, phi) = (&mut l.ws, &l.phi[..n]);
                         let v = if want_grad {
-                            l.dphi.clear();
-                            l.dphi.resize(inst.table_len, 0.0);
-                            let v = est.evaluate(inst, &l.phi, Some(&mut l.dphi), &mut l.ws);
-                            model.scatter(inst, &l.dphi, 1.0, &mut l.grad, &mut l.cols);
+                            let d = &mut l.dphi[..n];
+                            let v = evaluate_terms(
+                                inst,
+                                phi,
+                                gold,
+                                &plan.terms,
+                                Some(&mut *d),
+                                &mut ws.term_work,
+                                &mut ws.chain,
+                            );
+                            model.scatter_subset(
+                                inst,
+                                &plan.reads,
+                                &self.maps,
+                                d,
+                                1.0,
+                                &mut l.grad,
+                                &mut l.scratch,
+                            );
+                            plan.reads.zero(inst, d);
+                            debug_assert!(
+                                d.iter().all(|&x| x == 0.0),
+                                "a term wrote a table entry it does not read"
+                            );
                             v
                         } else {
-                            est.evaluate(inst, &l.phi, None, &mut l.ws)
+                            evaluate_terms(
+                                inst,
+                                phi,
+                                gold,
+                                &plan.terms,
+                                None,
+                                &mut ws.term_work,
+                                &mut ws.chain,
+                            )
                         };
                         l.value += v;
                         l.ops += l.ws.take_ops();

@@ -67,6 +67,12 @@ pub struct RunSummary {
     pub n_sequences: usize,
     pub n_tokens: usize,
     pub threads: usize,
+    /// Table entries built per evaluation, and the size of the full tables (they differ when
+    /// the estimator's terms read only part of each table).
+    #[serde(default)]
+    pub table_entries_built: usize,
+    #[serde(default)]
+    pub table_entries: usize,
     pub evaluations: usize,
     pub ops: u64,
     pub final_objective: Option<f64>,
@@ -142,6 +148,7 @@ fn run_inner(
     summary.n_sequences = train.sequences.len();
     summary.n_tokens = train.tokens();
     summary.threads = obj.threads();
+    (summary.table_entries_built, summary.table_entries) = obj.table_entries();
     on_event(RunEvent::Started {
         n_params: summary.n_params,
         n_sequences: summary.n_sequences,
