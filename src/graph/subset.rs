@@ -202,20 +202,19 @@ impl Model {
         }
     }
 
-    /// [`scatter`](Model::scatter) for a `dphi` that is zero outside `reads`.
+    /// [`scatter`](Model::scatter) (scale 1) for a `dphi` that is zero outside `reads`.
     pub fn scatter_subset(
         &self,
         inst: &Instance,
         reads: &TableReads,
         maps: &RowMaps,
         dphi: &[f64],
-        scale: f64,
         grad: &mut [f64],
         scratch: &mut TableScratch,
     ) {
         for (si, slot) in inst.slots.iter().enumerate() {
             let Some(entries) = reads.slot(si) else {
-                self.scatter_slot(inst, slot, dphi, scale, grad, &mut scratch.cols);
+                self.scatter_slot(inst, slot, dphi, 1.0, grad, &mut scratch.cols);
                 continue;
             };
             let d = &dphi[slot.offset as usize..(slot.offset + slot.len) as usize];
@@ -230,7 +229,7 @@ impl Model {
                     }
                 }
                 let row_map = |a| maps.get(self, part.template, a);
-                spread_cols(tp, grad, rows, val, scale, row_map, scratch);
+                spread_cols(tp, grad, rows, val, row_map, scratch);
             }
         }
     }
@@ -282,13 +281,12 @@ fn gather_cols<'m>(
     }
 }
 
-/// `grad[W[feature, c]] += scale · value · cols[c]` for the selected columns `c`.
+/// `grad[W[feature, c]] += value · cols[c]` for the selected columns `c`.
 fn spread_cols<'m>(
     tp: &FactorTemplate,
     grad: &mut [f64],
     rows: &[(u32, u32)],
     val: &[f64],
-    scale: f64,
     row_map: impl Fn(u32) -> Option<&'m [u32]>,
     s: &TableScratch,
 ) {
@@ -296,22 +294,20 @@ fn spread_cols<'m>(
     match &tp.layout {
         Layout::Dense => {
             for (&(a, _), &v) in rows.iter().zip(val) {
-                let sv = scale * v;
                 let gr = &mut g[a as usize..];
                 for &c in &s.distinct {
-                    gr[c as usize] += sv * s.cols[c as usize];
+                    gr[c as usize] += v * s.cols[c as usize];
                 }
             }
         }
         Layout::Sparse { cols, .. } => {
             for (&(a, b), &v) in rows.iter().zip(val) {
-                let sv = scale * v;
                 if let Some(m) = row_map(a) {
                     let g = &mut g[a as usize..];
                     for &c in &s.distinct {
                         let j = m[c as usize];
                         if j != u32::MAX {
-                            g[j as usize] += sv * s.cols[c as usize];
+                            g[j as usize] += v * s.cols[c as usize];
                         }
                     }
                     continue;
@@ -319,7 +315,7 @@ fn spread_cols<'m>(
                 let (a, b) = (a as usize, b as usize);
                 for (&c, gi) in cols[a..b].iter().zip(&mut g[a..b]) {
                     if s.stamp[c as usize] == s.gen {
-                        *gi += sv * s.cols[c as usize];
+                        *gi += v * s.cols[c as usize];
                     }
                 }
             }

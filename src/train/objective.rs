@@ -210,7 +210,6 @@ impl<'a> DatasetObjective<'a> {
                                 &plan.reads,
                                 &self.maps,
                                 d,
-                                1.0,
                                 &mut l.grad,
                                 &mut l.scratch,
                             );
