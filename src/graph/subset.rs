@@ -116,9 +116,13 @@ impl RowMaps {
         self.index.len()
     }
 
-    /// The map of the row starting at `a` in template `t`'s block (of a tied template, its
-    /// source's), if that row has one.
-    fn get(&self, model: &Model, t: u32, a: u32) -> Option<&[u32]> {
+    /// The map of the row `a..b` in template `t`'s block (of a tied template, its source's),
+    /// if that row has one.
+    #[inline]
+    fn get(&self, model: &Model, t: u32, a: u32, b: u32) -> Option<&[u32]> {
+        if ((b - a) as usize) < MAP_MIN_NNZ {
+            return None;
+        }
         let tp = &model.templates[t as usize];
         let owner = tp.tied_to.map_or(t, |s| s as u32);
         self.index
@@ -190,7 +194,7 @@ impl Model {
                 let tp = &self.templates[part.template as usize];
                 let (rows, val) = inst.obs_rows(part);
                 scratch.select(tp, entries);
-                let row_map = |a| maps.get(self, part.template, a);
+                let row_map = |a, b| maps.get(self, part.template, a, b);
                 gather_cols(tp, theta, rows, val, row_map, scratch);
                 for &e in entries {
                     let c = tp.entry_col[e as usize];
@@ -228,7 +232,7 @@ impl Model {
                         scratch.cols[c as usize] += d[e as usize];
                     }
                 }
-                let row_map = |a| maps.get(self, part.template, a);
+                let row_map = |a, b| maps.get(self, part.template, a, b);
                 spread_cols(tp, grad, rows, val, row_map, scratch);
             }
         }
@@ -241,7 +245,7 @@ fn gather_cols<'m>(
     theta: &[f64],
     rows: &[(u32, u32)],
     val: &[f64],
-    row_map: impl Fn(u32) -> Option<&'m [u32]>,
+    row_map: impl Fn(u32, u32) -> Option<&'m [u32]>,
     s: &mut TableScratch,
 ) {
     let w = &theta[tp.offset..tp.offset + tp.n_params()];
@@ -258,8 +262,12 @@ fn gather_cols<'m>(
             }
         }
         Layout::Sparse { cols, .. } => {
-            for (&(a, b), &v) in rows.iter().zip(val) {
-                if let Some(m) = row_map(a) {
+            for (i, (&(a, b), &v)) in rows.iter().zip(val).enumerate() {
+                if let Some(&(na, _)) = rows.get(i + AHEAD) {
+                    prefetch(w.as_ptr().wrapping_add(na as usize));
+                    prefetch(cols.as_ptr().wrapping_add(na as usize) as *const f64);
+                }
+                if let Some(m) = row_map(a, b) {
                     let w = &w[a as usize..];
                     for &c in &s.distinct {
                         let j = m[c as usize];
@@ -287,7 +295,7 @@ fn spread_cols<'m>(
     grad: &mut [f64],
     rows: &[(u32, u32)],
     val: &[f64],
-    row_map: impl Fn(u32) -> Option<&'m [u32]>,
+    row_map: impl Fn(u32, u32) -> Option<&'m [u32]>,
     s: &TableScratch,
 ) {
     let g = &mut grad[tp.offset..tp.offset + tp.n_params()];
@@ -301,8 +309,12 @@ fn spread_cols<'m>(
             }
         }
         Layout::Sparse { cols, .. } => {
-            for (&(a, b), &v) in rows.iter().zip(val) {
-                if let Some(m) = row_map(a) {
+            for (i, (&(a, b), &v)) in rows.iter().zip(val).enumerate() {
+                if let Some(&(na, _)) = rows.get(i + AHEAD) {
+                    prefetch(g.as_ptr().wrapping_add(na as usize));
+                    prefetch(cols.as_ptr().wrapping_add(na as usize) as *const f64);
+                }
+                if let Some(m) = row_map(a, b) {
                     let g = &mut g[a as usize..];
                     for &c in &s.distinct {
                         let j = m[c as usize];
