@@ -51,6 +51,8 @@ pub trait Estimator: Send + Sync {
     }
 
     /// The instance's value; when `dphi` is given, adds ∂value/∂φ into it (table-buffer layout).
+    /// Training evaluates the same [`terms`](Self::terms) through `DatasetObjective`, which keeps
+    /// them per instance and builds only the table entries they read.
     fn evaluate(
         &self,
         inst: &Instance,
