@@ -347,7 +347,7 @@ pub fn table_reads(inst: &Instance, gold: &[u32], list: &TermList) -> TableReads
             strides.truncate(k);
             digits.clear();
             digits.resize(k, 0u32);
-            'entries: loop {
+            loop {
                 let e: usize = base
                     + digits
                         .iter()
@@ -355,23 +355,26 @@ pub fn table_reads(inst: &Instance, gold: &[u32], list: &TermList) -> TableReads
                         .map(|(&d, &st)| d as usize * st)
                         .sum::<usize>();
                 marks[e] = true;
-                // Next assignment, last variable fastest; done after the last one.
-                let mut i = k;
-                loop {
-                    if i == 0 {
-                        break 'entries;
-                    }
-                    i -= 1;
-                    digits[i] += 1;
-                    if digits[i] < card[i] {
-                        break;
-                    }
-                    digits[i] = 0;
+                if !next_assignment(&mut digits, &card) {
+                    break;
                 }
             }
         }
     }
     TableReads::from_marks(inst, &marks)
+}
+
+/// Steps `digits` (state per variable, cardinalities `card`) to the next joint assignment, last
+/// variable fastest; returns false, back at all zeros, after the last one.
+fn next_assignment(digits: &mut [u32], card: &[u32]) -> bool {
+    for i in (0..digits.len()).rev() {
+        digits[i] += 1;
+        if digits[i] < card[i] {
+            return true;
+        }
+        digits[i] = 0;
+    }
+    false
 }
 
 /// Value of one term; when `dphi` is given, adds ∂value/∂φ into it (whole-table terms leave
@@ -448,14 +451,7 @@ fn evaluate_term(
         tw.scores.push(s * inv_mu);
         tw.gold_free
             .push((0..n_free).all(|i| tw.digits[i] == gold[tw.vars[i] as usize]));
-        // Next assignment, last variable fastest.
-        for i in (0..nv).rev() {
-            tw.digits[i] += 1;
-            if tw.digits[i] < tw.card[i] {
-                break;
-            }
-            tw.digits[i] = 0;
-        }
+        next_assignment(&mut tw.digits, &tw.card);
     }
     tw.ops += (total * nf) as u64;
     let den = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
