@@ -10,25 +10,27 @@ pub mod terms;
 
 pub use crate::graph::pieces::Pieces;
 pub use local::{EdgePseudolikelihood, Piecewise, Pseudolikelihood, Pwpl};
-pub use ml::ExactMl;
+pub use ml::{BetheMl, ExactMl};
 pub use terms::{evaluate_terms, Term, TermList, TermWork};
 
 use crate::error::{Error, Result};
 use crate::graph::{Instance, Model};
-use crate::inference::ChainWork;
+use crate::inference::{BpOptions, InferWork};
 
 /// Per-thread scratch reused across instances so the hot loop does not allocate.
 #[derive(Default, Clone, Debug)]
 pub struct Workspace {
-    pub chain: ChainWork,
+    pub infer: InferWork,
     pub terms: TermList,
     pub term_work: TermWork,
 }
 
 impl Workspace {
-    /// Counted multiply-adds of inference and normalisation since the last call.
-    pub fn take_ops(&mut self) -> u64 {
-        std::mem::take(&mut self.chain.ops) + std::mem::take(&mut self.term_work.ops)
+    /// Counted multiply-adds of inference and normalisation, and BP calls that did not
+    /// converge, since the last call.
+    pub fn take_counts(&mut self) -> (u64, u64) {
+        let (ops, unconverged) = self.infer.take_counts();
+        (ops + std::mem::take(&mut self.term_work.ops), unconverged)
     }
 }
 
@@ -64,6 +66,7 @@ pub trait Estimator: Send + Sync {
         let mut list = std::mem::take(&mut ws.terms);
         list.clear();
         self.terms(inst, &mut list);
+        ws.infer.msgs.reset();
         let value = evaluate_terms(
             inst,
             phi,
@@ -71,7 +74,7 @@ pub trait Estimator: Send + Sync {
             &list,
             dphi,
             &mut ws.term_work,
-            &mut ws.chain,
+            &mut ws.infer,
         );
         ws.terms = list;
         value
@@ -84,6 +87,11 @@ pub trait Estimator: Send + Sync {
 pub enum EstimatorSpec {
     /// Exact maximum (conditional) likelihood.
     Ml,
+    /// Maximum likelihood with loopy-BP (Bethe) beliefs in place of marginals.
+    Bp {
+        #[serde(default)]
+        bp: BpOptions,
+    },
     /// Pseudolikelihood by node (000, eq. 5).
     Pl,
     /// Per-edge pseudolikelihood (000, eq. 42).
@@ -110,12 +118,15 @@ pub enum EstimatorSpec {
 impl EstimatorSpec {
     /// Names accepted on the command line.
     pub const NAMES: &'static [&'static str] =
-        &["ml", "pl", "pl-edge", "pw", "pw-reweighted", "pwpl"];
+        &["ml", "bp", "pl", "pl-edge", "pw", "pw-reweighted", "pwpl"];
 
     /// The estimator called `name`, with default knobs.
     pub fn from_name(name: &str) -> Result<Self> {
         Ok(match name {
             "ml" => EstimatorSpec::Ml,
+            "bp" => EstimatorSpec::Bp {
+                bp: BpOptions::default(),
+            },
             "pl" => EstimatorSpec::Pl,
             "pl-edge" => EstimatorSpec::PlEdge,
             "pw" => EstimatorSpec::Pw {
@@ -159,6 +170,22 @@ impl EstimatorSpec {
         Ok(spec)
     }
 
+    /// The loopy-BP options, for the estimators that run BP.
+    pub fn bp(&self) -> Option<&BpOptions> {
+        match self {
+            EstimatorSpec::Bp { bp } => Some(bp),
+            _ => None,
+        }
+    }
+
+    /// Sets the loopy-BP options (for the estimators that run BP).
+    pub fn with_bp(mut self, opts: BpOptions) -> Self {
+        if let EstimatorSpec::Bp { bp } = &mut self {
+            *bp = opts;
+        }
+        self
+    }
+
     /// Whether the estimator is defined by pieces.
     pub fn has_pieces(&self) -> bool {
         matches!(
@@ -193,6 +220,7 @@ impl EstimatorSpec {
     pub fn name(&self) -> &'static str {
         match self {
             EstimatorSpec::Ml => "ml",
+            EstimatorSpec::Bp { .. } => "bp",
             EstimatorSpec::Pl => "pl",
             EstimatorSpec::PlEdge => "pl-edge",
             EstimatorSpec::Pw { .. } => "pw",
@@ -205,6 +233,10 @@ impl EstimatorSpec {
     pub fn build(&self, model: &Model) -> Result<Box<dyn Estimator>> {
         Ok(match self {
             EstimatorSpec::Ml => Box::new(ExactMl),
+            EstimatorSpec::Bp { bp } => {
+                bp.check()?;
+                Box::new(BetheMl { opts: *bp })
+            }
             EstimatorSpec::Pl => Box::new(Pseudolikelihood),
             EstimatorSpec::PlEdge => Box::new(EdgePseudolikelihood),
             EstimatorSpec::Pw { pieces } => Box::new(Piecewise::new(pieces.resolve(model)?, None)),

@@ -7,12 +7,16 @@
 //!
 //! where `S` is the sum of the term's factor tables. With μ = 1 this is `w · log p(y*_free | y*_clamped)`
 //! computed from those factors alone; μ ≠ 1 gives reweighted piecewise terms (000, eq. 35).
-//! A term that is the whole of a chain runs forward–backward; every other term enumerates its
-//! free × summed states, reading each factor's entry through precomputed strides.
+//! A *whole-graph* term (every factor, every variable free) gets its log partition function from
+//! inference: forward–backward on a chain, exact belief propagation on a forest, enumeration on
+//! a small graph, and — only when its list allows the Bethe approximation (the `bp` estimator) —
+//! loopy BP, whose `−F_Bethe` stands in for log Z. Every other term enumerates its free × summed
+//! states, reading each factor's entry through precomputed strides.
 
 use crate::error::{Error, Result};
 use crate::graph::{Instance, TableReads};
-use crate::inference::ChainWork;
+use crate::inference::bp::{self, BpOptions, Schedule, Semiring};
+use crate::inference::InferWork;
 use crate::util::exp_shifted_into;
 
 /// Largest number of free × summed states one enumerated term may have.
@@ -37,6 +41,9 @@ pub struct TermList {
     clamped: Vec<u32>,
     summed: Vec<u32>,
     open: Option<(u32, u32, u32, u32)>,
+    /// When set, whole-graph terms on graphs with cycles take log Z from loopy BP (Bethe) with
+    /// these options instead of requiring exact inference.
+    pub bethe: Option<BpOptions>,
     /// Scratch for estimators building terms (pairs, piece factors, piece variables).
     pub scratch: Vec<u32>,
     pub scratch_vars: Vec<u32>,
@@ -45,6 +52,8 @@ pub struct TermList {
 /// One term, borrowed from a [`TermList`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Term<'a> {
+    /// Loopy BP options when the term's log Z may be the Bethe approximation.
+    pub bethe: Option<&'a BpOptions>,
     pub factors: &'a [u32],
     pub free: &'a [u32],
     pub clamped: &'a [u32],
@@ -61,6 +70,7 @@ impl TermList {
         self.clamped.clear();
         self.summed.clear();
         self.open = None;
+        self.bethe = None;
     }
     /// Drops scratch and spare capacity, for a list that is kept (one per instance).
     pub fn compact(&mut self) {
@@ -131,6 +141,7 @@ impl TermList {
         let h = &self.heads[i];
         let r = |(a, b): (u32, u32)| a as usize..b as usize;
         Term {
+            bethe: self.bethe.as_ref(),
             factors: &self.factors[r(h.factors)],
             free: &self.free[r(h.free)],
             clamped: &self.clamped[r(h.clamped)],
@@ -145,11 +156,10 @@ impl TermList {
 }
 
 impl Term<'_> {
-    /// True when the term is the whole of a chain instance with every variable free, so
-    /// forward–backward evaluates it.
-    fn is_whole_chain(&self, inst: &Instance) -> bool {
-        inst.chain.is_some()
-            && self.temperature == 1.0
+    /// True when the term is the whole instance with every variable free: its log partition
+    /// function is the model's, and inference computes it.
+    pub fn is_whole_graph(&self, inst: &Instance) -> bool {
+        self.temperature == 1.0
             && self.clamped.is_empty()
             && self.summed.is_empty()
             && self.factors.len() == inst.factors.len()
@@ -163,13 +173,33 @@ impl Term<'_> {
         })
     }
 
+    /// How a whole-graph term gets log Z on `inst`; `None` for other terms and for graphs that
+    /// only enumeration could do (small enough or not: [`check`](Self::check) says).
+    pub fn global_inference(&self, inst: &Instance) -> Option<GlobalInference> {
+        if !self.is_whole_graph(inst) {
+            return None;
+        }
+        if inst.chain.is_some() {
+            Some(GlobalInference::ForwardBackward)
+        } else if inst.forest {
+            Some(GlobalInference::TreeBp)
+        } else if let Some(o) = self.bethe {
+            Some(GlobalInference::LoopyBp(*o))
+        } else {
+            None
+        }
+    }
+
     /// Checks the term against its instance: every variable a factor touches is free, clamped or
-    /// summed; the state space is small enough (or the term is a whole chain).
+    /// summed; the state space is small enough (or inference handles the whole graph).
     pub fn check(&self, inst: &Instance) -> Result<()> {
         if self.temperature.is_nan() || self.temperature <= 0.0 {
             return Err(Error::invalid("a term's temperature μ must be positive"));
         }
-        if self.is_whole_chain(inst) {
+        if let Some(o) = self.bethe {
+            o.check()?;
+        }
+        if self.global_inference(inst).is_some() {
             return Ok(());
         }
         for &f in self.factors {
@@ -186,11 +216,40 @@ impl Term<'_> {
         }
         let states = self.states(inst);
         if states > MAX_TERM_STATES {
+            if self.is_whole_graph(inst) {
+                return Err(Error::invalid(format!(
+                    "exact likelihood on a graph with cycles needs enumeration, and this one has \
+                     {states} joint states (limit {MAX_TERM_STATES}); use the bp estimator \
+                     (Bethe approximation) or a local one"
+                )));
+            }
             return Err(Error::invalid(format!(
                 "a term with {states} free × summed states is too large to enumerate (limit {MAX_TERM_STATES})"
             )));
         }
         Ok(())
+    }
+}
+
+/// Where a whole-graph term's log Z comes from.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GlobalInference {
+    /// Forward–backward on a chain (exact).
+    ForwardBackward,
+    /// Belief propagation on a forest (exact).
+    TreeBp,
+    /// Loopy BP; log Z is the Bethe approximation.
+    LoopyBp(BpOptions),
+}
+
+/// BP options that make BP exact on a forest: sequential sweeps until nothing moves (a forest
+/// converges within its diameter; the limit is only a guard).
+pub fn tree_bp_options(inst: &Instance) -> BpOptions {
+    BpOptions {
+        schedule: Schedule::Sequential,
+        damping: 0.0,
+        tol: 1e-13,
+        max_sweeps: inst.n_vars() + 2,
     }
 }
 
@@ -289,7 +348,7 @@ pub fn evaluate_terms(
     list: &TermList,
     mut dphi: Option<&mut [f64]>,
     tw: &mut TermWork,
-    chain: &mut ChainWork,
+    infer: &mut InferWork,
 ) -> f64 {
     tw.slot_mult.clear();
     tw.slot_mult.resize(inst.slots.len(), 0);
@@ -300,7 +359,7 @@ pub fn evaluate_terms(
     tw.line_probs.clear();
     let mut value = 0.0;
     for t in list.iter() {
-        value += evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, chain);
+        value += evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, infer);
     }
     // Deferred softmax part of the cached lines' gradients, once per line.
     if let Some(d) = dphi {
@@ -315,10 +374,10 @@ pub fn evaluate_terms(
 
 /// The table entries the terms of `list` read: for each term and each of its factors, every
 /// entry with the term's clamped variables at gold and its free and summed variables at any
-/// state. A whole-chain term reads everything. [`evaluate_terms`] touches no other entry of `φ`
+/// state. A whole-graph term reads everything. [`evaluate_terms`] touches no other entry of `φ`
 /// or `dphi`, so tables may be built on this subset alone.
 pub fn table_reads(inst: &Instance, gold: &[u32], list: &TermList) -> TableReads {
-    if list.iter().any(|t| t.is_whole_chain(inst)) {
+    if list.iter().any(|t| t.is_whole_graph(inst)) {
         return TableReads::whole(inst);
     }
     let mut marks = vec![false; inst.table_len];
@@ -386,17 +445,44 @@ fn evaluate_term(
     t: Term<'_>,
     dphi: Option<&mut [f64]>,
     tw: &mut TermWork,
-    chain: &mut ChainWork,
+    infer: &mut InferWork,
 ) -> f64 {
     let w = t.weight;
-    if t.is_whole_chain(inst) {
-        let lay = inst.chain.as_ref().unwrap();
-        let log_z = chain.forward_backward(inst, lay, phi);
-        if let Some(d) = dphi {
-            inst.add_indicator(gold, w, d);
-            chain.add_expectations(inst, lay, d, -w);
+    match t.global_inference(inst) {
+        Some(GlobalInference::ForwardBackward) => {
+            let lay = inst.chain.as_ref().unwrap();
+            let log_z = infer.chain.forward_backward(inst, lay, phi);
+            if let Some(d) = dphi {
+                inst.add_indicator(gold, w, d);
+                infer.chain.add_expectations(inst, lay, d, -w);
+            }
+            return w * (inst.score(phi, gold) - log_z);
         }
-        return w * (inst.score(phi, gold) - log_z);
+        Some(g @ (GlobalInference::TreeBp | GlobalInference::LoopyBp(_))) => {
+            let opts = match g {
+                GlobalInference::LoopyBp(o) => o,
+                _ => tree_bp_options(inst),
+            };
+            let InferWork {
+                bp: work,
+                msgs,
+                ops,
+                unconverged,
+                ..
+            } = infer;
+            let report = bp::run(inst, phi, &opts, Semiring::SumProduct, msgs, work);
+            *ops += report.ops;
+            if !report.converged && g != GlobalInference::TreeBp {
+                *unconverged += 1;
+            }
+            let free_energy = msgs.bethe_free_energy(inst, phi, work);
+            if let Some(d) = dphi {
+                inst.add_indicator(gold, w, d);
+                msgs.add_expectations(inst, phi, d, -w, work);
+            }
+            return w * (inst.score(phi, gold) + free_energy);
+        }
+        None => {}
     }
     if t.summed.is_empty() && t.factors.len() == 1 && t.clamped.is_empty() {
         return table_term(inst, phi, gold, t, dphi, tw);

@@ -24,7 +24,7 @@ fn tables(crf: &ChainCrf, theta: &[f64], inst: &Instance) -> Vec<f64> {
 pub fn decode_tables(inst: &Instance, phi: &[f64], ws: &mut Workspace) -> Result<Vec<u32>> {
     if let Some(lay) = &inst.chain {
         let mut out = Vec::new();
-        ws.chain.viterbi(inst, lay, phi, &mut out);
+        ws.infer.chain.viterbi(inst, lay, phi, &mut out);
         Ok(out)
     } else {
         Ok(enumerate(inst, phi)?.map)

@@ -80,6 +80,9 @@ pub struct Instance {
     /// Total length of the table buffer.
     pub table_len: usize,
     pub chain: Option<ChainLayout>,
+    /// True when the factor graph (variables and factors as nodes) has no cycle, so belief
+    /// propagation on it is exact.
+    pub forest: bool,
 }
 
 impl Instance {
@@ -91,7 +94,16 @@ impl Instance {
         &self.adj[self.adj_ptr[v as usize] as usize..self.adj_ptr[v as usize + 1] as usize]
     }
     pub fn scope(&self, f: &Factor) -> &[u32] {
-        &self.scope[f.scope_start as usize..(f.scope_start + f.arity) as usize]
+        &self.scope[self.scope_range(f)]
+    }
+    /// Where `f`'s scope sits among all factors' scopes laid end to end: one index per
+    /// (factor, variable) edge of the factor graph, e.g. for messages.
+    pub fn scope_range(&self, f: &Factor) -> std::ops::Range<usize> {
+        f.scope_start as usize..(f.scope_start + f.arity) as usize
+    }
+    /// Number of (factor, variable) edges of the factor graph.
+    pub fn n_edges(&self) -> usize {
+        self.scope.len()
     }
     /// The parts whose sum is a slot's table.
     pub fn parts(&self, s: &Slot) -> &[Part] {
@@ -170,6 +182,7 @@ impl<'m> InstanceBuilder<'m> {
                 adj: vec![],
                 table_len: 0,
                 chain: None,
+                forest: true,
             },
             dedup: FxHashMap::default(),
         }
@@ -308,8 +321,32 @@ impl<'m> InstanceBuilder<'m> {
             self.inst.adj_ptr.push(self.inst.adj.len() as u32);
         }
         self.inst.chain = detect_chain(&self.inst);
+        self.inst.forest = is_forest(&self.inst);
         self.inst
     }
+}
+
+/// A graph is a forest when edges = nodes − components; union–find over variables and factors.
+fn is_forest(inst: &Instance) -> bool {
+    let n = inst.card.len();
+    let mut parent: Vec<usize> = (0..n + inst.factors.len()).collect();
+    fn root(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    for (i, f) in inst.factors.iter().enumerate() {
+        for &v in inst.scope(f) {
+            let (a, b) = (root(&mut parent, n + i), root(&mut parent, v as usize));
+            if a == b {
+                return false;
+            }
+            parent[a] = b;
+        }
+    }
+    true
 }
 
 /// A chain: all variables share one cardinality and every factor is unary or pairwise over

@@ -56,6 +56,9 @@ pub struct IterReport {
     pub evaluations: usize,
     /// Counted multiply-adds of inference and normalisation so far.
     pub ops: u64,
+    /// Training instances whose loopy BP did not converge at this iteration's weights.
+    #[serde(default)]
+    pub bp_unconverged: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -256,7 +259,7 @@ pub fn minimize(
                 reason = if cancel.load(Ordering::Relaxed) {
                     StopReason::Cancelled
                 } else {
-                    StopReason::LineSearch(e.to_string())
+                    StopReason::LineSearch(noisy(e.to_string(), &problem))
                 };
                 break;
             }
@@ -265,7 +268,7 @@ pub fn minimize(
             reason = if cancel.load(Ordering::Relaxed) {
                 StopReason::Cancelled
             } else {
-                StopReason::LineSearch(r.to_string())
+                StopReason::LineSearch(noisy(r.to_string(), &problem))
             };
             break;
         }
@@ -284,23 +287,16 @@ pub fn minimize(
             .evaluations
             .lock()
             .unwrap();
-        let value = problem
-            .problem
-            .as_ref()
-            .unwrap()
-            .cache
-            .lock()
-            .unwrap()
-            .eval
-            .value;
+        let eval = problem.problem.as_ref().unwrap().cache.lock().unwrap().eval;
         let report = IterReport {
             iteration: iterations,
             objective: f,
-            value,
+            value: eval.value,
             grad_norm: gnorm,
             seconds: start.elapsed().as_secs_f64(),
             evaluations: evals,
             ops,
+            bp_unconverged: eval.unconverged,
         };
         observer(&report, theta.as_slice().expect("contiguous"));
         last = Some(report);
@@ -325,6 +321,21 @@ pub fn minimize(
         reason,
         last,
     })
+}
+
+/// A line-search failure message, saying so when the last evaluation's BP had not converged
+/// (its gradient is then noisy, the usual reason a line search fails in BP training).
+fn noisy(msg: String, problem: &Problem<ArgminProblem<'_, '_>>) -> String {
+    let unconverged = problem
+        .problem
+        .as_ref()
+        .map(|p| p.cache.lock().unwrap().eval.unconverged)
+        .unwrap_or(0);
+    if unconverged > 0 {
+        format!("{msg} (BP did not converge on {unconverged} instances: the gradient is noisy)")
+    } else {
+        msg
+    }
 }
 
 fn map_err(e: argmin::core::Error, cancel: &AtomicBool) -> Error {

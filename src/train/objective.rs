@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::estimators::terms::table_reads;
 use crate::estimators::{evaluate_terms, Estimator, TermList, Workspace};
 use crate::graph::{Instance, Model, RowMaps, TableReads, TableScratch};
+use crate::inference::BpMessages;
 use rayon::prelude::*;
 use std::sync::Mutex;
 
@@ -41,8 +42,12 @@ struct Local {
     dphi: Vec<f64>,
     scratch: TableScratch,
     ws: Workspace,
+    /// BP messages of each instance in this worker's range, kept to warm-start the next
+    /// evaluation (002 §4).
+    msgs: Vec<BpMessages>,
     value: f64,
     ops: u64,
+    unconverged: u64,
 }
 
 /// One evaluation of the objective.
@@ -54,6 +59,8 @@ pub struct Evaluation {
     pub value: f64,
     /// Counted multiply-adds of inference and normalisation.
     pub ops: u64,
+    /// Instances whose loopy BP did not converge.
+    pub unconverged: u64,
 }
 
 pub struct DatasetObjective<'a> {
@@ -109,16 +116,19 @@ impl<'a> DatasetObjective<'a> {
                 })
                 .collect()
         });
-        let locals = (0..ranges.len())
-            .map(|_| {
+        let locals = ranges
+            .iter()
+            .map(|r| {
                 Mutex::new(Local {
                     grad: Vec::new(),
                     phi: Vec::new(),
                     dphi: Vec::new(),
                     scratch: TableScratch::default(),
                     ws: Workspace::default(),
+                    msgs: vec![BpMessages::default(); r.len()],
                     value: 0.0,
                     ops: 0,
+                    unconverged: 0,
                 })
             })
             .collect();
@@ -162,6 +172,7 @@ impl<'a> DatasetObjective<'a> {
             let mut l = l.lock().unwrap();
             l.value = 0.0;
             l.ops = 0;
+            l.unconverged = 0;
             if want_grad {
                 l.grad.clear();
                 l.grad.resize(n, 0.0);
@@ -175,10 +186,12 @@ impl<'a> DatasetObjective<'a> {
                 .for_each(|(local, range)| {
                     let mut guard = local.lock().unwrap();
                     let l = &mut *guard;
-                    for (inst, plan) in self.instances[range.clone()]
+                    for (i, (inst, plan)) in self.instances[range.clone()]
                         .iter()
                         .zip(&self.plans[range.clone()])
+                        .enumerate()
                     {
+                        std::mem::swap(&mut l.ws.infer.msgs, &mut l.msgs[i]);
                         let gold = inst.gold.as_deref().expect("checked: gold labels");
                         let n = inst.table_len;
                         if l.phi.len() < n {
@@ -203,7 +216,7 @@ impl<'a> DatasetObjective<'a> {
                                 &plan.terms,
                                 Some(&mut *d),
                                 &mut ws.term_work,
-                                &mut ws.chain,
+                                &mut ws.infer,
                             );
                             model.scatter_subset(
                                 inst,
@@ -227,17 +240,21 @@ impl<'a> DatasetObjective<'a> {
                                 &plan.terms,
                                 None,
                                 &mut ws.term_work,
-                                &mut ws.chain,
+                                &mut ws.infer,
                             )
                         };
+                        std::mem::swap(&mut l.ws.infer.msgs, &mut l.msgs[i]);
                         l.value += v;
-                        l.ops += l.ws.take_ops();
+                        let (ops, unconverged) = l.ws.take_counts();
+                        l.ops += ops;
+                        l.unconverged += unconverged;
                     }
                 });
         });
         let guards: Vec<_> = self.locals.iter().map(|l| l.lock().unwrap()).collect();
         let value: f64 = guards.iter().map(|g| g.value).sum();
         let ops: u64 = guards.iter().map(|g| g.ops).sum();
+        let unconverged: u64 = guards.iter().map(|g| g.unconverged).sum();
         if let Some(grad) = grad {
             let inv_s2 = self.prior.sigma2.map(|s| 1.0 / s).unwrap_or(0.0);
             const CHUNK: usize = 1 << 14;
@@ -261,6 +278,7 @@ impl<'a> DatasetObjective<'a> {
             objective: -value + self.prior.penalty(theta),
             value,
             ops,
+            unconverged,
         }
     }
 }

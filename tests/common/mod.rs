@@ -220,3 +220,37 @@ pub fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
         (a - b).abs()
     );
 }
+
+/// An instance with variables of cardinalities `card` and one factor per scope, each with a
+/// table of its own (one template per shape, a distinct feature per factor), so a test can put
+/// any log-potentials straight into the table buffer.
+pub fn factor_graph(card: &[u32], scopes: &[Vec<u32>]) -> (Model, Instance) {
+    let mut model = Model::default();
+    let mut shapes: Vec<Vec<usize>> = vec![];
+    let mut ids = vec![];
+    for s in scopes {
+        let shape: Vec<usize> = s.iter().map(|&v| card[v as usize] as usize).collect();
+        let id = match shapes.iter().position(|x| *x == shape) {
+            Some(i) => i,
+            None => {
+                shapes.push(shape.clone());
+                shapes.len() - 1
+            }
+        };
+        ids.push(id);
+    }
+    for (i, shape) in shapes.iter().enumerate() {
+        model
+            .add_full_template(&format!("t{i}"), shape.clone(), scopes.len(), Layout::Dense)
+            .unwrap();
+    }
+    let mut b = InstanceBuilder::new(&model);
+    for &c in card {
+        b.add_var(c as usize);
+    }
+    for (k, (s, &id)) in scopes.iter().zip(&ids).enumerate() {
+        b.add_factor(id, s, &[(k as u32, 1.0)]).unwrap();
+    }
+    let inst = b.finish();
+    (model, inst)
+}
