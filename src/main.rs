@@ -2,14 +2,17 @@
 
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
-use piecewise_lab::data::conll::{format_conll, read_conll_with, LabelColumn};
-use piecewise_lab::data::{read_conll, read_corpus, synth, FeatureTemplate};
+use piecewise_lab::data::conll::format_conll;
+use piecewise_lab::data::synth_loopy::{self, GridGen, LabelField};
+use piecewise_lab::data::{read_conll, read_corpus, synth};
 use piecewise_lab::error::{Error, Result};
 use piecewise_lab::estimators::{EstimatorSpec, Workspace};
-use piecewise_lab::eval::evaluate;
-use piecewise_lab::graph::chain::{
-    ChainCrf, ChainOptions, Factorisation, FeatureSet, STATE, TRANSITION,
-};
+use piecewise_lab::eval::{evaluate, Decoder, Inference};
+use piecewise_lab::graph::boltzmann::BoltzmannOptions;
+use piecewise_lab::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use piecewise_lab::graph::family::{self, FamilyKind};
+use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
+use piecewise_lab::inference::{BpOptions, Schedule};
 use piecewise_lab::train::{
     execute, load_model, LbfgsSpec, ModelSpec, Prior, RunEvent, RunSpec, RunSummary,
 };
@@ -36,31 +39,40 @@ enum Command {
     /// Train several estimators with the same features and prior; print one table (estimator,
     /// iterations, seconds, token accuracy, segment F1, held-out log-likelihood, per-field F1).
     Compare(CompareArgs),
-    /// Write the data with a predicted label column appended.
+    /// Write the data with a predicted label appended to every token (a chain's CoNLL column,
+    /// a grid's cell; a Boltzmann machine writes its most probable assignment per sample).
     Predict {
         /// Run directory holding model.json and weights.bin.
         #[arg(long)]
         model: PathBuf,
-        /// CoNLL file: the model's observation columns, optionally followed by the gold label.
+        /// Data in the model family's format (for chains: the observation columns, optionally
+        /// followed by the gold label).
         #[arg(long)]
         data: PathBuf,
         /// Output file (default: standard output).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Decoder (default: the run's, normally `auto`).
+        #[arg(long, value_enum)]
+        decode: Option<Decoder>,
     },
     /// Score a model on labelled data: token accuracy, conlleval segment P/R/F1, per-label P/R/F1,
-    /// held-out log-likelihood.
+    /// held-out log-likelihood, and how each item was decoded.
     Eval {
         #[arg(long)]
         model: PathBuf,
         #[arg(long)]
         data: PathBuf,
+        /// Decoder (default: the run's, normally `auto`).
+        #[arg(long, value_enum)]
+        decode: Option<Decoder>,
         /// Print JSON instead of the report.
         #[arg(long)]
         json: bool,
     },
-    /// Write the weights as TSV: `state FEATURE LABEL WEIGHT` and
-    /// `transition FEATURE PREV_LABEL LABEL WEIGHT` (`*` is the per-label bias).
+    /// Write the weights as TSV, one a line: `TEMPLATE FEATURE COLUMN… WEIGHT` — for chains
+    /// `state FEATURE LABEL WEIGHT` and `transition FEATURE PREV_LABEL LABEL WEIGHT` (`*` is the
+    /// per-label bias).
     Dump {
         #[arg(long)]
         model: PathBuf,
@@ -73,6 +85,9 @@ enum Command {
     Objective {
         #[arg(long)]
         data: PathBuf,
+        /// Model family and its options (chains: CRF++ template, all features, label bias).
+        #[command(flatten)]
+        model: ModelArgs,
         /// CRF++ template (default: the built-in chunking template).
         #[arg(long)]
         template: Option<PathBuf>,
@@ -82,9 +97,6 @@ enum Command {
         weights: PathBuf,
         #[command(flatten)]
         estimator: EstimatorArgs,
-        /// How the chain is cut into factors (decides the pieces of pw, pwpl, …).
-        #[arg(long, value_enum, default_value_t = Factorisation::Split)]
-        factorisation: Factorisation,
         #[arg(long)]
         json: bool,
     },
@@ -126,9 +138,12 @@ enum Command {
     /// Generate synthetic data.
     #[command(subcommand)]
     Generate(Generate),
-    /// Statistics of a CoNLL file: sequences, tokens, columns, labels with counts.
+    /// Statistics of a data set: items, tokens, columns, labels with counts.
     Info {
         file: PathBuf,
+        /// The family whose format the file is in.
+        #[arg(long, value_enum, default_value_t = FamilyKind::Chain)]
+        model: FamilyKind,
         #[arg(long)]
         json: bool,
     },
@@ -155,12 +170,130 @@ enum Generate {
         #[arg(long)]
         test_out: Option<PathBuf>,
     },
+    /// Grid segmentation images (K classes, label images from a Potts sampler or smooth random
+    /// fields, noisy one-hot observations per pixel) in the grid format; seeded.
+    Grid {
+        #[arg(long, default_value_t = 5)]
+        classes: usize,
+        #[arg(long, default_value_t = 16)]
+        height: usize,
+        #[arg(long, default_value_t = 16)]
+        width: usize,
+        #[arg(long, default_value_t = 20)]
+        images: usize,
+        #[arg(long, value_enum, default_value_t = LabelField::Smooth)]
+        field: LabelField,
+        /// Potts coupling β (with --field potts).
+        #[arg(long, default_value_t = 1.3)]
+        beta: f64,
+        /// Gibbs sweeps (with --field potts).
+        #[arg(long, default_value_t = 60)]
+        sweeps: usize,
+        /// Observation noise σ.
+        #[arg(long, default_value_t = 1.0)]
+        noise: f64,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write this many test images (same distribution, after the training ones).
+        #[arg(long, requires = "test_out")]
+        test_images: Option<usize>,
+        #[arg(long)]
+        test_out: Option<PathBuf>,
+    },
+    /// Exact samples of a Boltzmann machine p(x) ∝ exp(Σ θ_ij x_i x_j + Σ b_i x_i), x ∈ {0,1}^m,
+    /// by enumeration (004 §3.1, §8.1), one a line.
+    Boltzmann {
+        #[arg(long, default_value_t = 5)]
+        m: usize,
+        /// Couplings θ_ij, comma-separated in pair order (1,2), (1,3), …, (m−1,m); default:
+        /// the first half of the pairs −1, the rest +1 (for m = 5: 004's (−1 ×5, +1 ×5)).
+        #[arg(long, allow_hyphen_values = true)]
+        theta: Option<String>,
+        /// Biases b_i, comma-separated (default: none).
+        #[arg(long, allow_hyphen_values = true)]
+        biases: Option<String>,
+        #[arg(long, default_value_t = 14)]
+        n: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// The model family and its options.
+#[derive(Args, Clone)]
+struct ModelArgs {
+    /// Model family: chain (CRF++ templates on CoNLL data), grid (lattice of labels, grid
+    /// format), boltzmann (binary samples).
+    #[arg(long = "model", value_enum, default_value_t = FamilyKind::Chain)]
+    family: FamilyKind,
+    /// How the chain is cut into factors: split (state + transition) or edge.
+    #[arg(long, value_enum, default_value_t = Factorisation::Split)]
+    factorisation: Factorisation,
+    /// Grid: the pairwise table's entry map (potts: one tied diagonal weight).
+    #[arg(long, value_enum, default_value_t = Pairwise::Potts)]
+    pairwise: Pairwise,
+    /// Grid: 4- or 8-connected.
+    #[arg(long, value_enum, default_value_t = Neighbourhood::Four)]
+    neighbourhood: Neighbourhood,
+    /// Boltzmann machine: add a bias per variable.
+    #[arg(long)]
+    biases: bool,
+}
+
+impl ModelArgs {
+    fn spec(&self, chain: ChainOptions) -> ModelSpec {
+        match self.family {
+            FamilyKind::Chain => ModelSpec::LinearChain(ChainOptions {
+                factorisation: self.factorisation,
+                ..chain
+            }),
+            FamilyKind::Grid => ModelSpec::Grid(GridOptions {
+                pairwise: self.pairwise,
+                neighbourhood: self.neighbourhood,
+            }),
+            FamilyKind::Boltzmann => ModelSpec::Boltzmann(BoltzmannOptions {
+                biases: self.biases,
+            }),
+        }
+    }
+}
+
+/// Loopy belief propagation options (the bp estimator; max-product decoding of loopy graphs).
+#[derive(Args, Clone)]
+struct BpArgs {
+    /// Message schedule: parallel (flooding), sequential or residual.
+    #[arg(long, value_enum, default_value_t = Schedule::Sequential)]
+    bp_schedule: Schedule,
+    /// Damping: weight of the old message, in [0, 1).
+    #[arg(long, default_value_t = 0.0)]
+    bp_damping: f64,
+    /// Converged when no log message entry moves by more than this.
+    #[arg(long, default_value_t = 1e-8)]
+    bp_tol: f64,
+    /// Sweep limit per BP call.
+    #[arg(long, default_value_t = 200)]
+    bp_max_sweeps: usize,
+}
+
+impl BpArgs {
+    fn options(&self) -> BpOptions {
+        BpOptions {
+            schedule: self.bp_schedule,
+            damping: self.bp_damping,
+            tol: self.bp_tol,
+            max_sweeps: self.bp_max_sweeps,
+        }
+    }
 }
 
 /// An estimator and its knobs.
 #[derive(Args, Clone)]
 struct EstimatorArgs {
-    /// ml, pl, pl-edge, pw, pw-reweighted or pwpl.
+    /// ml, bp, pl, pl-edge, pw, pw-reweighted or pwpl.
     #[arg(long, default_value = "ml")]
     estimator: String,
     /// Pieces for pw, pw-reweighted and pwpl: groups of template names, `+` within a group, `;`
@@ -171,29 +304,38 @@ struct EstimatorArgs {
     /// Temperature μ of every piece for pw-reweighted (default: uniform 1/|pieces|).
     #[arg(long)]
     mu: Option<f64>,
+    #[command(flatten)]
+    bp: BpArgs,
 }
 
 impl EstimatorArgs {
     fn spec(&self) -> Result<EstimatorSpec> {
-        EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)
+        Ok(
+            EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
+                .with_bp(self.bp.options()),
+        )
     }
 }
 
 /// What a run trains on and how: everything of a [`RunSpec`] but the estimator.
 #[derive(Args, Clone)]
 struct RunArgs {
-    /// Training data (CoNLL columns, label last).
+    /// Training data in the model family's format (chains: CoNLL columns, label last, or a
+    /// seminar folder; grids: the grid format; boltzmann: one sample a line).
     #[arg(long)]
     train: Option<PathBuf>,
     /// Held-out data scored at the end.
     #[arg(long)]
     test: Option<PathBuf>,
-    /// CRF++ template file (default: the built-in CRF++ chunking template).
+    /// CRF++ template file for chains (default: the built-in CRF++ chunking template).
     #[arg(long)]
     template: Option<PathBuf>,
-    /// How the chain is cut into factors: split (state + transition) or edge.
-    #[arg(long, value_enum, default_value_t = Factorisation::Split)]
-    factorisation: Factorisation,
+    #[command(flatten)]
+    model: ModelArgs,
+    /// Test-time decoder: auto (Viterbi on chains, exact max-product on trees, enumeration on
+    /// small graphs, loopy max-product otherwise), viterbi, max-product or exact.
+    #[arg(long, value_enum, default_value_t = Decoder::Auto)]
+    decode: Decoder,
     /// L2 penalty c2·‖w‖² as in CRFsuite (σ² = 1/(2·c2)); default 1.0.
     #[arg(long, conflicts_with = "sigma2")]
     c2: Option<f64>,
@@ -244,11 +386,11 @@ impl RunArgs {
             train,
             test: self.test.clone(),
             template: self.template.clone(),
-            model: ModelSpec::LinearChain(ChainOptions {
+            model: self.model.spec(ChainOptions {
                 label_bias: self.label_bias,
                 min_freq: self.min_freq,
                 feature_set: self.features,
-                factorisation: self.factorisation,
+                factorisation: Factorisation::Split,
             }),
             estimator,
             optimiser: LbfgsSpec {
@@ -261,6 +403,7 @@ impl RunArgs {
             eval_every: self.eval_every,
             seed: self.seed,
             threads: self.threads,
+            decode: self.decode,
         })
     }
 }
@@ -295,6 +438,8 @@ struct CompareArgs {
     /// μ for pw-reweighted.
     #[arg(long)]
     mu: Option<f64>,
+    #[command(flatten)]
+    bp: BpArgs,
     /// Directory for the runs (one subdirectory per estimator).
     #[arg(long)]
     out: PathBuf,
@@ -323,17 +468,28 @@ fn run(command: Command) -> Result<()> {
     match command {
         Command::Train(a) => train(a),
         Command::Compare(a) => compare(a),
-        Command::Predict { model, data, out } => {
-            let (crf, theta) = load_model(&model)?;
-            let corpus = read_for_model(&crf, &data)?;
-            let pred = piecewise_lab::eval::predict(&crf, &theta, &corpus)?;
-            let text = format_conll(&corpus.sequences, &[pred]);
-            emit(out.as_deref(), &text)
+        Command::Predict {
+            model,
+            data,
+            out,
+            decode,
+        } => {
+            let (fam, theta) = load_model(&model)?;
+            let how = run_inference(&model, decode);
+            let corpus = fam.read(&data)?;
+            let pred = piecewise_lab::eval::predict(fam.as_ref(), &theta, &corpus, &how)?;
+            emit(out.as_deref(), &fam.format(&corpus.sequences, Some(&pred)))
         }
-        Command::Eval { model, data, json } => {
-            let (crf, theta) = load_model(&model)?;
-            let corpus = read_corpus(&data)?;
-            let m = evaluate(&crf, &theta, &corpus)?;
+        Command::Eval {
+            model,
+            data,
+            decode,
+            json,
+        } => {
+            let (fam, theta) = load_model(&model)?;
+            let how = run_inference(&model, decode);
+            let corpus = fam.read(&data)?;
+            let m = evaluate(fam.as_ref(), &theta, &corpus, &how)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&m).unwrap());
             } else {
@@ -342,24 +498,89 @@ fn run(command: Command) -> Result<()> {
             Ok(())
         }
         Command::Dump { model, out } => {
-            let (crf, theta) = load_model(&model)?;
-            emit(out.as_deref(), &dump(&crf, &theta))
+            let (fam, theta) = load_model(&model)?;
+            emit(out.as_deref(), &family::dump_weights(fam.as_ref(), &theta))
         }
         Command::Objective {
             data,
+            model,
             template,
             weights,
             estimator,
-            factorisation,
             json,
         } => objective(
             &data,
+            &model,
             template.as_deref(),
             &weights,
             &estimator.spec()?,
-            factorisation,
             json,
         ),
+        Command::Generate(Generate::Grid {
+            classes,
+            height,
+            width,
+            images,
+            field,
+            beta,
+            sweeps,
+            noise,
+            seed,
+            out,
+            test_images,
+            test_out,
+        }) => {
+            let g = GridGen {
+                classes,
+                height,
+                width,
+                field,
+                beta,
+                sweeps,
+                noise,
+            };
+            let n_test = test_images.unwrap_or(0);
+            let all = g.images(images + n_test, seed)?;
+            let (train, test) = all.split_at(images);
+            let fmt = piecewise_lab::data::grid::format_grid;
+            write_atomic(&out, fmt(train, None).as_bytes())?;
+            eprintln!(
+                "wrote {} {height}×{width} images to {}",
+                train.len(),
+                out.display()
+            );
+            if let Some(p) = test_out {
+                write_atomic(&p, fmt(test, None).as_bytes())?;
+                eprintln!(
+                    "wrote {} {height}×{width} images to {}",
+                    test.len(),
+                    p.display()
+                );
+            }
+            Ok(())
+        }
+        Command::Generate(Generate::Boltzmann {
+            m,
+            theta,
+            biases,
+            n,
+            seed,
+            out,
+        }) => {
+            let theta = match theta {
+                Some(t) => parse_list(&t, "--theta")?,
+                None => synth_loopy::paper_theta(m),
+            };
+            let biases = match biases {
+                Some(b) => parse_list(&b, "--biases")?,
+                None => vec![],
+            };
+            let samples = synth_loopy::boltzmann_samples(m, &theta, &biases, n, seed)?;
+            let text = piecewise_lab::data::samples::format_samples(&samples);
+            write_atomic(&out, text.as_bytes())?;
+            eprintln!("wrote {n} samples of {m} variables to {}", out.display());
+            Ok(())
+        }
         Command::Generate(Generate::HmmMixture {
             alpha,
             seed,
@@ -391,7 +612,7 @@ fn run(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Info { file, json } => info(&file, json),
+        Command::Info { file, model, json } => info(&file, model, json),
         Command::Augment { data, out } => {
             let mut c = read_corpus(&data)?;
             for s in &mut c.sequences {
@@ -488,25 +709,26 @@ fn emit(out: Option<&Path>, text: &str) -> Result<()> {
     }
 }
 
-/// Reads data for a model: with the label column when the column count says so.
-fn read_for_model(crf: &ChainCrf, path: &Path) -> Result<piecewise_lab::data::Corpus> {
-    if path.is_dir() {
-        return read_corpus(path);
+/// A run's test-time inference from its `spec.json`, with the decoder overridden when given.
+fn run_inference(dir: &Path, decode: Option<Decoder>) -> Inference {
+    let mut how = piecewise_lab::util::read_json::<RunSpec>(&dir.join("spec.json"))
+        .map(|s| s.inference())
+        .unwrap_or_default();
+    if let Some(d) = decode {
+        how.decoder = d;
     }
-    let c = read_conll_with(path, LabelColumn::None)?;
-    if c.n_columns == crf.n_obs_columns + 1 {
-        read_conll(path)
-    } else if c.n_columns == crf.n_obs_columns {
-        Ok(c)
-    } else {
-        Err(Error::file(
-            path.display().to_string(),
-            format!(
-                "{} columns per token; the model reads {} observation columns (plus an optional label)",
-                c.n_columns, crf.n_obs_columns
-            ),
-        ))
-    }
+    how
+}
+
+/// Comma-separated numbers.
+fn parse_list(text: &str, what: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .map_err(|_| Error::invalid(format!("{what}: {x:?} is not a number")))
+        })
+        .collect()
 }
 
 fn train(a: TrainArgs) -> Result<()> {
@@ -535,8 +757,11 @@ fn summary_json(summary: &RunSummary, out: &Path) -> serde_json::Value {
         "threads": summary.threads,
         "final_objective": summary.final_objective,
         "stop_reason": summary.stop_reason,
+        "model": summary.model,
+        "bp_unconverged": summary.bp_unconverged,
+        "decoders": summary.test.as_ref().map(|m| &m.decoders),
         "token_accuracy": summary.test.as_ref().map(|m| m.token_accuracy),
-        "segment_f1": summary.test.as_ref().map(|m| m.segments.f1),
+        "segment_f1": summary.test.as_ref().and_then(|m| m.segment_f1()),
         "test_log_likelihood": summary.test.as_ref().and_then(|m| m.log_likelihood),
         "run_dir": out,
     })
@@ -567,8 +792,13 @@ fn run_with_progress(spec: &RunSpec, out: &Path) -> Result<RunSummary> {
         }
         RunEvent::Progress(r) => {
             bar.set_position(r.iteration as u64);
+            let bp = if r.bp_unconverged > 0 {
+                format!("  BP unconverged on {}", r.bp_unconverged)
+            } else {
+                String::new()
+            };
             bar.set_message(format!(
-                "objective {:.4}  |g| {:.3e}",
+                "objective {:.4}  |g| {:.3e}{bp}",
                 r.objective, r.grad_norm
             ));
         }
@@ -607,11 +837,12 @@ fn compare(a: CompareArgs) -> Result<()> {
             estimator: name.to_string(),
             pieces: a.pieces.clone(),
             mu: a.mu,
+            bp: a.bp.clone(),
         };
         let spec = if matches!(name, "pw" | "pw-reweighted" | "pwpl") {
             est.spec()?
         } else {
-            EstimatorSpec::from_name(name)?
+            EstimatorSpec::from_name(name)?.with_bp(a.bp.options())
         };
         let spec = a.run.spec(spec)?;
         let dir = a.out.join(name);
@@ -701,105 +932,25 @@ fn truncate(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
-fn dump(crf: &ChainCrf, theta: &[f64]) -> String {
-    use std::fmt::Write;
-    let mut o = String::new();
-    let labels = &crf.labels.names;
-    let l = labels.len();
-    let st = &crf.model.templates[STATE];
-    for (k, f) in crf.state_features.names.iter().enumerate() {
-        for (y, lab) in labels.iter().enumerate() {
-            if let Some(i) = st.param_index(k, y) {
-                let _ = writeln!(o, "state\t{f}\t{lab}\t{}", theta[i]);
-            }
-        }
-    }
-    let tt = &crf.model.templates[TRANSITION];
-    for (k, f) in crf.trans_features.names.iter().enumerate() {
-        for c in 0..l * l {
-            if let Some(i) = tt.param_index(k, c) {
-                let _ = writeln!(
-                    o,
-                    "transition\t{f}\t{}\t{}\t{}",
-                    labels[c / l],
-                    labels[c % l],
-                    theta[i]
-                );
-            }
-        }
-    }
-    o
-}
-
 fn objective(
     data: &Path,
+    model: &ModelArgs,
     template: Option<&Path>,
     weights: &Path,
     spec: &EstimatorSpec,
-    factorisation: Factorisation,
     json: bool,
 ) -> Result<()> {
-    let corpus = read_corpus(data)?;
-    let template = match template {
-        Some(p) => FeatureTemplate::read(p)?,
-        None => FeatureTemplate::chunking(),
-    };
-    let options = ChainOptions {
+    let mspec = model.spec(ChainOptions {
         label_bias: true,
         min_freq: 1,
         feature_set: FeatureSet::All,
-        factorisation,
-    };
-    let (crf, instances) = ChainCrf::fit(&corpus, template, options)?;
-    let mut theta = vec![0.0; crf.model.n_params];
-    let wname = weights.display().to_string();
-    let text = std::fs::read_to_string(weights).map_err(|e| Error::io(weights, e))?;
-    let l = crf.labels.len();
-    for (i, line) in text.lines().enumerate() {
-        let line_no = i + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split('\t').collect();
-        let parse_w = |s: &str| {
-            s.trim()
-                .parse::<f64>()
-                .map_err(|_| Error::parse(&wname, line_no, format!("bad weight {s:?}")))
-        };
-        let idx = match (f[0], f.len()) {
-            ("state", 4) => {
-                let w = parse_w(f[3])?;
-                let k = crf.state_features.get(f[1]);
-                let y = crf.labels.get(f[2]);
-                k.zip(y)
-                    .and_then(|(k, y)| crf.model.templates[STATE].param_index(k as usize, y as usize))
-                    .map(|i| (i, w))
-            }
-            ("transition", 5) => {
-                let w = parse_w(f[4])?;
-                let k = crf.trans_features.get(f[1]);
-                let yp = crf.labels.get(f[2]);
-                let y = crf.labels.get(f[3]);
-                match (k, yp, y) {
-                    (Some(k), Some(yp), Some(y)) => crf.model.templates[TRANSITION]
-                        .param_index(k as usize, yp as usize * l + y as usize)
-                        .map(|i| (i, w)),
-                    _ => None,
-                }
-            }
-            _ => {
-                return Err(Error::parse(
-                    &wname,
-                    line_no,
-                    "expected `state<TAB>FEATURE<TAB>LABEL<TAB>WEIGHT` or `transition<TAB>FEATURE<TAB>PREV<TAB>LABEL<TAB>WEIGHT`",
-                ))
-            }
-        };
-        if let Some((i, w)) = idx {
-            theta[i] = w;
-        }
-    }
-    let est = spec.build(&crf.model)?;
+        factorisation: Factorisation::Split,
+    });
+    let corpus = mspec.read(data)?;
+    let (fam, instances) = mspec.fit(&corpus, template)?;
+    let text = piecewise_lab::util::read_text(weights)?;
+    let theta = family::read_weights(fam.as_ref(), &text, &weights.display().to_string())?;
+    let est = spec.build(fam.model())?;
     let mut ws = Workspace::default();
     let mut value = 0.0;
     let mut phi = Vec::new();
@@ -809,7 +960,7 @@ fn objective(
             .map_err(|e| Error::invalid(format!("sequence {}: {e}", i + 1)))?;
         phi.clear();
         phi.resize(inst.table_len, 0.0);
-        crf.model.build_tables(&theta, inst, &mut phi, &mut cols);
+        fam.model().build_tables(&theta, inst, &mut phi, &mut cols);
         value += est.evaluate(inst, &phi, None, &mut ws);
     }
     if json {
@@ -827,8 +978,12 @@ fn objective(
     Ok(())
 }
 
-fn info(file: &Path, json: bool) -> Result<()> {
-    let c = read_corpus(file)?;
+fn info(file: &Path, kind: FamilyKind, json: bool) -> Result<()> {
+    let c = match kind {
+        FamilyKind::Chain => read_corpus(file)?,
+        FamilyKind::Grid => piecewise_lab::data::grid::read_grid(file)?,
+        FamilyKind::Boltzmann => piecewise_lab::data::samples::read_samples(file)?,
+    };
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for s in &c.sequences {
         for l in &s.labels {

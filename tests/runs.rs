@@ -23,6 +23,7 @@ fn spec() -> RunSpec {
         eval_every: 2,
         seed: 0,
         threads: 2,
+        decode: Default::default(),
     }
 }
 

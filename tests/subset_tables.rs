@@ -41,6 +41,7 @@ fn corpus(seed: u64) -> Corpus {
                 columns,
                 labels,
                 line: i + 1,
+                shape: None,
             }
         })
         .collect();

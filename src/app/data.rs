@@ -1,9 +1,12 @@
 //! What the workbench has loaded: a training corpus (and optionally a test corpus), the feature
-//! template, and the chain CRF fitted on them — the same `ChainCrf::fit` a run performs, so the
-//! graph the GUI draws is the graph a run trains on.
+//! template, and the model family fitted on them — the same `ModelSpec::fit` a run performs, so
+//! the graph the GUI draws is the graph a run trains on.
 
-use crate::data::{read_corpus, synth, Corpus, FeatureTemplate};
-use crate::graph::chain::{ChainCrf, ChainOptions, Factorisation, FeatureSet};
+use crate::data::{synth, Corpus};
+use crate::graph::boltzmann::BoltzmannOptions;
+use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use crate::graph::grid::GridOptions;
+use crate::graph::{Family, FamilyKind, ModelSpec};
 use crate::util::write_atomic;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -21,6 +24,13 @@ pub struct DataSource {
     pub factorisation: Factorisation,
     pub feature_set: FeatureSet,
     pub min_freq: u64,
+    /// The model family and the options of the non-chain families.
+    #[serde(default)]
+    pub family: FamilyKind,
+    #[serde(default)]
+    pub grid: GridOptions,
+    #[serde(default)]
+    pub boltzmann: BoltzmannOptions,
 }
 
 impl DataSource {
@@ -39,6 +49,32 @@ impl DataSource {
             factorisation: Factorisation::Split,
             feature_set: FeatureSet::All,
             min_freq: 1,
+            family: FamilyKind::Chain,
+            grid: GridOptions::default(),
+            boltzmann: BoltzmannOptions::default(),
+        }
+    }
+
+    /// The model spec the form describes.
+    pub fn model_spec(&self) -> ModelSpec {
+        match self.family {
+            FamilyKind::Chain => ModelSpec::LinearChain(self.options()),
+            FamilyKind::Grid => ModelSpec::Grid(self.grid.clone()),
+            FamilyKind::Boltzmann => ModelSpec::Boltzmann(self.boltzmann.clone()),
+        }
+    }
+
+    /// The form's fields from a model spec (the other families' options keep their values).
+    pub fn set_model(&mut self, spec: &ModelSpec) {
+        self.family = spec.kind();
+        match spec {
+            ModelSpec::LinearChain(o) => {
+                self.factorisation = o.factorisation;
+                self.feature_set = o.feature_set;
+                self.min_freq = o.min_freq;
+            }
+            ModelSpec::Grid(o) => self.grid = o.clone(),
+            ModelSpec::Boltzmann(o) => self.boltzmann = o.clone(),
         }
     }
 
@@ -56,9 +92,10 @@ impl DataSource {
         (!t.is_empty()).then(|| PathBuf::from(t))
     }
 
+    /// The template file, for the families that read one.
     pub fn template_path(&self) -> Option<PathBuf> {
         let t = self.template.trim();
-        (!t.is_empty()).then(|| PathBuf::from(t))
+        (!t.is_empty() && self.family == FamilyKind::Chain).then(|| PathBuf::from(t))
     }
 
     /// A short name for titles.
@@ -115,8 +152,8 @@ pub struct LoadedData {
     pub test: Option<Corpus>,
     pub train_stats: Stats,
     pub test_stats: Option<Stats>,
-    /// The chain CRF fitted on `train` (labels, feature dictionary, templates).
-    pub crf: Arc<ChainCrf>,
+    /// The model fitted on `train` (labels, feature dictionaries, templates).
+    pub family: Arc<dyn Family>,
 }
 
 impl LoadedData {
@@ -126,23 +163,20 @@ impl LoadedData {
         if source.train.trim().is_empty() {
             return Err(crate::error::Error::invalid("no training data given"));
         }
-        let train = read_corpus(&train_path)?;
-        let test = source.test_path().map(|p| read_corpus(&p)).transpose()?;
-        let template = match source.template_path() {
-            Some(p) => FeatureTemplate::read(&p)?,
-            None => FeatureTemplate::chunking(),
-        };
+        let spec = source.model_spec();
+        let train = spec.read(&train_path)?;
+        let (family, _) = spec.fit(&train, source.template_path().as_deref())?;
+        let test = source.test_path().map(|p| family.read(&p)).transpose()?;
         if let Some(t) = &test {
-            template.check_columns(t.n_obs_columns(), &t.path)?;
+            family.check(t)?;
         }
-        let (crf, _) = ChainCrf::fit(&train, template, source.options())?;
         Ok(LoadedData {
             source: source.clone(),
             train_stats: Stats::of(&train),
             test_stats: test.as_ref().map(Stats::of),
             train,
             test,
-            crf: Arc::new(crf),
+            family,
         })
     }
 
@@ -227,6 +261,9 @@ impl GenerateForm {
             factorisation: Factorisation::Split,
             feature_set: FeatureSet::All,
             min_freq: 1,
+            family: FamilyKind::Chain,
+            grid: GridOptions::default(),
+            boltzmann: BoltzmannOptions::default(),
         })
     }
 }

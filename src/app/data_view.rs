@@ -205,19 +205,7 @@ fn stats_section(state: &mut AppState, ui: &mut egui::Ui) {
             ui.end_row();
         }
     });
-    ui.label(format!(
-        "{} labels · {} state features · {} parameters · templates: {}",
-        d.crf.labels.len(),
-        d.crf.state_features.len(),
-        d.crf.model.n_params,
-        d.crf
-            .model
-            .templates
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
+    ui.label(d.family.describe());
     let has_o = d.train_stats.label_counts.iter().any(|(l, _)| l == "O");
     let mut show_o = ui
         .ctx()

@@ -76,6 +76,8 @@ struct GraphCache {
     /// Learned tables and marginals for (run, split, sequence).
     learned: Option<LearnedFor>,
     learned_job: Option<super::jobs::Job<Learned>>,
+    /// Where the family draws each variable (cell units).
+    cells: Vec<[f32; 2]>,
     /// Positions, for the plain (false) or node-split (true) drawing.
     layout: Option<(bool, Layout)>,
 }
@@ -92,55 +94,35 @@ impl std::fmt::Debug for GraphCache {
     }
 }
 
-/// A trained model's view of one sequence: per factor, its log-potential table and its
-/// marginal table (forward–backward).
+/// A trained model's view of one item: per factor, its log-potential table, its exact marginal
+/// table where exact inference is possible (and how it was computed), and loopy BP's beliefs on
+/// graphs that are not chains.
 pub struct Learned {
     pub phi: Vec<Vec<f64>>,
-    pub marginals: Vec<Vec<f64>>,
+    pub marginals: Option<(Vec<Vec<f64>>, &'static str)>,
+    pub beliefs: Option<(Vec<Vec<f64>>, crate::inference::BpReport)>,
 }
 
 fn learned_for(
     model: &super::TrainedModel,
     seq: &crate::data::Sequence,
 ) -> Result<Learned, String> {
-    let inst = model.crf.instance(seq).map_err(|e| e.to_string())?;
+    let inst = model.family.instance(seq).map_err(|e| e.to_string())?;
     let mut phi = vec![0.0; inst.table_len];
     model
-        .crf
-        .model
+        .family
+        .model()
         .build_tables(&model.theta, &inst, &mut phi, &mut vec![]);
     let tables: Vec<Vec<f64>> = inst
         .factors
         .iter()
         .map(|f| inst.table(f, &phi).to_vec())
         .collect();
-    let lay = inst
-        .chain
-        .as_ref()
-        .ok_or("marginals are drawn for chains only")?;
-    let mut work = crate::inference::chain::ChainWork::default();
-    work.forward_backward(&inst, lay, &phi);
-    let l = lay.l;
-    let marginals = inst
-        .factors
-        .iter()
-        .map(|f| {
-            let scope = inst.scope(f);
-            match scope {
-                [v] => (0..l).map(|y| work.node_marginal(*v as usize, y)).collect(),
-                [a, b] if *b == *a + 1 => {
-                    let t = *b as usize;
-                    (0..l * l)
-                        .map(|i| work.pair_marginal(t, i / l, i % l))
-                        .collect()
-                }
-                _ => vec![],
-            }
-        })
-        .collect();
+    let m = crate::inference::factor_marginals(&inst, &phi, &model.inference.bp);
     Ok(Learned {
         phi: tables,
-        marginals,
+        marginals: m.exact,
+        beliefs: m.beliefs,
     })
 }
 
@@ -191,20 +173,42 @@ impl Layout {
     }
 }
 
-fn layout(inst: &Instance, split: Option<&NodeSplitGraph>, pieces: &[Vec<u32>]) -> Layout {
+/// Positions from the family's layout (cell units): a chain (every variable on one row) keeps
+/// its pairwise factors on the line and its unary factors below; grids and circles put pairwise
+/// factors at the midpoint of their variables and unary factors diagonally beside them.
+fn layout(
+    inst: &Instance,
+    cells: &[[f32; 2]],
+    split: Option<&NodeSplitGraph>,
+    pieces: &[Vec<u32>],
+) -> Layout {
     let n = inst.n_vars();
     let y_var = ROW * 1.2;
-    let vars: Vec<Pos2> = (0..n).map(|v| pos2(DX * (v as f32 + 0.6), y_var)).collect();
+    let flat = cells
+        .iter()
+        .all(|c| c[1] == cells.first().map_or(0.0, |f| f[1]));
+    let vars: Vec<Pos2> = (0..n)
+        .map(|v| {
+            let c = cells.get(v).copied().unwrap_or([v as f32, 0.0]);
+            pos2(DX * (c[0] + 0.6), y_var + DX * c[1])
+        })
+        .collect();
     let factors: Vec<Pos2> = inst
         .factors
         .iter()
         .map(|f| {
             let sc = inst.scope(f);
-            let x = sc.iter().map(|&v| vars[v as usize].x).sum::<f32>() / sc.len() as f32;
-            match sc.len() {
-                1 => pos2(x, y_var + ROW),
-                2 => pos2(x, y_var),
-                _ => pos2(x, y_var - ROW),
+            let centre = sc
+                .iter()
+                .map(|&v| vars[v as usize].to_vec2())
+                .fold(egui::Vec2::ZERO, |a, b| a + b)
+                / sc.len() as f32;
+            match (sc.len(), flat) {
+                (1, true) => centre.to_pos2() + vec2(0.0, ROW),
+                (1, false) => centre.to_pos2() + vec2(0.3, 0.3) * DX,
+                (2, _) => centre.to_pos2(),
+                (_, true) => centre.to_pos2() - vec2(0.0, ROW),
+                _ => centre.to_pos2(),
             }
         })
         .collect();
@@ -235,6 +239,11 @@ fn layout(inst: &Instance, split: Option<&NodeSplitGraph>, pieces: &[Vec<u32>]) 
     factor_order.sort_by(|&a, &b| factors[a as usize].x.total_cmp(&factors[b as usize].x));
     let mut copy_order: Vec<u32> = (0..copies.len() as u32).collect();
     copy_order.sort_by(|&a, &b| copies[a as usize].2.x.total_cmp(&copies[b as usize].2.x));
+    let (mx, my) = vars
+        .iter()
+        .chain(&factors)
+        .fold((0.0f32, 0.0f32), |(a, b), p| (a.max(p.x), b.max(p.y)));
+    let size = vec2(mx + DX * 0.6, my + ROW * 0.6);
     let mut factor_pieces = vec![vec![]; factors.len()];
     for (i, fs) in pieces.iter().enumerate() {
         for &f in fs {
@@ -249,7 +258,7 @@ fn layout(inst: &Instance, split: Option<&NodeSplitGraph>, pieces: &[Vec<u32>]) 
         factor_order,
         copy_order,
         factor_pieces,
-        size: vec2(DX * (n as f32 + 0.2), y_var + ROW * 1.6),
+        size,
     }
 }
 
@@ -303,7 +312,7 @@ impl GraphPane {
         let n = d.corpus(self.split).sequences.len();
         self.sequence = self.sequence.min(n.saturating_sub(1));
         let key: CacheKey = (
-            Arc::as_ptr(&d.crf) as usize,
+            Arc::as_ptr(&d.family) as *const () as usize,
             self.split,
             self.sequence,
             self.estimator.clone(),
@@ -325,15 +334,16 @@ impl GraphPane {
         let Some(seq) = d.corpus(self.split).sequences.get(self.sequence) else {
             return;
         };
-        let inst = match d.crf.instance(seq) {
+        let inst = match d.family.instance(seq) {
             Ok(i) => i,
             Err(e) => {
                 self.cache.error = Some(e.to_string());
                 return;
             }
         };
+        self.cache.cells = d.family.layout(&inst, seq);
         let pieces_str = self.pieces.trim();
-        let pieces = match Pieces::parse(pieces_str).and_then(|p| p.resolve(&d.crf.model)) {
+        let pieces = match Pieces::parse(pieces_str).and_then(|p| p.resolve(d.family.model())) {
             Ok(p) => p,
             Err(e) => {
                 self.cache.error = Some(format!("pieces: {e}"));
@@ -342,7 +352,7 @@ impl GraphPane {
         };
         let mut buf = vec![];
         pieces.for_each(&inst, &mut buf, |fs| self.cache.pieces.push(fs.to_vec()));
-        match node_split(&d.crf.model, &inst, &pieces) {
+        match node_split(d.family.model(), &inst, &pieces) {
             Ok(sg) => self.cache.split = Some(sg),
             Err(e) => self.cache.error = Some(format!("node split: {e}")),
         }
@@ -355,7 +365,7 @@ impl GraphPane {
                 s
             }
         });
-        match spec.and_then(|s| s.build(&d.crf.model)) {
+        match spec.and_then(|s| s.build(d.family.model())) {
             Ok(est) => est.terms(&inst, &mut self.cache.terms),
             Err(e) => self.cache.error = Some(e.to_string()),
         }
@@ -526,7 +536,7 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
                 let g = inst
                     .gold
                     .as_ref()
-                    .map(|g| d.crf.labels.names[g[v as usize] as usize].as_str())
+                    .map(|g| d.family.labels(inst, v).names[g[v as usize] as usize].as_str())
                     .unwrap_or("?");
                 (describe_var(seq, v), g.to_string())
             })
@@ -560,7 +570,7 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
             let sc: Vec<String> = inst.scope(fac).iter().map(|v| v.to_string()).collect();
             format!(
                 "{}({})",
-                d.crf.model.templates[fac.template as usize].name,
+                d.family.model().templates[fac.template as usize].name,
                 sc.join(",")
             )
         })
@@ -639,7 +649,10 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         .as_ref()
         .is_none_or(|l| l.0 != split.is_some())
     {
-        pane.cache.layout = Some((split.is_some(), layout(inst, split, &pane.cache.pieces)));
+        pane.cache.layout = Some((
+            split.is_some(),
+            layout(inst, &pane.cache.cells, split, &pane.cache.pieces),
+        ));
     }
     let lay = &pane.cache.layout.as_ref().expect("just built").1;
     let z = pane.zoom;
@@ -774,7 +787,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let gold_name = |v: u32| {
         inst.gold
             .as_ref()
-            .map(|g| d.crf.labels.names[g[v as usize] as usize].as_str())
+            .map(|g| d.family.labels(inst, v).names[g[v as usize] as usize].as_str())
             .unwrap_or("")
     };
     if let Some(_sg) = split {
@@ -930,7 +943,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     // Template legend (top-left of the visible region).
     let mut y = painter.clip_rect().min.y + 6.0;
     let x = painter.clip_rect().min.x + 6.0;
-    for (i, t) in d.crf.model.templates.iter().enumerate() {
+    for (i, t) in d.family.model().templates.iter().enumerate() {
         if t.tied_to.is_some() {
             continue;
         }
@@ -978,7 +991,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             let fac = &inst.factors[f];
             resp.clone().on_hover_text(format!(
                 "{} factor over {:?} — click to inspect",
-                d.crf.model.templates[fac.template as usize].name,
+                d.family.model().templates[fac.template as usize].name,
                 inst.scope(fac)
             ));
         }
@@ -997,13 +1010,13 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         return;
     };
     let scope = inst.scope(fac).to_vec();
-    let names = &d.crf.labels.names;
-    let l = names.len();
+    // Label names of the scope's first variable (tables are drawn over one label set).
+    let names = &d.family.labels(inst, scope[0]).names;
     let gold: Vec<Option<u32>> = scope
         .iter()
         .map(|&v| inst.gold.as_ref().map(|g| g[v as usize]))
         .collect();
-    let tname = &d.crf.model.templates[fac.template as usize].name;
+    let tname = &d.family.model().templates[fac.template as usize].name;
     let mut close = false;
     ui.horizontal(|ui| {
         ui.strong(format!("Factor {f}: {tname} over {:?}", scope));
@@ -1039,10 +1052,21 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         pane.selected_factor = None;
         return;
     }
-    let shape: Vec<usize> = scope.iter().map(|_| l).collect();
+    let shape: Vec<usize> = scope
+        .iter()
+        .map(|&v| inst.card[v as usize] as usize)
+        .collect();
     ui.horizontal_top(|ui| {
         let phi = learned.as_ref().and_then(|lr| lr.phi.get(f).cloned());
-        let marg = learned.as_ref().and_then(|lr| lr.marginals.get(f).cloned());
+        let (marg, by) = learned
+            .as_ref()
+            .and_then(|lr| lr.marginals.as_ref())
+            .map(|(m, by)| (m.get(f).cloned(), *by))
+            .unwrap_or((None, ""));
+        let beliefs = learned
+            .as_ref()
+            .and_then(|lr| lr.beliefs.as_ref())
+            .map(|(b, r)| (b.get(f).cloned(), *r));
         heat_table(
             ui,
             "log-potential φ",
@@ -1056,13 +1080,22 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             ui.separator();
             heat_table(
                 ui,
-                "marginal p",
+                &format!("marginal p ({by})"),
                 names,
                 &shape,
                 &gold,
                 marg.as_deref(),
                 true,
             );
+        }
+        if let Some((Some(b), r)) = beliefs {
+            ui.separator();
+            let title = if r.converged {
+                format!("BP belief ({} sweeps)", r.sweeps)
+            } else {
+                format!("BP belief (not converged, residual {:.1e})", r.residual)
+            };
+            heat_table(ui, &title, names, &shape, &gold, Some(&b), true);
         }
     });
 }

@@ -4,9 +4,10 @@
 use super::data::DataSource;
 use crate::estimators::EstimatorSpec;
 use crate::graph::chain::{Factorisation, FeatureSet};
+use crate::inference::BpOptions;
 use crate::train::lbfgs::LbfgsSpec;
 use crate::train::objective::Prior;
-use crate::train::spec::{ModelSpec, RunSpec};
+use crate::train::spec::RunSpec;
 use std::path::PathBuf;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -21,6 +22,8 @@ pub struct LaunchForm {
     pub pieces: String,
     /// Temperature μ for pw-reweighted; `None` = uniform 1/|pieces|.
     pub mu: Option<f64>,
+    /// Loopy BP options for bp (and for max-product decoding of loopy graphs).
+    pub bp: BpOptions,
     /// CRFsuite's c2 (σ² = 1/(2·c2)); 0 = no prior.
     pub c2: f64,
     pub max_iter: usize,
@@ -40,10 +43,14 @@ impl Default for LaunchForm {
                 factorisation: Factorisation::Split,
                 feature_set: FeatureSet::All,
                 min_freq: 1,
+                family: Default::default(),
+                grid: Default::default(),
+                boltzmann: Default::default(),
             },
             estimator: "pwpl".into(),
             pieces: String::new(),
             mu: None,
+            bp: BpOptions::default(),
             c2: 1.0,
             max_iter: 100,
             threads: 1,
@@ -75,7 +82,7 @@ impl LaunchForm {
             EstimatorSpec::PwReweighted { .. } => self.mu,
             _ => None,
         };
-        EstimatorSpec::with_knobs(&self.estimator, pieces, mu)
+        Ok(EstimatorSpec::with_knobs(&self.estimator, pieces, mu)?.with_bp(self.bp))
     }
 
     /// The run spec, or what is wrong with the form.
@@ -95,7 +102,7 @@ impl LaunchForm {
             train: PathBuf::from(self.data.train.trim()),
             test: self.data.test_path(),
             template: self.data.template_path(),
-            model: ModelSpec::LinearChain(self.data.options()),
+            model: self.data.model_spec(),
             estimator,
             optimiser: LbfgsSpec {
                 max_iter: self.max_iter,
@@ -105,27 +112,26 @@ impl LaunchForm {
             eval_every: self.eval_every,
             seed: self.seed,
             threads: self.threads,
+            decode: Default::default(),
         })
     }
 
     /// The form that produces `spec` (for "rerun with edits").
     pub fn from_spec(spec: &RunSpec) -> LaunchForm {
-        let ModelSpec::LinearChain(o) = &spec.model;
         let path = |p: &Option<PathBuf>| {
             p.as_ref()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
         };
+        let mut data = LaunchForm::default().data;
+        data.train = spec.train.display().to_string();
+        data.test = path(&spec.test);
+        data.template = path(&spec.template);
+        data.set_model(&spec.model);
         LaunchForm {
             name: spec.name.clone().unwrap_or_default(),
-            data: DataSource {
-                train: spec.train.display().to_string(),
-                test: path(&spec.test),
-                template: path(&spec.template),
-                factorisation: o.factorisation,
-                feature_set: o.feature_set,
-                min_freq: o.min_freq,
-            },
+            data,
+            bp: spec.estimator.bp().copied().unwrap_or_default(),
             estimator: spec.estimator.name().to_string(),
             pieces: spec
                 .estimator

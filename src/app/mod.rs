@@ -71,8 +71,10 @@ pub struct Message {
 
 /// A trained model loaded from a run directory, for predictions and learned potentials.
 pub struct TrainedModel {
-    pub crf: crate::graph::chain::ChainCrf,
+    pub family: Arc<dyn crate::graph::Family>,
     pub theta: Vec<f64>,
+    /// The run's test-time inference (decoder, BP options).
+    pub inference: crate::eval::Inference,
 }
 
 /// Predicted labels of one corpus of the loaded data by one run's model.
@@ -442,8 +444,8 @@ impl AppState {
                     d.source.title(),
                     d.train_stats.sequences,
                     d.train_stats.tokens,
-                    d.crf.labels.len(),
-                    d.crf.model.n_params
+                    d.train_stats.label_counts.len(),
+                    d.family.model().n_params
                 ));
                 let s = d.source.clone();
                 self.settings.recent.retain(|r| r != &s);
@@ -554,9 +556,17 @@ impl AppState {
             self.model_jobs.insert(
                 run.to_string(),
                 Job::spawn(ctx, format!("loading model {run}"), move || {
-                    let (crf, theta) =
+                    let (family, theta) =
                         crate::train::run::load_model(&dir).map_err(|e| e.to_string())?;
-                    Ok(TrainedModel { crf, theta })
+                    let inference =
+                        crate::util::read_json::<crate::train::RunSpec>(&dir.join("spec.json"))
+                            .map(|s| s.inference())
+                            .unwrap_or_default();
+                    Ok(TrainedModel {
+                        family,
+                        theta,
+                        inference,
+                    })
                 }),
             );
         }
@@ -587,8 +597,13 @@ impl AppState {
         self.prediction_jobs.insert(
             key,
             Job::spawn(ctx, format!("predicting with {run}"), move || {
-                let labels = crate::eval::predict(&model.crf, &model.theta, &corpus)
-                    .map_err(|e| e.to_string())?;
+                let labels = crate::eval::predict(
+                    model.family.as_ref(),
+                    &model.theta,
+                    &corpus,
+                    &model.inference,
+                )
+                .map_err(|e| e.to_string())?;
                 Ok(Predictions {
                     run: run_id,
                     split,

@@ -13,6 +13,8 @@ pub struct Sequence {
     pub labels: Vec<String>,
     /// Line of the first token in its file (1-based), for messages.
     pub line: usize,
+    /// For images: (rows, columns), tokens row-major.
+    pub shape: Option<(usize, usize)>,
 }
 
 impl Sequence {

@@ -2,8 +2,11 @@
 
 pub mod conll;
 pub mod features;
+pub mod grid;
+pub mod samples;
 pub mod seminars;
 pub mod synth;
+pub mod synth_loopy;
 pub mod template;
 
 pub use conll::{read_conll, Corpus, Sequence};

@@ -99,6 +99,7 @@ impl HmmMixture {
                 .collect(),
             labels: y.iter().map(|s| format!("S{s}")).collect(),
             line: 0,
+            shape: None,
         }
     }
 }

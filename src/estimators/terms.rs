@@ -183,10 +183,8 @@ impl Term<'_> {
             Some(GlobalInference::ForwardBackward)
         } else if inst.forest {
             Some(GlobalInference::TreeBp)
-        } else if let Some(o) = self.bethe {
-            Some(GlobalInference::LoopyBp(*o))
         } else {
-            None
+            self.bethe.map(|o| GlobalInference::LoopyBp(*o))
         }
     }
 

@@ -55,6 +55,13 @@ pub struct Metrics {
     pub log_likelihood: Option<f64>,
     /// Sequences that entered `log_likelihood`.
     pub log_likelihood_sequences: usize,
+    /// Of those, how many had the Bethe approximation in place of the exact log Z (loopy
+    /// graphs too large to enumerate).
+    #[serde(default)]
+    pub log_likelihood_bethe: usize,
+    /// How the predictions were decoded: decoder name → items.
+    #[serde(default)]
+    pub decoders: BTreeMap<String, usize>,
 }
 
 fn split_tag(label: &str) -> (&str, &str) {
@@ -168,6 +175,8 @@ impl Scorer {
                 .collect(),
             log_likelihood: None,
             log_likelihood_sequences: 0,
+            log_likelihood_bethe: 0,
+            decoders: BTreeMap::new(),
         }
     }
 }
@@ -216,10 +225,23 @@ impl Metrics {
         if let Some(ll) = self.log_likelihood {
             let _ = writeln!(
                 o,
-                "held-out log-likelihood: {ll:.4} over {} sequences ({:.4} per sequence)",
+                "held-out log-likelihood: {ll:.4} over {} sequences ({:.4} per sequence){}",
                 self.log_likelihood_sequences,
-                ll / self.log_likelihood_sequences.max(1) as f64
+                ll / self.log_likelihood_sequences.max(1) as f64,
+                if self.log_likelihood_bethe > 0 {
+                    format!("; Bethe log Z for {}", self.log_likelihood_bethe)
+                } else {
+                    String::new()
+                }
             );
+        }
+        if !self.decoders.is_empty() {
+            let d: Vec<String> = self
+                .decoders
+                .iter()
+                .map(|(k, n)| format!("{k} ×{n}"))
+                .collect();
+            let _ = writeln!(o, "decoded by: {}", d.join(", "));
         }
         let _ = writeln!(o, "\nsegments by type:");
         for (k, v) in &self.segment_types {

@@ -1,4 +1,4 @@
-//! Decoding and metrics.
+//! Decoding and metrics, for every model family.
 
 pub mod metrics;
 
@@ -6,48 +6,153 @@ pub use metrics::{score, Metrics, Prf, Scorer};
 
 use crate::data::Corpus;
 use crate::error::{Error, Result};
-use crate::estimators::{Estimator, ExactMl, Workspace};
-use crate::graph::chain::ChainCrf;
-use crate::graph::Instance;
-use crate::inference::enumerate;
+use crate::estimators::{BetheMl, Estimator, ExactMl, Workspace};
+use crate::graph::{Family, Instance};
+use crate::inference::bp::{self, BpOptions, Semiring};
+use crate::inference::{enumerate, MAX_ENUMERATION_STATES};
 use rayon::prelude::*;
 
+/// Graphs with at most this many joint states are decoded by enumeration when no faster exact
+/// decoder applies.
+pub const AUTO_ENUMERATION_STATES: u128 = 1 << 16;
+
+/// How test-time labels are chosen.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decoder {
+    /// Viterbi on chains, exact max-product BP on forests, enumeration on small graphs,
+    /// max-product loopy BP otherwise (the papers' test-time inference).
+    #[default]
+    Auto,
+    /// Viterbi (chains only).
+    Viterbi,
+    /// Max-product BP (exact on forests).
+    MaxProduct,
+    /// Enumeration of every joint assignment (small graphs only).
+    Exact,
+}
+
+/// Test-time inference: the decoder and the BP options its loopy max-product uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Inference {
+    pub decoder: Decoder,
+    pub bp: BpOptions,
+}
+
 /// Log-potential tables of an instance under θ.
-fn tables(crf: &ChainCrf, theta: &[f64], inst: &Instance) -> Vec<f64> {
+pub fn tables(family: &dyn Family, theta: &[f64], inst: &Instance) -> Vec<f64> {
     let mut phi = vec![0.0; inst.table_len];
-    crf.model
+    family
+        .model()
         .build_tables(theta, inst, &mut phi, &mut Vec::new());
     phi
 }
 
-/// Most probable labelling from an instance's tables: Viterbi on chains, enumeration otherwise.
-pub fn decode_tables(inst: &Instance, phi: &[f64], ws: &mut Workspace) -> Result<Vec<u32>> {
-    if let Some(lay) = &inst.chain {
-        let mut out = Vec::new();
-        ws.infer.chain.viterbi(inst, lay, phi, &mut out);
-        Ok(out)
-    } else {
-        Ok(enumerate(inst, phi)?.map)
+/// Most probable labelling from an instance's tables, and the name of the decoder that found it.
+pub fn decode(
+    inst: &Instance,
+    phi: &[f64],
+    how: &Inference,
+    ws: &mut Workspace,
+) -> Result<(Vec<u32>, &'static str)> {
+    let small = inst.joint_states() <= AUTO_ENUMERATION_STATES;
+    let decoder = match how.decoder {
+        Decoder::Auto if inst.chain.is_some() => Decoder::Viterbi,
+        Decoder::Auto if inst.forest || !small => Decoder::MaxProduct,
+        Decoder::Auto => Decoder::Exact,
+        d => d,
+    };
+    match decoder {
+        Decoder::Viterbi => {
+            let lay = inst
+                .chain
+                .as_ref()
+                .ok_or_else(|| Error::invalid("Viterbi decodes chains only; use max-product"))?;
+            let mut out = Vec::new();
+            ws.infer.chain.viterbi(inst, lay, phi, &mut out);
+            Ok((out, "viterbi"))
+        }
+        Decoder::Exact => {
+            if inst.joint_states() > MAX_ENUMERATION_STATES {
+                return Err(Error::invalid(format!(
+                    "exact decoding enumerates at most {MAX_ENUMERATION_STATES} joint states; this graph has {}",
+                    inst.joint_states()
+                )));
+            }
+            Ok((enumerate(inst, phi)?.map, "enumeration"))
+        }
+        Decoder::MaxProduct | Decoder::Auto => {
+            let (opts, name) = if inst.forest {
+                (
+                    crate::estimators::terms::tree_bp_options(inst),
+                    "max-product (exact on a forest)",
+                )
+            } else {
+                (how.bp, "max-product loopy BP")
+            };
+            let w = &mut ws.infer;
+            w.msgs.reset();
+            let r = bp::run(
+                inst,
+                phi,
+                &opts,
+                Semiring::MaxProduct,
+                &mut w.msgs,
+                &mut w.bp,
+            );
+            w.ops += r.ops;
+            let name = if r.converged || inst.forest {
+                name
+            } else {
+                "max-product loopy BP (unconverged)"
+            };
+            Ok((w.msgs.decode(inst, phi, &mut w.bp), name))
+        }
     }
 }
 
-/// Predicted labels (as strings) for every sequence of `corpus`.
-pub fn predict(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Vec<Vec<String>>> {
-    let insts = crf.instances(corpus)?;
+fn names(family: &dyn Family, inst: &Instance, y: &[u32]) -> Vec<String> {
+    y.iter()
+        .enumerate()
+        .map(|(v, &i)| family.labels(inst, v as u32).names[i as usize].clone())
+        .collect()
+}
+
+/// Predicted labels (as strings) for every item of `corpus`.
+pub fn predict(
+    family: &dyn Family,
+    theta: &[f64],
+    corpus: &Corpus,
+    how: &Inference,
+) -> Result<Vec<Vec<String>>> {
+    let insts = family.instances(corpus)?;
     insts
         .par_iter()
         .map_init(Workspace::default, |ws, inst| {
-            decode_tables(inst, &tables(crf, theta, inst), ws).map(|y| {
-                y.iter()
-                    .map(|&i| crf.labels.names[i as usize].clone())
-                    .collect()
-            })
+            decode(inst, &tables(family, theta, inst), how, ws)
+                .map(|(y, _)| names(family, inst, &y))
         })
         .collect()
 }
 
-/// Decodes and scores a labelled corpus; adds the held-out conditional log-likelihood.
-pub fn evaluate(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Metrics> {
+/// Decodes and scores a labelled corpus; adds the held-out log-likelihood (exact where exact
+/// inference is possible, the Bethe approximation on larger loopy graphs).
+pub fn evaluate(
+    family: &dyn Family,
+    theta: &[f64],
+    corpus: &Corpus,
+    how: &Inference,
+) -> Result<Metrics> {
     if let Some(s) = corpus.sequences.iter().find(|s| !s.has_labels()) {
         return Err(Error::parse(
             &corpus.path,
@@ -55,36 +160,40 @@ pub fn evaluate(crf: &ChainCrf, theta: &[f64], corpus: &Corpus) -> Result<Metric
             "evaluation needs gold labels",
         ));
     }
-    let insts = crf.instances(corpus)?;
-    let results: Vec<(Vec<String>, Option<f64>)> = insts
+    let insts = family.instances(corpus)?;
+    let bethe = BetheMl { opts: how.bp };
+    type Row = (Vec<String>, &'static str, Option<(f64, bool)>);
+    let results: Vec<Row> = insts
         .par_iter()
         .map_init(Workspace::default, |ws, inst| {
-            let phi = tables(crf, theta, inst);
-            let y = decode_tables(inst, &phi, ws)?;
-            let ll = inst
-                .gold
-                .as_ref()
-                .map(|_| ExactMl.evaluate(inst, &phi, None, ws));
-            Ok((
-                y.iter()
-                    .map(|&i| crf.labels.names[i as usize].clone())
-                    .collect(),
-                ll,
-            ))
+            let phi = tables(family, theta, inst);
+            let (y, by) = decode(inst, &phi, how, ws)?;
+            let ll = inst.gold.as_ref().map(|_| {
+                if ExactMl.check(inst).is_ok() {
+                    (ExactMl.evaluate(inst, &phi, None, ws), false)
+                } else {
+                    (bethe.evaluate(inst, &phi, None, ws), true)
+                }
+            });
+            Ok((names(family, inst, &y), by, ll))
         })
         .collect::<Result<_>>()?;
     let mut scorer = Scorer::default();
-    let mut ll = 0.0;
-    let mut n_ll = 0;
-    for (s, (pred, l)) in corpus.sequences.iter().zip(&results) {
+    let (mut ll, mut n_ll, mut n_bethe) = (0.0, 0, 0);
+    let mut decoders = std::collections::BTreeMap::new();
+    for (s, (pred, by, l)) in corpus.sequences.iter().zip(&results) {
         scorer.add(&s.labels, pred);
-        if let Some(l) = l {
+        *decoders.entry(by.to_string()).or_insert(0) += 1;
+        if let Some((l, b)) = l {
             ll += l;
             n_ll += 1;
+            n_bethe += *b as usize;
         }
     }
     let mut m = scorer.finish();
     m.log_likelihood = Some(ll);
     m.log_likelihood_sequences = n_ll;
+    m.log_likelihood_bethe = n_bethe;
+    m.decoders = decoders;
     Ok(m)
 }

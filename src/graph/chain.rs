@@ -2,9 +2,12 @@
 //! factor per adjacent pair over `(y_{t-1}, y_t)`; no start or end transitions (the first label is
 //! scored by its state factor alone). Features come from a CRF++ template.
 
+use super::family::Family;
 use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
-use crate::data::{Corpus, FeatureDict, FeatureTemplate, Sequence};
+use crate::data::conll::{format_conll, read_conll, read_conll_with, LabelColumn};
+use crate::data::{read_corpus, Corpus, FeatureDict, FeatureTemplate, Sequence};
 use crate::error::{Error, Result};
+use std::path::Path;
 
 /// Name of the always-on per-label bias feature of the state factor.
 pub const BIAS_FEATURE: &str = "*";
@@ -291,10 +294,84 @@ impl ChainCrf {
         Ok(b.finish())
     }
 
-    /// Instances for every sequence of a corpus, checking its columns first.
-    pub fn instances(&self, corpus: &Corpus) -> Result<Vec<Instance>> {
+    /// Rebuilds a chain from its `model.json`.
+    pub fn from_json(value: serde_json::Value) -> serde_json::Result<ChainCrf> {
+        let mut file: ModelFile = serde_json::from_value(value)?;
+        file.labels.rebuild_index();
+        file.state_features.rebuild_index();
+        file.trans_features.rebuild_index();
+        let template = FeatureTemplate::parse(&file.template_text, &file.template_source)
+            .map_err(serde::de::Error::custom)?;
+        Ok(ChainCrf {
+            template,
+            labels: file.labels,
+            state_features: file.state_features,
+            trans_features: file.trans_features,
+            model: file.model,
+            options: file.options,
+            n_obs_columns: file.n_obs_columns,
+        })
+    }
+
+    fn features(&self, t: usize) -> &FeatureDict {
+        if t == TRANSITION {
+            &self.trans_features
+        } else {
+            &self.state_features
+        }
+    }
+}
+
+/// `model.json` of a chain: everything but θ.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ModelFile {
+    format: String,
+    template_source: String,
+    template_text: String,
+    labels: LabelSet,
+    state_features: FeatureDict,
+    trans_features: FeatureDict,
+    options: ChainOptions,
+    n_obs_columns: usize,
+    model: Model,
+}
+
+pub const MODEL_FORMAT: &str = "piecewise-lab/linear-chain/1";
+
+impl Family for ChainCrf {
+    fn kind(&self) -> &'static str {
+        "chain"
+    }
+    fn model(&self) -> &Model {
+        &self.model
+    }
+    fn labels(&self, _inst: &Instance, _v: u32) -> &LabelSet {
+        &self.labels
+    }
+    /// A seminar folder, or a CoNLL file with the model's observation columns and an optional
+    /// label column.
+    fn read(&self, path: &Path) -> Result<Corpus> {
+        if path.is_dir() {
+            return read_corpus(path);
+        }
+        let c = read_conll_with(path, LabelColumn::None)?;
+        if c.n_columns == self.n_obs_columns + 1 {
+            read_conll(path)
+        } else if c.n_columns == self.n_obs_columns {
+            Ok(c)
+        } else {
+            Err(Error::file(
+                path.display().to_string(),
+                format!(
+                    "{} columns per token; the model reads {} observation columns (plus an optional label)",
+                    c.n_columns, self.n_obs_columns
+                ),
+            ))
+        }
+    }
+    fn check(&self, corpus: &Corpus) -> Result<()> {
         let n = corpus.n_obs_columns();
-        if n != self.n_obs_columns {
+        if n != self.n_obs_columns && !corpus.sequences.is_empty() {
             return Err(Error::file(
                 &corpus.path,
                 format!(
@@ -303,7 +380,70 @@ impl ChainCrf {
                 ),
             ));
         }
-        corpus.sequences.iter().map(|s| self.instance(s)).collect()
+        Ok(())
+    }
+    fn instance(&self, item: &Sequence) -> Result<Instance> {
+        ChainCrf::instance(self, item)
+    }
+    fn describe(&self) -> String {
+        format!(
+            "linear chain: {} labels · {} state features · {} parameters · templates: {}",
+            self.labels.len(),
+            self.state_features.len(),
+            self.model.n_params,
+            self.model
+                .templates
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
+    fn feature_name(&self, t: usize, k: usize) -> String {
+        self.features(t).names[k].clone()
+    }
+    fn feature_index(&self, t: usize, name: &str) -> Option<usize> {
+        self.features(t).get(name).map(|k| k as usize)
+    }
+    fn column_name(&self, t: usize, c: usize) -> String {
+        let (l, names) = (self.labels.len(), &self.labels.names);
+        match t {
+            TRANSITION => format!("{}\t{}", names[c / l], names[c % l]),
+            _ => names[c].clone(),
+        }
+    }
+    fn column_index(&self, t: usize, name: &[&str]) -> Option<usize> {
+        let l = self.labels.len();
+        match (t, name) {
+            (TRANSITION, [a, b]) => {
+                Some(self.labels.get(a)? as usize * l + self.labels.get(b)? as usize)
+            }
+            (_, [a]) => self.labels.get(a).map(|y| y as usize),
+            _ => None,
+        }
+    }
+    fn to_json(&self) -> Result<serde_json::Value> {
+        let file = ModelFile {
+            format: MODEL_FORMAT.into(),
+            template_source: self.template.source.clone(),
+            template_text: self.template.text.clone(),
+            labels: self.labels.clone(),
+            state_features: self.state_features.clone(),
+            trans_features: self.trans_features.clone(),
+            options: self.options.clone(),
+            n_obs_columns: self.n_obs_columns,
+            model: self.model.clone(),
+        };
+        serde_json::to_value(file).map_err(|e| Error::invalid(e.to_string()))
+    }
+    fn format(&self, items: &[Sequence], predicted: Option<&[Vec<String>]>) -> String {
+        match predicted {
+            Some(p) => format_conll(items, &[p.to_vec()]),
+            None => format_conll(items, &[]),
+        }
+    }
+    fn layout(&self, inst: &Instance, _item: &Sequence) -> Vec<[f32; 2]> {
+        (0..inst.n_vars()).map(|t| [t as f32, 0.0]).collect()
     }
 }
 

@@ -7,11 +7,15 @@
 //! ([`Model::build_tables`]); estimators see only tables, and [`Model::scatter`] is the one routine
 //! that turns table gradients back into parameter gradients.
 
+pub mod boltzmann;
 pub mod chain;
+pub mod family;
+pub mod grid;
 pub mod instance;
 pub mod pieces;
 pub mod subset;
 
+pub use family::{Family, FamilyKind, ModelSpec};
 pub use instance::{ChainLayout, Factor, Instance, InstanceBuilder, Part, Slot};
 pub use subset::{RowMaps, TableReads, TableScratch};
 

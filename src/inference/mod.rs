@@ -31,3 +31,73 @@ impl InferWork {
         )
     }
 }
+
+/// Per-factor marginal tables of one instance, for inspection.
+#[derive(Clone, Debug, Default)]
+pub struct FactorMarginals {
+    /// Exact marginals, when the graph allows exact inference, and how they were computed.
+    pub exact: Option<(Vec<Vec<f64>>, &'static str)>,
+    /// Loopy BP's factor beliefs and its report (graphs that are not chains).
+    pub beliefs: Option<(Vec<Vec<f64>>, BpReport)>,
+}
+
+/// Graphs with at most this many joint states get exact marginals by enumeration.
+pub const INSPECT_ENUMERATION_STATES: u128 = 1 << 18;
+
+/// Per-factor marginals by the best exact method the graph allows — forward–backward on a
+/// chain, BP on a forest, enumeration on a small graph — and, on every graph that is not a
+/// chain, sum-product BP's factor beliefs beside them (with `opts`).
+pub fn factor_marginals(
+    inst: &crate::graph::Instance,
+    phi: &[f64],
+    opts: &BpOptions,
+) -> FactorMarginals {
+    let mut out = FactorMarginals::default();
+    if let Some(lay) = &inst.chain {
+        let mut work = ChainWork::default();
+        work.forward_backward(inst, lay, phi);
+        let l = lay.l;
+        let m = inst
+            .factors
+            .iter()
+            .map(|f| match *inst.scope(f) {
+                [v] => (0..l).map(|y| work.node_marginal(v as usize, y)).collect(),
+                [_, b] => (0..l * l)
+                    .map(|i| work.pair_marginal(b as usize, i / l, i % l))
+                    .collect(),
+                _ => vec![],
+            })
+            .collect();
+        out.exact = Some((m, "forward–backward"));
+        return out;
+    }
+    let mut work = BpWork::default();
+    let mut msgs = BpMessages::default();
+    let report = bp::run(inst, phi, opts, Semiring::SumProduct, &mut msgs, &mut work);
+    let beliefs: Vec<Vec<f64>> = (0..inst.factors.len())
+        .map(|f| {
+            let mut b = Vec::new();
+            msgs.factor_belief(inst, phi, f, &mut work, &mut b);
+            b
+        })
+        .collect();
+    if inst.forest && report.converged {
+        out.exact = Some((beliefs.clone(), "BP (exact on a forest)"));
+    } else if inst.joint_states() <= INSPECT_ENUMERATION_STATES {
+        let mut m: Vec<Vec<f64>> = inst
+            .factors
+            .iter()
+            .map(|f| vec![0.0; inst.table(f, phi).len()])
+            .collect();
+        let log_z = enumerate(inst, phi).map(|e| e.log_z).unwrap_or(f64::NAN);
+        enumerate::for_each_assignment(&inst.card, |y| {
+            let p = (inst.score(phi, y) - log_z).exp();
+            for (fm, f) in m.iter_mut().zip(&inst.factors) {
+                fm[inst.entry(f, y)] += p;
+            }
+        });
+        out.exact = Some((m, "enumeration"));
+    }
+    out.beliefs = Some((beliefs, report));
+    out
+}

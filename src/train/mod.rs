@@ -7,5 +7,5 @@ pub mod spec;
 
 pub use lbfgs::{minimize, IterReport, LbfgsSpec, StopReason};
 pub use objective::{DatasetObjective, Evaluation, Prior};
-pub use run::{execute, load_model, save_model, RunEvent, RunSummary};
+pub use run::{execute, load_model, RunEvent, RunSummary};
 pub use spec::{ModelSpec, RunSpec};

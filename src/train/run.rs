@@ -11,13 +11,11 @@
 
 use super::lbfgs::{minimize, IterReport, StopReason};
 use super::objective::DatasetObjective;
-use super::spec::{ModelSpec, RunSpec};
-use crate::data::{read_corpus, Corpus, FeatureDict, FeatureTemplate};
+use super::spec::RunSpec;
 use crate::error::{Error, Result};
 use crate::eval::{evaluate, Metrics};
-use crate::graph::chain::{ChainCrf, ChainOptions};
-use crate::graph::{LabelSet, Model};
-use crate::util::{read_json, write_atomic, write_json_atomic};
+use crate::graph::family;
+use crate::util::{write_atomic, write_json_atomic};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
@@ -56,6 +54,9 @@ pub struct CurvePoint {
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunSummary {
     pub status: String,
+    /// The model family (`chain`, `grid`, `boltzmann`).
+    #[serde(default)]
+    pub model: String,
     pub estimator: String,
     pub iterations: usize,
     pub stop_reason: Option<StopReason>,
@@ -76,6 +77,10 @@ pub struct RunSummary {
     pub evaluations: usize,
     pub ops: u64,
     pub final_objective: Option<f64>,
+    /// Training instances whose loopy BP had not converged at the final weights.
+    #[serde(default)]
+    pub bp_unconverged: u64,
+    /// Final test metrics; `test.decoders` says how the predictions were decoded.
     pub test: Option<Metrics>,
     pub error: Option<String>,
 }
@@ -124,27 +129,24 @@ fn run_inner(
     summary: &mut RunSummary,
 ) -> Result<()> {
     let setup = Instant::now();
-    let train = read_corpus(&spec.train)?;
-    let test = spec.test.as_deref().map(read_corpus).transpose()?;
-    let template = match &spec.template {
-        Some(p) => FeatureTemplate::read(p)?,
-        None => FeatureTemplate::chunking(),
-    };
-    let ModelSpec::LinearChain(options) = &spec.model;
-    let (crf, instances) = ChainCrf::fit(&train, template, options.clone())?;
+    let train = spec.model.read(&spec.train)?;
+    let (fam, instances) = spec.model.fit(&train, spec.template.as_deref())?;
+    let test = spec.test.as_deref().map(|p| fam.read(p)).transpose()?;
     if let Some(t) = &test {
-        template_fits(&crf, t)?;
+        fam.check(t)?;
     }
-    let estimator = spec.estimator.build(&crf.model)?;
+    let how = spec.inference();
+    let estimator = spec.estimator.build(fam.model())?;
     let obj = DatasetObjective::new(
-        &crf.model,
+        fam.model(),
         &instances,
         estimator.as_ref(),
         spec.prior,
         spec.threads,
     )?;
     summary.setup_seconds = setup.elapsed().as_secs_f64();
-    summary.n_params = crf.model.n_params;
+    summary.n_params = fam.model().n_params;
+    summary.model = fam.kind().into();
     summary.n_sequences = train.sequences.len();
     summary.n_tokens = train.tokens();
     summary.threads = obj.threads();
@@ -173,7 +175,7 @@ fn run_inner(
                 &test,
                 spec.eval_every > 0 && r.iteration.is_multiple_of(spec.eval_every),
             ) {
-                if let Ok(m) = evaluate(&crf, theta, t) {
+                if let Ok(m) = evaluate(fam.as_ref(), theta, t, &how) {
                     point.test_token_accuracy = Some(m.token_accuracy);
                     point.test_segment_f1 = m.segment_f1();
                     point.test_log_likelihood = m.log_likelihood;
@@ -191,7 +193,7 @@ fn run_inner(
         };
         minimize(
             &obj,
-            vec![0.0; crf.model.n_params],
+            vec![0.0; fam.model().n_params],
             &spec.optimiser,
             cancel,
             &mut observer,
@@ -206,118 +208,20 @@ fn run_inner(
         summary.evaluations = l.evaluations;
         summary.ops = l.ops;
         summary.final_objective = Some(l.objective);
+        summary.bp_unconverged = l.bp_unconverged;
     }
     let cancelled = result.reason == StopReason::Cancelled;
     summary.stop_reason = Some(result.reason);
-    save_model(out, &crf, &result.theta)?;
+    family::save(out, fam.as_ref(), &result.theta)?;
     if cancelled {
         return Err(Error::Cancelled);
     }
     if let Some(t) = &test {
-        summary.test = Some(evaluate(&crf, &result.theta, t)?);
+        summary.test = Some(evaluate(fam.as_ref(), &result.theta, t, &how)?);
     }
     summary.status = "finished".into();
     Ok(())
 }
 
-fn template_fits(crf: &ChainCrf, corpus: &Corpus) -> Result<()> {
-    if corpus.n_obs_columns() != crf.n_obs_columns {
-        return Err(Error::file(
-            &corpus.path,
-            format!(
-                "{} columns per token, but the training data has {}",
-                corpus.n_columns,
-                crf.n_obs_columns + 1
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// `model.json`: everything but θ.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct ModelFile {
-    format: String,
-    template_source: String,
-    template_text: String,
-    labels: LabelSet,
-    state_features: FeatureDict,
-    trans_features: FeatureDict,
-    options: ChainOptions,
-    n_obs_columns: usize,
-    model: Model,
-}
-
-const MODEL_FORMAT: &str = "piecewise-lab/linear-chain/1";
-
-/// Writes `model.json` and `weights.bin` into `dir`.
-pub fn save_model(dir: &Path, crf: &ChainCrf, theta: &[f64]) -> Result<()> {
-    let mut bytes = Vec::with_capacity(theta.len() * 8);
-    for w in theta {
-        bytes.extend_from_slice(&w.to_le_bytes());
-    }
-    write_atomic(&dir.join("weights.bin"), &bytes)?;
-    let file = ModelFile {
-        format: MODEL_FORMAT.into(),
-        template_source: crf.template.source.clone(),
-        template_text: crf.template.text.clone(),
-        labels: crf.labels.clone(),
-        state_features: crf.state_features.clone(),
-        trans_features: crf.trans_features.clone(),
-        options: crf.options.clone(),
-        n_obs_columns: crf.n_obs_columns,
-        model: crf.model.clone(),
-    };
-    let text = serde_json::to_string(&file).map_err(|e| Error::invalid(e.to_string()))?;
-    write_atomic(&dir.join("model.json"), text.as_bytes())
-}
-
-/// Reads a model saved by [`save_model`] (a run directory).
-pub fn load_model(dir: &Path) -> Result<(ChainCrf, Vec<f64>)> {
-    let mpath = dir.join("model.json");
-    if !mpath.exists() {
-        return Err(Error::file(
-            dir.display().to_string(),
-            "no model.json here: not a finished run directory",
-        ));
-    }
-    let mut file: ModelFile = read_json(&mpath)?;
-    if file.format != MODEL_FORMAT {
-        return Err(Error::file(
-            mpath.display().to_string(),
-            format!("unknown model format {:?}", file.format),
-        ));
-    }
-    file.labels.rebuild_index();
-    file.state_features.rebuild_index();
-    file.trans_features.rebuild_index();
-    let template = FeatureTemplate::parse(&file.template_text, &file.template_source)?;
-    let wpath = dir.join("weights.bin");
-    let bytes = std::fs::read(&wpath).map_err(|e| Error::io(&wpath, e))?;
-    if bytes.len() != file.model.n_params * 8 {
-        return Err(Error::file(
-            wpath.display().to_string(),
-            format!(
-                "{} bytes, expected {} weights",
-                bytes.len(),
-                file.model.n_params
-            ),
-        ));
-    }
-    let theta = bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    Ok((
-        ChainCrf {
-            template,
-            labels: file.labels,
-            state_features: file.state_features,
-            trans_features: file.trans_features,
-            model: file.model,
-            options: file.options,
-            n_obs_columns: file.n_obs_columns,
-        },
-        theta,
-    ))
-}
+/// Reads the model of a run directory (any family).
+pub use crate::graph::family::load as load_model;

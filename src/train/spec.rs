@@ -4,33 +4,21 @@
 use super::lbfgs::LbfgsSpec;
 use super::objective::Prior;
 use crate::estimators::EstimatorSpec;
-use crate::graph::chain::ChainOptions;
+use crate::eval::{Decoder, Inference};
+pub use crate::graph::family::ModelSpec;
 use std::path::PathBuf;
-
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum ModelSpec {
-    /// Linear-chain CRF with CRF++ template features.
-    LinearChain(ChainOptions),
-}
-
-impl Default for ModelSpec {
-    fn default() -> Self {
-        ModelSpec::LinearChain(ChainOptions::default())
-    }
-}
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RunSpec {
     /// A label for lists and legends.
     #[serde(default)]
     pub name: Option<String>,
-    /// Training data (CoNLL columns).
+    /// Training data in the model family's format.
     pub train: PathBuf,
     /// Held-out data, evaluated at the end (and every `eval_every` iterations).
     #[serde(default)]
     pub test: Option<PathBuf>,
-    /// CRF++ template file; `None` is the built-in chunking template.
+    /// CRF++ template file for chains; `None` is the built-in chunking template.
     #[serde(default)]
     pub template: Option<PathBuf>,
     #[serde(default)]
@@ -47,4 +35,18 @@ pub struct RunSpec {
     /// Worker threads; 0 uses every core.
     #[serde(default)]
     pub threads: usize,
+    /// Test-time decoder (`auto` picks the exact one the graph allows).
+    #[serde(default)]
+    pub decode: Decoder,
+}
+
+impl RunSpec {
+    /// Test-time inference: the decoder, and for loopy max-product the estimator's BP options
+    /// (the defaults when it runs no BP).
+    pub fn inference(&self) -> Inference {
+        Inference {
+            decoder: self.decode,
+            bp: self.estimator.bp().copied().unwrap_or_default(),
+        }
+    }
 }
