@@ -209,3 +209,97 @@ fn a_load_error_names_the_file_and_line() {
     // The previous data set stays loaded.
     assert!(h.state().state.data.is_some());
 }
+
+/// The launch form keeps every row whatever the estimator or model, so Train stays put.
+#[test]
+fn the_train_button_does_not_move_when_the_estimator_changes() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    h.get_by_label("Runs view").click();
+    h.step();
+    h.get_by_label("Curves view").click();
+    h.step();
+    h.step();
+    let at = h.get_by_label("Train").rect();
+    for est in ["pw-reweighted", "ml", "bp", "pwpl", "pl-edge"] {
+        h.get_by_label(est).click();
+        h.step();
+        h.step();
+        assert_eq!(h.get_by_label("Train").rect(), at, "after picking {est}");
+    }
+    h.state_mut().state.launch.data.family = piecewise_lab::graph::FamilyKind::Grid;
+    h.step();
+    h.step();
+    assert_eq!(
+        h.get_by_label("Train").rect(),
+        at,
+        "after picking the grid model"
+    );
+}
+
+/// A generated grid loads as a grid: pseudolikelihood has one term per pixel, and an inner
+/// pixel's term clamps its four neighbours at their gold labels.
+#[test]
+fn loads_a_grid_and_steps_through_its_pseudolikelihood_terms() {
+    use piecewise_lab::data::synth_loopy::GridGen;
+    let ws = tempfile::tempdir().unwrap();
+    let items = GridGen {
+        classes: 3,
+        height: 3,
+        width: 3,
+        ..GridGen::default()
+    }
+    .images(4, 1)
+    .unwrap();
+    let file = ws.path().join("g.grid");
+    std::fs::write(&file, piecewise_lab::data::grid::format_grid(&items, None)).unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    {
+        let f = &mut h.state_mut().state.form;
+        f.family = piecewise_lab::graph::FamilyKind::Grid;
+        f.train = file.display().to_string();
+        f.test.clear();
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(&mut h, "the grid to load", 30.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| d.family.kind() == "grid")
+    });
+    h.get_by_label_contains("grid (Potts pairwise, 4-connected)");
+    h.get_by_label("Graph view").click();
+    h.step();
+    h.get_by_label("pl").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("pl term 1 of 9");
+    // Pixel 4 is the centre of the 3×3 image.
+    for _ in 0..4 {
+        h.get_by_label("Next term >").click();
+        h.step();
+    }
+    h.step();
+    let caption = h
+        .get_by_label_contains("pl term 5 of 9")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    let (_, clamped) = caption.split_once(" | ").expect("clamped variables");
+    let gold = &items[0].labels;
+    let mut n = 0;
+    for part in clamped.trim_end_matches(')').split(", ") {
+        let (var, label) = part.split_once(" = ").unwrap();
+        let v: usize = var[1..var.find('·').unwrap()].parse().unwrap();
+        assert!([1, 3, 5, 7].contains(&v), "{caption}");
+        assert_eq!(label, gold[v], "{caption}");
+        n += 1;
+    }
+    assert_eq!(n, 4, "{caption}");
+}

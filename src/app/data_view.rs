@@ -72,40 +72,100 @@ fn path_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) -> b
     browse
 }
 
+/// The model family and its options on one line (the line keeps its place whatever the family).
+pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
+    use crate::graph::grid::{Neighbourhood, Pairwise};
+    use crate::graph::FamilyKind;
+    ui.horizontal(|ui| {
+        egui::ComboBox::new(format!("{id}-family"), "model")
+            .selected_text(src.family.name())
+            .show_ui(ui, |ui| {
+                for k in FamilyKind::ALL {
+                    ui.selectable_value(&mut src.family, k, k.name())
+                        .on_hover_text(match k {
+                            FamilyKind::Chain => "linear-chain CRF: CoNLL columns or a seminar folder, CRF++ template",
+                            FamilyKind::Grid => "H×W lattice of labels: the grid format (cells `label obs…` separated by |)",
+                            FamilyKind::Boltzmann => "fully connected Boltzmann machine: one 0/1 sample a line",
+                        });
+                }
+            });
+        match src.family {
+            FamilyKind::Chain => {
+                egui::ComboBox::new(format!("{id}-fact"), "factorisation")
+                    .selected_text(format!("{:?}", src.factorisation).to_lowercase())
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut src.factorisation, Factorisation::Split, "split")
+                            .on_hover_text("state factors + transition factors");
+                        ui.selectable_value(&mut src.factorisation, Factorisation::Edge, "edge")
+                            .on_hover_text("one factor per edge carrying the next label's state features (000 Fig. 1)");
+                    });
+                egui::ComboBox::new(format!("{id}-features"), "features")
+                    .selected_text(format!("{:?}", src.feature_set).to_lowercase())
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
+                        ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed");
+                    });
+                let l = ui.label("Min freq");
+                ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
+                    .labelled_by(l.id);
+            }
+            FamilyKind::Grid => {
+                egui::ComboBox::new(format!("{id}-pairwise"), "pairwise")
+                    .selected_text(format!("{:?}", src.grid.pairwise).to_lowercase())
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut src.grid.pairwise, Pairwise::Potts, "potts")
+                            .on_hover_text("one tied weight on the diagonal");
+                        ui.selectable_value(&mut src.grid.pairwise, Pairwise::Symmetric, "symmetric");
+                        ui.selectable_value(&mut src.grid.pairwise, Pairwise::Full, "full");
+                    });
+                egui::ComboBox::new(format!("{id}-neigh"), "neighbours")
+                    .selected_text(match src.grid.neighbourhood {
+                        Neighbourhood::Four => "4",
+                        Neighbourhood::Eight => "8",
+                    })
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut src.grid.neighbourhood, Neighbourhood::Four, "4");
+                        ui.selectable_value(&mut src.grid.neighbourhood, Neighbourhood::Eight, "8");
+                    });
+            }
+            FamilyKind::Boltzmann => {
+                ui.checkbox(&mut src.boltzmann.biases, "biases");
+            }
+        }
+    });
+}
+
 fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
     ui.heading("Data");
     let ctx = ui.ctx().clone();
     egui::CollapsingHeader::new("Open")
         .default_open(true)
         .show(ui, |ui| {
-            if path_row(ui, "Train:", &mut state.form.train, "CoNLL file or seminar folder") {
+            if path_row(
+                ui,
+                "Train:",
+                &mut state.form.train,
+                "CoNLL file, seminar folder, grid or samples file",
+            ) {
                 state.open_dialog(&ctx, DialogTarget::Train);
             }
-            if path_row(ui, "Test:", &mut state.form.test, "optional held-out CoNLL file or folder") {
+            if path_row(
+                ui,
+                "Test:",
+                &mut state.form.test,
+                "optional held-out CoNLL file or folder",
+            ) {
                 state.open_dialog(&ctx, DialogTarget::Test);
             }
-            if path_row(ui, "Template:", &mut state.form.template, "CRF++ template; empty = built-in chunking") {
+            if path_row(
+                ui,
+                "Template:",
+                &mut state.form.template,
+                "CRF++ template; empty = built-in chunking",
+            ) {
                 state.open_dialog(&ctx, DialogTarget::Template);
             }
-            ui.horizontal(|ui| {
-                egui::ComboBox::new("data-fact", "factorisation")
-                    .selected_text(format!("{:?}", state.form.factorisation).to_lowercase())
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut state.form.factorisation, Factorisation::Split, "split")
-                            .on_hover_text("state factors + transition factors");
-                        ui.selectable_value(&mut state.form.factorisation, Factorisation::Edge, "edge")
-                            .on_hover_text("one factor per edge carrying the next label's state features (000 Fig. 1)");
-                    });
-                egui::ComboBox::new("data-features", "features")
-                    .selected_text(format!("{:?}", state.form.feature_set).to_lowercase())
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut state.form.feature_set, FeatureSet::All, "all");
-                        ui.selectable_value(&mut state.form.feature_set, FeatureSet::Observed, "observed");
-                    });
-                let l = ui.label("Min freq");
-                ui.add(egui::DragValue::new(&mut state.form.min_freq).range(1..=1000))
-                    .labelled_by(l.id);
-            });
+            model_row(ui, "data", &mut state.form);
             ui.horizontal(|ui| {
                 let loading = state.is_loading();
                 if ui

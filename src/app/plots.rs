@@ -13,15 +13,18 @@ pub enum Metric {
     TokenAccuracy,
     SegmentF1,
     GradNorm,
+    /// Training instances whose loopy BP did not converge at each iteration.
+    BpUnconverged,
 }
 
 impl Metric {
-    const ALL: [Metric; 5] = [
+    const ALL: [Metric; 6] = [
         Metric::Objective,
         Metric::HeldOutLogLikelihood,
         Metric::TokenAccuracy,
         Metric::SegmentF1,
         Metric::GradNorm,
+        Metric::BpUnconverged,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -30,6 +33,7 @@ impl Metric {
             Metric::TokenAccuracy => "token accuracy %",
             Metric::SegmentF1 => "segment F1",
             Metric::GradNorm => "gradient norm",
+            Metric::BpUnconverged => "instances with unconverged BP",
         }
     }
     fn value(self, p: &crate::train::run::CurvePoint) -> Option<f64> {
@@ -39,6 +43,7 @@ impl Metric {
             Metric::TokenAccuracy => p.test_token_accuracy,
             Metric::SegmentF1 => p.test_segment_f1,
             Metric::GradNorm => Some(p.report.grad_norm),
+            Metric::BpUnconverged => Some(p.report.bp_unconverged as f64),
         }
     }
 }
@@ -141,9 +146,27 @@ fn selected_runs(state: &AppState) -> Vec<&RunEntry> {
         .collect()
 }
 
-fn axis_text(log: bool, v: f64) -> String {
+/// Tick text: with a log axis (values are log10), label only 1, 2 and 5 times powers of ten
+/// when one of them is in view; in a narrower view (e.g. 30,500–33,700) label egui's own marks
+/// with as many significant digits as the span needs, so the axis is never bare.
+fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>) -> String {
     if log {
-        // Label 1, 2 and 5 times powers of ten only.
+        let (lo, hi) = (*range.start(), *range.end());
+        let marks = [0.0, 2f64.log10(), 5f64.log10()];
+        let any_in_view = hi - lo > 1.0
+            || (lo.floor() as i64..=hi.ceil() as i64)
+                .any(|d| marks.iter().any(|m| (lo..=hi).contains(&(d as f64 + m))));
+        if !any_in_view {
+            let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
+            // Digits after the decimal point so that the span shows about three steps.
+            let digits = (-(b - a).abs().max(1e-300).log10().floor() + 1.0).max(0.0) as usize;
+            let x = 10f64.powf(v);
+            return if x.abs() < 1e6 && digits <= 6 {
+                format!("{x:.digits$}")
+            } else {
+                format!("{x:.4e}")
+            };
+        }
         let frac = v - v.floor();
         if [0.0, 2f64.log10(), 5f64.log10(), 1.0]
             .iter()
@@ -207,8 +230,8 @@ fn curve_plot(
                 p.x.label().to_string()
             })
             .y_axis_label(y_label)
-            .x_axis_formatter(move |m, _| axis_text(lx, m.value))
-            .y_axis_formatter(move |m, _| axis_text(ly, m.value))
+            .x_axis_formatter(move |m, r| axis_text(lx, m.value, r))
+            .y_axis_formatter(move |m, r| axis_text(ly, m.value, r))
             .show(ui, |plot| {
                 for r in runs {
                     let pts = series(r, p);
@@ -704,5 +727,26 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     if save_png {
         // The curves may be scrolled out of view: save what is on screen of them.
         state.request_png(rect.intersect(ui.clip_rect()), "compare-curves");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::axis_text;
+
+    #[test]
+    fn narrow_log_ranges_still_get_tick_labels() {
+        // The reported case: one run's objective between 30,500 and 33,700.
+        let r = 30_500f64.log10()..=33_700f64.log10();
+        let ticks: Vec<String> = [31_000.0, 32_000.0, 33_000.0]
+            .iter()
+            .map(|x: &f64| axis_text(true, x.log10(), &r))
+            .collect();
+        assert!(ticks.iter().all(|t| !t.is_empty()), "{ticks:?}");
+        assert_eq!(ticks[1].parse::<f64>().unwrap().round(), 32_000.0);
+        // A wide range keeps the 1-2-5 labels only.
+        let wide = 0.0..=3.0;
+        assert_eq!(axis_text(true, 2f64.log10(), &wide), "2");
+        assert_eq!(axis_text(true, 3f64.log10(), &wide), "");
     }
 }

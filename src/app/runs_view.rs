@@ -5,7 +5,7 @@ use super::launch::LaunchForm;
 use super::runs::RunStatus;
 use super::{fmt_seconds, AppState};
 use crate::estimators::EstimatorSpec;
-use crate::graph::chain::{Factorisation, FeatureSet};
+use crate::graph::FamilyKind;
 
 pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     egui::ScrollArea::vertical()
@@ -18,8 +18,14 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
 }
 
 fn text_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) {
-    let l = ui.label(label);
-    ui.add(
+    text_row_if(ui, true, label, value, hint);
+}
+
+/// A labelled text field, greyed out when it does not apply.
+fn text_row_if(ui: &mut egui::Ui, enabled: bool, label: &str, value: &mut String, hint: &str) {
+    let l = ui.add_enabled(enabled, egui::Label::new(label));
+    ui.add_enabled(
+        enabled,
         egui::TextEdit::singleline(value)
             .hint_text(hint)
             .desired_width(f32::INFINITY),
@@ -44,20 +50,18 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                 "CoNLL file or seminar folder",
             );
             text_row(ui, "Test data", &mut f.data.test, "optional");
-            text_row(
+            // Every row is always there (knobs that do not apply are greyed out), so the Train
+            // button never moves when the model or the estimator changes.
+            let chain = f.data.family == FamilyKind::Chain;
+            text_row_if(
                 ui,
+                chain,
                 "Template",
                 &mut f.data.template,
-                "empty = built-in chunking template",
+                "empty = built-in chunking template (chains)",
             );
-            ui.label("Factorisation");
-            ui.horizontal(|ui| {
-                ui.selectable_value(&mut f.data.factorisation, Factorisation::Split, "split");
-                ui.selectable_value(&mut f.data.factorisation, Factorisation::Edge, "edge");
-                ui.label("Features");
-                ui.selectable_value(&mut f.data.feature_set, FeatureSet::All, "all");
-                ui.selectable_value(&mut f.data.feature_set, FeatureSet::Observed, "observed");
-            });
+            ui.label("Model");
+            super::data_view::model_row(ui, "launch", &mut f.data);
             ui.end_row();
             ui.label("Estimator");
             ui.horizontal_wrapped(|ui| {
@@ -67,29 +71,41 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             });
             ui.end_row();
             let spec = EstimatorSpec::from_name(&f.estimator).ok();
-            if spec.as_ref().is_some_and(|s| s.has_pieces()) {
-                text_row(
-                    ui,
-                    "Pieces",
-                    &mut f.pieces,
-                    "factor-as-piece; e.g. state+transition",
-                );
-            }
-            if matches!(spec, Some(EstimatorSpec::PwReweighted { .. })) {
-                ui.label("μ");
-                ui.horizontal(|ui| {
-                    let mut uniform = f.mu.is_none();
-                    ui.checkbox(&mut uniform, "uniform 1/|pieces|");
-                    if uniform {
-                        f.mu = None;
-                    } else {
-                        let mut m = f.mu.unwrap_or(0.5);
-                        ui.add(egui::DragValue::new(&mut m).range(1e-4..=10.0).speed(0.01));
-                        f.mu = Some(m);
-                    }
-                });
-                ui.end_row();
-            }
+            let has_pieces = spec.as_ref().is_some_and(|s| s.has_pieces());
+            text_row_if(
+                ui,
+                has_pieces,
+                "Pieces",
+                &mut f.pieces,
+                "factor-as-piece; e.g. state+transition (pw, pw-reweighted, pwpl)",
+            );
+            ui.label("μ");
+            ui.add_enabled_ui(
+                matches!(spec, Some(EstimatorSpec::PwReweighted { .. })),
+                |ui| {
+                    ui.horizontal(|ui| {
+                        let mut uniform = f.mu.is_none();
+                        ui.checkbox(&mut uniform, "uniform 1/|pieces|");
+                        if uniform {
+                            f.mu = None;
+                        } else {
+                            let mut m = f.mu.unwrap_or(0.5);
+                            ui.add(egui::DragValue::new(&mut m).range(1e-4..=10.0).speed(0.01));
+                            f.mu = Some(m);
+                        }
+                        ui.weak("for pw-reweighted only");
+                    });
+                },
+            );
+            ui.end_row();
+            ui.label("Loopy BP");
+            ui.add_enabled_ui(
+                matches!(spec, Some(EstimatorSpec::Bp { .. })) || !chain,
+                |ui| {
+                    bp_row(ui, &mut f.bp);
+                },
+            );
+            ui.end_row();
             let l = ui.label("Prior c2");
             ui.horizontal(|ui| {
                 ui.add(egui::DragValue::new(&mut f.c2).range(0.0..=1e6).speed(0.05))
@@ -148,6 +164,39 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
     });
 }
 
+/// Loopy BP options: schedule, damping, tolerance, sweep limit (the bp estimator; max-product
+/// decoding of loopy graphs).
+fn bp_row(ui: &mut egui::Ui, bp: &mut crate::inference::BpOptions) {
+    use crate::inference::Schedule;
+    ui.horizontal(|ui| {
+        egui::ComboBox::new("launch-bp-schedule", "schedule")
+            .selected_text(bp.schedule.name())
+            .show_ui(ui, |ui| {
+                for s in [Schedule::Parallel, Schedule::Sequential, Schedule::Residual] {
+                    ui.selectable_value(&mut bp.schedule, s, s.name());
+                }
+            });
+        let l = ui.label("damping");
+        ui.add(
+            egui::DragValue::new(&mut bp.damping)
+                .range(0.0..=0.99)
+                .speed(0.01),
+        )
+        .labelled_by(l.id);
+        let l = ui.label("tol");
+        ui.add(
+            egui::DragValue::new(&mut bp.tol)
+                .range(1e-14..=1.0)
+                .custom_formatter(|x, _| format!("{x:.0e}"))
+                .speed(0.0),
+        )
+        .labelled_by(l.id);
+        let l = ui.label("max sweeps");
+        ui.add(egui::DragValue::new(&mut bp.max_sweeps).range(1..=100_000))
+            .labelled_by(l.id);
+    });
+}
+
 fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         ui.heading("Runs");
@@ -196,6 +245,10 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                             .text(format!("iteration {} / {}", e.iteration(), e.spec.optimiser.max_iter)),
                     );
                     ui.label(format!("elapsed {}", fmt_seconds(e.elapsed)));
+                    if let Some(n) = e.curve.last().map(|c| c.report.bp_unconverged).filter(|&n| n > 0) {
+                        ui.colored_label(ui.visuals().warn_fg_color, format!("BP unconverged on {n}"))
+                            .on_hover_text("Training instances whose loopy BP hit its sweep limit at this iteration: their gradient is approximate.");
+                    }
                     if let Some(eta) = e.eta() {
                         ui.weak(format!("ETA ≤ {}", fmt_seconds(eta)))
                             .on_hover_text("At the current pace, if the iteration budget is used up; convergence usually stops earlier.");
@@ -209,6 +262,10 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                         e.summary.as_ref().map(|s| s.iterations).unwrap_or(e.iteration()),
                         fmt_seconds(e.elapsed)
                     ));
+                    if let Some(n) = e.summary.as_ref().map(|s| s.bp_unconverged).filter(|&n| n > 0) {
+                        ui.colored_label(ui.visuals().warn_fg_color, format!("BP unconverged on {n}"))
+                            .on_hover_text("Training instances whose loopy BP had not converged at the final weights.");
+                    }
                     if let Some(m) = &e.metrics {
                         match m.segment_f1() {
                             Some(f1) => ui.label(format!("acc {:.2}% · F1 {f1:.2}", m.token_accuracy)),
