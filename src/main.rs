@@ -138,6 +138,35 @@ enum Command {
     /// Generate synthetic data.
     #[command(subcommand)]
     Generate(Generate),
+    /// Marginals (or, with --max, most probable assignments) by loopy BP or exact inference: of a
+    /// trained run's model on data (one JSON line per item), or of a factor graph in the UAI
+    /// competition format (the UAI `MAR` / `MAP` answer), so BP can be checked against other
+    /// solvers.
+    Infer {
+        /// Run directory (with --data).
+        #[arg(long, conflicts_with = "uai", requires = "data")]
+        model: Option<PathBuf>,
+        #[arg(long)]
+        data: Option<PathBuf>,
+        /// A `.uai` factor graph (MARKOV or BAYES) instead of a run.
+        #[arg(long)]
+        uai: Option<PathBuf>,
+        /// Evidence for --uai (`.evid`).
+        #[arg(long, requires = "uai")]
+        evid: Option<PathBuf>,
+        /// bp (loopy belief propagation; exact on trees) or exact (forward–backward on chains,
+        /// enumeration on small graphs).
+        #[arg(long, value_enum, default_value_t = Algo::Bp)]
+        algo: Algo,
+        /// Most probable assignment (max-product / exact MAP) instead of marginals.
+        #[arg(long)]
+        max: bool,
+        #[command(flatten)]
+        bp: BpArgs,
+        /// Output file (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Statistics of a data set: items, tokens, columns, labels with counts.
     Info {
         file: PathBuf,
@@ -221,6 +250,12 @@ enum Generate {
         #[arg(long)]
         out: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Algo {
+    Bp,
+    Exact,
 }
 
 /// The model family and its options.
@@ -613,6 +648,78 @@ fn run(command: Command) -> Result<()> {
             Ok(())
         }
         Command::Info { file, model, json } => info(&file, model, json),
+        Command::Infer {
+            model,
+            data,
+            uai,
+            evid,
+            algo,
+            max,
+            bp,
+            out,
+        } => {
+            let opts = bp.options();
+            opts.check()?;
+            let text = match (model, uai) {
+                (_, Some(u)) => {
+                    let g = piecewise_lab::data::uai::read_uai(&u)?;
+                    let ev = match &evid {
+                        Some(e) => piecewise_lab::data::uai::read_evid(e, &g)?,
+                        None => vec![],
+                    };
+                    let (_m, inst, phi) = g.instance(&ev)?;
+                    let r = infer_one(&inst, &phi, algo, max, &opts)?;
+                    if let Some(lz) = r.log_z {
+                        eprintln!("log Z = {lz} ({})", r.by);
+                    }
+                    match &r.map {
+                        Some(y) => piecewise_lab::data::uai::format_map(y),
+                        None => piecewise_lab::data::uai::format_mar(&r.marginals),
+                    }
+                }
+                (Some(dir), None) => {
+                    let (fam, theta) = load_model(&dir)?;
+                    let data = data.ok_or_else(|| Error::invalid("infer --model needs --data"))?;
+                    let corpus = fam.read(&data)?;
+                    let insts = fam.instances(&corpus)?;
+                    let mut o = String::new();
+                    for (i, inst) in insts.iter().enumerate() {
+                        let phi = piecewise_lab::eval::tables(fam.as_ref(), &theta, inst);
+                        let r = infer_one(inst, &phi, algo, max, &opts)
+                            .map_err(|e| Error::invalid(format!("item {}: {e}", i + 1)))?;
+                        let names = |v: usize| fam.labels(inst, v as u32).names.clone();
+                        let mut j = serde_json::json!({"item": i + 1, "by": r.by});
+                        match &r.map {
+                            Some(y) => {
+                                j["map"] = serde_json::json!(y
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(v, &x)| names(v)[x as usize].clone())
+                                    .collect::<Vec<_>>());
+                                j["score"] = serde_json::json!(inst.score(&phi, y));
+                            }
+                            None => {
+                                j["labels"] = serde_json::json!(names(0));
+                                j["marginals"] = serde_json::json!(r.marginals);
+                                j["log_z"] = serde_json::json!(r.log_z);
+                            }
+                        }
+                        if let Some(rep) = r.report {
+                            j["bp"] = serde_json::json!(rep);
+                        }
+                        o.push_str(&j.to_string());
+                        o.push('\n');
+                    }
+                    o
+                }
+                (None, None) => {
+                    return Err(Error::invalid(
+                        "infer needs --model DIR --data FILE or --uai FILE",
+                    ))
+                }
+            };
+            emit(out.as_deref(), &text)
+        }
         Command::Augment { data, out } => {
             let mut c = read_corpus(&data)?;
             for s in &mut c.sequences {
@@ -707,6 +814,56 @@ fn emit(out: Option<&Path>, text: &str) -> Result<()> {
                 .map_err(|e| Error::io(Path::new("<stdout>"), e))
         }
     }
+}
+
+/// What `infer` found for one instance.
+struct Inferred {
+    marginals: Vec<Vec<f64>>,
+    map: Option<Vec<u32>>,
+    log_z: Option<f64>,
+    report: Option<piecewise_lab::inference::BpReport>,
+    by: &'static str,
+}
+
+fn infer_one(
+    inst: &piecewise_lab::graph::Instance,
+    phi: &[f64],
+    algo: Algo,
+    max: bool,
+    opts: &BpOptions,
+) -> Result<Inferred> {
+    use piecewise_lab::inference::{bp_node_marginals, exact_node_marginals};
+    let mut r = Inferred {
+        marginals: vec![],
+        map: None,
+        log_z: None,
+        report: None,
+        by: "",
+    };
+    match (algo, max) {
+        (Algo::Exact, false) => {
+            let (m, lz) = exact_node_marginals(inst, phi)?;
+            (r.marginals, r.log_z, r.by) = (m, Some(lz), "exact");
+        }
+        (Algo::Bp, false) => {
+            let (m, rep, lz) = bp_node_marginals(inst, phi, opts);
+            (r.marginals, r.log_z, r.report, r.by) = (m, Some(lz), Some(rep), "sum-product BP");
+        }
+        (algo, true) => {
+            let how = Inference {
+                decoder: match algo {
+                    Algo::Bp => Decoder::MaxProduct,
+                    Algo::Exact if inst.chain.is_some() => Decoder::Viterbi,
+                    Algo::Exact if inst.forest => Decoder::MaxProduct,
+                    Algo::Exact => Decoder::Exact,
+                },
+                bp: *opts,
+            };
+            let (y, by) = piecewise_lab::eval::decode(inst, phi, &how, &mut Workspace::default())?;
+            (r.map, r.by) = (Some(y), by);
+        }
+    }
+    Ok(r)
 }
 
 /// A run's test-time inference from its `spec.json`, with the decoder overridden when given.

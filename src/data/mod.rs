@@ -8,6 +8,7 @@ pub mod seminars;
 pub mod synth;
 pub mod synth_loopy;
 pub mod template;
+pub mod uai;
 
 pub use conll::{read_conll, Corpus, Sequence};
 

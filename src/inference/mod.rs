@@ -101,3 +101,47 @@ pub fn factor_marginals(
     out.beliefs = Some((beliefs, report));
     out
 }
+
+/// Exact node marginals and log Z: forward–backward on a chain, BP on a forest, enumeration
+/// otherwise (an error when the graph is too large for it).
+pub fn exact_node_marginals(
+    inst: &crate::graph::Instance,
+    phi: &[f64],
+) -> crate::Result<(Vec<Vec<f64>>, f64)> {
+    if let Some(lay) = &inst.chain {
+        let mut work = ChainWork::default();
+        let log_z = work.forward_backward(inst, lay, phi);
+        let m = (0..inst.n_vars())
+            .map(|t| (0..lay.l).map(|y| work.node_marginal(t, y)).collect())
+            .collect();
+        return Ok((m, log_z));
+    }
+    if inst.forest {
+        let opts = crate::estimators::terms::tree_bp_options(inst);
+        let (m, report, log_z) = bp_node_marginals(inst, phi, &opts);
+        debug_assert!(report.converged);
+        return Ok((m, log_z));
+    }
+    let e = enumerate(inst, phi)?;
+    Ok((e.node_marginals, e.log_z))
+}
+
+/// Sum-product BP's node beliefs, its report and its log Z estimate (−F_Bethe).
+pub fn bp_node_marginals(
+    inst: &crate::graph::Instance,
+    phi: &[f64],
+    opts: &BpOptions,
+) -> (Vec<Vec<f64>>, BpReport, f64) {
+    let mut work = BpWork::default();
+    let mut msgs = BpMessages::default();
+    let report = bp::run(inst, phi, opts, Semiring::SumProduct, &mut msgs, &mut work);
+    let m = (0..inst.n_vars())
+        .map(|v| {
+            let mut b = Vec::new();
+            msgs.var_belief(v, &mut b);
+            b
+        })
+        .collect();
+    let log_z = -msgs.bethe_free_energy(inst, phi, &mut work);
+    (m, report, log_z)
+}

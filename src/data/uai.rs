@@ -1,0 +1,270 @@
+//! The UAI inference-competition formats, so our BP can be checked against other solvers on
+//! standard instances.
+//!
+//! A `.uai` file is whitespace-separated numbers after a `MARKOV` or `BAYES` preamble word: the
+//! number of variables, their cardinalities, the number of functions, each function's scope
+//! (its size, then variable indices), then each function's table (its entry count, then the
+//! entries, last scope variable fastest). Entries are potentials (not logs); a Bayes net's tables
+//! are its conditional distributions, which are factors like any other. An `.evid` file is the
+//! number of observed variables followed by (variable, value) pairs; the later form with a
+//! leading sample count of 1 is read too. Answers are written as `MAR` (per variable its
+//! cardinality and marginal) or `MAP` (the number of variables and the assignment).
+
+use crate::error::{Error, Result};
+use crate::graph::{Instance, InstanceBuilder, Layout, Model};
+use std::path::Path;
+
+/// A factor graph read from a `.uai` file, tables in log space.
+#[derive(Clone, Debug)]
+pub struct UaiModel {
+    pub kind: String,
+    pub card: Vec<u32>,
+    pub scopes: Vec<Vec<u32>>,
+    /// Natural logs of the potentials (−∞ for zeros).
+    pub log_tables: Vec<Vec<f64>>,
+}
+
+/// Tokens with the line each stands on.
+struct Tokens<'a> {
+    name: &'a str,
+    toks: Vec<(&'a str, usize)>,
+    i: usize,
+}
+
+impl<'a> Tokens<'a> {
+    fn new(text: &'a str, name: &'a str) -> Self {
+        let toks = text
+            .lines()
+            .enumerate()
+            .flat_map(|(l, line)| {
+                let line = line.split('#').next().unwrap_or("");
+                line.split_whitespace().map(move |t| (t, l + 1))
+            })
+            .collect();
+        Tokens { name, toks, i: 0 }
+    }
+    fn line(&self) -> usize {
+        self.toks
+            .get(self.i)
+            .or(self.toks.last())
+            .map_or(1, |t| t.1)
+    }
+    fn next(&mut self, what: &str) -> Result<&'a str> {
+        let t = self.toks.get(self.i).ok_or_else(|| {
+            Error::parse(
+                self.name,
+                self.line(),
+                format!("the file ends where {what} should be"),
+            )
+        })?;
+        self.i += 1;
+        Ok(t.0)
+    }
+    fn int(&mut self, what: &str) -> Result<usize> {
+        let line = self.line();
+        let t = self.next(what)?;
+        t.parse().map_err(|_| {
+            Error::parse(
+                self.name,
+                line,
+                format!("{what}: {t:?} is not a whole number"),
+            )
+        })
+    }
+    fn real(&mut self, what: &str) -> Result<f64> {
+        let line = self.line();
+        let t = self.next(what)?;
+        match t.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err(Error::parse(
+                self.name,
+                line,
+                format!("{what}: {t:?} is not a non-negative number"),
+            )),
+        }
+    }
+}
+
+pub fn read_uai(path: &Path) -> Result<UaiModel> {
+    let text = crate::util::read_text(path)?;
+    parse_uai(&text, &path.display().to_string())
+}
+
+pub fn parse_uai(text: &str, name: &str) -> Result<UaiModel> {
+    let mut t = Tokens::new(text, name);
+    let line = t.line();
+    let kind = t.next("the preamble (MARKOV or BAYES)")?.to_uppercase();
+    if kind != "MARKOV" && kind != "BAYES" {
+        return Err(Error::parse(
+            name,
+            line,
+            format!("expected MARKOV or BAYES, got {kind:?}"),
+        ));
+    }
+    let n = t.int("the number of variables")?;
+    let mut card = Vec::with_capacity(n);
+    for v in 0..n {
+        let line = t.line();
+        let c = t.int(&format!("the cardinality of variable {v}"))?;
+        if c == 0 {
+            return Err(Error::parse(
+                name,
+                line,
+                format!("variable {v} has no states"),
+            ));
+        }
+        card.push(c as u32);
+    }
+    let m = t.int("the number of functions")?;
+    let mut scopes = Vec::with_capacity(m);
+    for f in 0..m {
+        let k = t.int(&format!("the scope size of function {f}"))?;
+        let mut s = Vec::with_capacity(k);
+        for _ in 0..k {
+            let line = t.line();
+            let v = t.int(&format!("a variable of function {f}"))?;
+            if v >= n {
+                return Err(Error::parse(
+                    name,
+                    line,
+                    format!("function {f} names variable {v}, but there are {n}"),
+                ));
+            }
+            if s.contains(&(v as u32)) {
+                return Err(Error::parse(
+                    name,
+                    line,
+                    format!("function {f} names variable {v} twice"),
+                ));
+            }
+            s.push(v as u32);
+        }
+        scopes.push(s);
+    }
+    let mut log_tables = Vec::with_capacity(m);
+    for (f, s) in scopes.iter().enumerate() {
+        let line = t.line();
+        let len = t.int(&format!("the table size of function {f}"))?;
+        let want: usize = s.iter().map(|&v| card[v as usize] as usize).product();
+        if len != want {
+            return Err(Error::parse(
+                name,
+                line,
+                format!("function {f} has {len} entries; its scope needs {want}"),
+            ));
+        }
+        let mut tab = Vec::with_capacity(len);
+        for _ in 0..len {
+            tab.push(t.real(&format!("an entry of function {f}"))?.ln());
+        }
+        log_tables.push(tab);
+    }
+    if t.i < t.toks.len() {
+        return Err(Error::parse(name, t.line(), "text after the last table"));
+    }
+    Ok(UaiModel {
+        kind,
+        card,
+        scopes,
+        log_tables,
+    })
+}
+
+/// Evidence as (variable, value) pairs.
+pub fn read_evid(path: &Path, model: &UaiModel) -> Result<Vec<(u32, u32)>> {
+    let text = crate::util::read_text(path)?;
+    parse_evid(&text, &path.display().to_string(), model)
+}
+
+pub fn parse_evid(text: &str, name: &str, model: &UaiModel) -> Result<Vec<(u32, u32)>> {
+    let mut t = Tokens::new(text, name);
+    if t.toks.is_empty() {
+        return Ok(vec![]);
+    }
+    let total = t.toks.len();
+    let first = t.int("the number of observed variables")?;
+    // The later form: a sample count (1), then the number of observed variables.
+    if total != 1 + 2 * first {
+        if first != 1 {
+            return Err(Error::parse(
+                name,
+                1,
+                "expected `N var value …` or `1 N var value …` (one evidence sample)",
+            ));
+        }
+        t.int("the number of observed variables")?;
+    }
+    let mut ev = vec![];
+    while t.i < total {
+        let line = t.line();
+        let v = t.int("an observed variable")?;
+        let x = t.int("its value")?;
+        if v >= model.card.len() || x >= model.card[v] as usize {
+            return Err(Error::parse(
+                name,
+                line,
+                format!("variable {v} = {x} is not in the model"),
+            ));
+        }
+        ev.push((v as u32, x as u32));
+    }
+    Ok(ev)
+}
+
+impl UaiModel {
+    /// The factor graph as an instance (one template per function) and its log tables laid out
+    /// as the instance's table buffer; evidence adds an indicator factor per observed variable.
+    pub fn instance(&self, evidence: &[(u32, u32)]) -> Result<(Model, Instance, Vec<f64>)> {
+        let mut model = Model::default();
+        let mut phi = vec![];
+        let mut scopes: Vec<&[u32]> = self.scopes.iter().map(|s| s.as_slice()).collect();
+        let mut tables: Vec<Vec<f64>> = self.log_tables.clone();
+        let ev_scopes: Vec<[u32; 1]> = evidence.iter().map(|&(v, _)| [v]).collect();
+        for (&(v, x), s) in evidence.iter().zip(&ev_scopes) {
+            scopes.push(s);
+            tables.push(
+                (0..self.card[v as usize])
+                    .map(|y| if y == x { 0.0 } else { f64::NEG_INFINITY })
+                    .collect(),
+            );
+        }
+        for (i, s) in scopes.iter().enumerate() {
+            let shape = s.iter().map(|&v| self.card[v as usize] as usize).collect();
+            model.add_full_template(&format!("f{i}"), shape, 1, Layout::Dense)?;
+        }
+        let mut b = InstanceBuilder::new(&model);
+        for &c in &self.card {
+            b.add_var(c as usize);
+        }
+        for (i, s) in scopes.iter().enumerate() {
+            b.add_factor(i, s, &[(0, 1.0)])?;
+            phi.extend_from_slice(&tables[i]);
+        }
+        let inst = b.finish();
+        debug_assert_eq!(phi.len(), inst.table_len);
+        Ok((model, inst, phi))
+    }
+}
+
+/// The `MAR` answer: per variable its cardinality and marginal.
+pub fn format_mar(marginals: &[Vec<f64>]) -> String {
+    let mut o = format!("MAR\n{}", marginals.len());
+    for m in marginals {
+        o.push_str(&format!(" {}", m.len()));
+        for p in m {
+            o.push_str(&format!(" {p:.10}"));
+        }
+    }
+    o.push('\n');
+    o
+}
+
+/// The `MAP` answer: the number of variables and the assignment.
+pub fn format_map(assignment: &[u32]) -> String {
+    let mut o = format!("MAP\n{}", assignment.len());
+    for x in assignment {
+        o.push_str(&format!(" {x}"));
+    }
+    o.push('\n');
+    o
+}
