@@ -34,6 +34,20 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// The desktop workbench, opened on a data set (the same as no command, with the data form
+    /// filled in and loaded).
+    Gui {
+        /// Training data in the model family's format.
+        #[arg(long)]
+        train: Option<PathBuf>,
+        #[arg(long)]
+        test: Option<PathBuf>,
+        /// CRF++ template (chains).
+        #[arg(long)]
+        template: Option<PathBuf>,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
     /// Train a model and record the run in a directory.
     Train(TrainArgs),
     /// Train several estimators with the same features and prior; print one table (estimator,
@@ -163,6 +177,10 @@ enum Command {
         max: bool,
         #[command(flatten)]
         bp: BpArgs,
+        /// Run the inference this many times (cold each time) and report the median time on
+        /// standard error (for benchmarks; reading the file is not timed).
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
         /// Output file (default: standard output).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -486,13 +504,39 @@ struct CompareArgs {
 fn main() {
     piecewise_lab::util::keep_large_allocations_in_heap();
     let cli = Cli::parse();
-    let Some(command) = cli.command else {
-        if let Err(e) = piecewise_lab::app::run_native(piecewise_lab::app::Config::for_binary()) {
+    let open = match &cli.command {
+        None => Some(None),
+        Some(Command::Gui {
+            train,
+            test,
+            template,
+            model,
+        }) => Some(train.as_ref().map(|t| {
+            let config = piecewise_lab::app::Config::for_binary();
+            let mut src = piecewise_lab::app::data::DataSource::sample(&config.root);
+            let path = |p: &Option<PathBuf>| {
+                p.as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            };
+            src.train = t.display().to_string();
+            src.test = path(test);
+            src.template = path(template);
+            src.set_model(&model.spec(src.options()));
+            src
+        })),
+        Some(_) => None,
+    };
+    if let Some(open) = open {
+        if let Err(e) =
+            piecewise_lab::app::run_native(piecewise_lab::app::Config::for_binary(), open)
+        {
             eprintln!("error: cannot open the window: {e}");
             std::process::exit(1);
         }
         return;
-    };
+    }
+    let command = cli.command.expect("a command");
     if let Err(e) = run(command) {
         eprintln!("error: {e}");
         std::process::exit(1);
@@ -501,6 +545,7 @@ fn main() {
 
 fn run(command: Command) -> Result<()> {
     match command {
+        Command::Gui { .. } => unreachable!("handled in main"),
         Command::Train(a) => train(a),
         Command::Compare(a) => compare(a),
         Command::Predict {
@@ -656,6 +701,7 @@ fn run(command: Command) -> Result<()> {
             algo,
             max,
             bp,
+            repeat,
             out,
         } => {
             let opts = bp.options();
@@ -668,7 +714,28 @@ fn run(command: Command) -> Result<()> {
                         None => vec![],
                     };
                     let (_m, inst, phi) = g.instance(&ev)?;
-                    let r = infer_one(&inst, &phi, algo, max, &opts)?;
+                    let mut times = vec![];
+                    let mut r = None;
+                    for _ in 0..repeat.max(1) {
+                        let t = std::time::Instant::now();
+                        r = Some(infer_one(&inst, &phi, algo, max, &opts)?);
+                        times.push(t.elapsed().as_secs_f64());
+                    }
+                    let r = r.expect("at least one run");
+                    times.sort_by(f64::total_cmp);
+                    let median = times[times.len() / 2];
+                    match &r.report {
+                        Some(rep) => eprintln!(
+                            "{}: {} sweeps, median {median:.6} s over {} runs ({:.1} sweeps/s), residual {:.3e}, converged {}",
+                            r.by,
+                            rep.sweeps,
+                            times.len(),
+                            rep.sweeps as f64 / median,
+                            rep.residual,
+                            rep.converged
+                        ),
+                        None => eprintln!("{}: median {median:.6} s over {} runs", r.by, times.len()),
+                    }
                     if let Some(lz) = r.log_z {
                         eprintln!("log Z = {lz} ({})", r.by);
                     }

@@ -358,3 +358,56 @@ fn unconverged_bp_says_so() {
     );
     assert!(msgs.bethe_free_energy(&inst, &phi, &mut work).is_finite());
 }
+
+/// A grid large enough for the threaded flooding sweep: its fixed point equals the sequential
+/// schedule's, and the same call on one thread gives bit-identical messages.
+#[test]
+fn threaded_parallel_sweeps_reach_the_sequential_fixed_point() {
+    let (card, scopes) = grid(60, 60, 3);
+    let (_m, inst) = factor_graph(&card, &scopes);
+    assert!(inst.n_edges() >= bp::PARALLEL_SWEEP_EDGES);
+    let mut rng = StdRng::seed_from_u64(12);
+    let phi = random_phi(&mut rng, inst.table_len, 0.5);
+    let par = BpOptions {
+        damping: 0.3,
+        ..tight(Schedule::Parallel)
+    };
+    let beliefs = |opts: &BpOptions, threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut work = BpWork::default();
+            let mut msgs = BpMessages::default();
+            let r = bp::run(
+                &inst,
+                &phi,
+                opts,
+                Semiring::SumProduct,
+                &mut msgs,
+                &mut work,
+            );
+            assert!(r.converged, "{r:?}");
+            let mut all = vec![];
+            let mut b = Vec::new();
+            for v in 0..inst.n_vars() {
+                msgs.var_belief(v, &mut b);
+                all.extend_from_slice(&b);
+            }
+            all
+        })
+    };
+    let two = beliefs(&par, 2);
+    assert_eq!(two, beliefs(&par, 1), "thread count changed the result");
+    let seq = beliefs(&tight(Schedule::Sequential), 1);
+    let worst = two
+        .iter()
+        .zip(&seq)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(
+        worst < 1e-9,
+        "parallel vs sequential fixed point: {worst:.2e}"
+    );
+}

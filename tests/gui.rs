@@ -303,3 +303,110 @@ fn loads_a_grid_and_steps_through_its_pseudolikelihood_terms() {
     }
     assert_eq!(n, 4, "{caption}");
 }
+
+/// The BP stepper on a Boltzmann machine: train exact ML on generated samples, pick the run in
+/// the graph view, switch BP on, sweep until it converges, and flip to "messages held at 1".
+#[test]
+fn steps_bp_on_a_boltzmann_machine_and_shows_piecewise_as_messages_at_one() {
+    use piecewise_lab::app::{GraphPane, Pane};
+    use piecewise_lab::data::samples::format_samples;
+    use piecewise_lab::data::synth_loopy::{boltzmann_samples, paper_theta};
+    let ws = tempfile::tempdir().unwrap();
+    let file = ws.path().join("bm.txt");
+    let s = boltzmann_samples(5, &paper_theta(5), &[], 300, 1).unwrap();
+    std::fs::write(&file, format_samples(&s)).unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    {
+        let st = &mut h.state_mut().state;
+        st.form.family = piecewise_lab::graph::FamilyKind::Boltzmann;
+        st.form.train = file.display().to_string();
+        st.form.test.clear();
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(&mut h, "the samples to load", 30.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| d.family.kind() == "boltzmann")
+    });
+    h.get_by_label("Runs view").click();
+    h.step();
+    h.get_by_label("Curves view").click();
+    h.step();
+    h.step();
+    h.get_by_label("Use loaded data").click();
+    h.step();
+    h.get_by_label("ml").click();
+    h.step();
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(&mut h, "the run", 120.0, |w| {
+        w.state
+            .runs
+            .entries
+            .first()
+            .is_some_and(|e| e.status == RunStatus::Finished)
+    });
+    let run = h.state().state.runs.entries[0].id.clone();
+    h.get_by_label("Graph view").click();
+    h.step();
+    // Pick the trained model and switch BP on in the graph pane.
+    let graph: &mut GraphPane = h
+        .state_mut()
+        .tree
+        .tiles
+        .iter_mut()
+        .find_map(|(_, t)| match t {
+            egui_tiles::Tile::Pane(Pane::Graph(g)) => Some(g),
+            _ => None,
+        })
+        .expect("a graph pane");
+    graph.model_run = Some(run);
+    h.step();
+    h.get_by_label("BP messages").click();
+    h.step();
+    wait_for(&mut h, "the first sweep", 30.0, |w| {
+        w.state.messages.iter().all(|m| !m.error)
+    });
+    let t = Instant::now();
+    while h
+        .query_by_label_contains("BP sweep 1 (parallel schedule)")
+        .is_none()
+    {
+        assert!(t.elapsed().as_secs() < 30, "no BP caption");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let caption = h
+        .get_by_label_contains("BP sweep 1 (parallel schedule)")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default();
+    let k: usize = caption
+        .split("converges after ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{caption}"));
+    for i in 2..=k {
+        h.get_by_label("Sweep +1").click();
+        let t = Instant::now();
+        while h
+            .query_by_label_contains(&format!("BP sweep {i} "))
+            .is_none()
+        {
+            assert!(t.elapsed().as_secs() < 30, "sweep {i} never shown");
+            h.step();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    h.get_by_label_contains(&format!("converged after {k} sweeps"));
+    h.get_by_label("messages held at 1 (piecewise)").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("piecewise: every message held at 1");
+}

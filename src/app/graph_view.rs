@@ -28,6 +28,12 @@ pub struct GraphPane {
     pub animate: bool,
     pub selected_factor: Option<usize>,
     pub model_run: Option<String>,
+    /// The BP stepper: shown, sweeps run so far, animated, and the teaching switch "piecewise =
+    /// BP with every message held at 1" (000 §3.4, 002 §2.3).
+    pub show_bp: bool,
+    pub bp_sweeps: usize,
+    pub bp_animate: bool,
+    pub bp_at_one: bool,
     #[serde(skip)]
     cache: GraphCache,
     #[serde(skip)]
@@ -51,6 +57,10 @@ impl Default for GraphPane {
             animate: false,
             selected_factor: None,
             model_run: None,
+            show_bp: false,
+            bp_sweeps: 1,
+            bp_animate: false,
+            bp_at_one: false,
             cache: GraphCache::default(),
             last_step: 0.0,
             scroll_to_term: false,
@@ -76,6 +86,9 @@ struct GraphCache {
     /// Learned tables and marginals for (run, split, sequence).
     learned: Option<LearnedFor>,
     learned_job: Option<super::jobs::Job<Learned>>,
+    /// The BP stepper's snapshot for (run, split, sequence, sweeps), and its job.
+    bp: Option<(BpKey, Result<Arc<BpSnapshot>, String>)>,
+    bp_job: Option<(BpKey, super::jobs::Job<BpSnapshot>)>,
     /// Where the family draws each variable (cell units).
     cells: Vec<[f32; 2]>,
     /// Positions, for the plain (false) or node-split (true) drawing.
@@ -126,6 +139,174 @@ fn learned_for(
     })
 }
 
+type BpKey = (String, Split, usize, usize);
+
+/// Sum-product BP on one item after a number of flooding sweeps from uniform messages, with what
+/// the stepper draws: variable and factor beliefs, how much each message moved in the last sweep,
+/// and the pieces' own beliefs `∝ exp(φ_a)` — BP's factor beliefs with every message held at 1,
+/// which is what piecewise training normalises.
+pub struct BpSnapshot {
+    pub sweeps: usize,
+    pub report: crate::inference::BpReport,
+    pub var_beliefs: Vec<Vec<f64>>,
+    pub factor_beliefs: Vec<Vec<f64>>,
+    pub piece_beliefs: Vec<Vec<f64>>,
+    /// Per factor-graph edge (flat scope index): largest change of its log message in the last
+    /// sweep.
+    pub edge_residual: Vec<f64>,
+    /// Sweeps a cold run needs to converge (tolerance 1e-8), or None within 1000.
+    pub converges_after: Option<usize>,
+}
+
+fn bp_snapshot(
+    model: &super::TrainedModel,
+    seq: &crate::data::Sequence,
+    sweeps: usize,
+) -> Result<BpSnapshot, String> {
+    use crate::inference::bp::{self, BpMessages, BpOptions, BpWork, Schedule, Semiring};
+    let inst = model.family.instance(seq).map_err(|e| e.to_string())?;
+    let phi = crate::eval::tables(model.family.as_ref(), &model.theta, &inst);
+    let opts = |n: usize| BpOptions {
+        schedule: Schedule::Parallel,
+        damping: model.inference.bp.damping,
+        tol: 1e-300,
+        max_sweeps: n,
+    };
+    let (mut work, mut msgs) = (BpWork::default(), BpMessages::default());
+    let mut before = vec![];
+    if sweeps > 1 {
+        bp::run(
+            &inst,
+            &phi,
+            &opts(sweeps - 1),
+            Semiring::SumProduct,
+            &mut msgs,
+            &mut work,
+        );
+        before = (0..inst.n_edges())
+            .map(|e| msgs.message(e).to_vec())
+            .collect();
+    }
+    let mut report = bp::run(
+        &inst,
+        &phi,
+        &opts(1),
+        Semiring::SumProduct,
+        &mut msgs,
+        &mut work,
+    );
+    report.sweeps = sweeps;
+    let edge_residual = (0..inst.n_edges())
+        .map(|e| {
+            let now = msgs.message(e);
+            let old = before.get(e).map(|m| m.as_slice());
+            now.iter()
+                .enumerate()
+                .map(|(y, &x)| (x - old.map_or(-(now.len() as f64).ln(), |o| o[y])).abs())
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    let mut b = Vec::new();
+    let var_beliefs = (0..inst.n_vars())
+        .map(|v| {
+            msgs.var_belief(v, &mut b);
+            b.clone()
+        })
+        .collect();
+    let factor_beliefs = (0..inst.factors.len())
+        .map(|f| {
+            msgs.factor_belief(&inst, &phi, f, &mut work, &mut b);
+            b.clone()
+        })
+        .collect();
+    let piece_beliefs = inst
+        .factors
+        .iter()
+        .map(|f| {
+            let t = inst.table(f, &phi);
+            let m = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = t.iter().map(|x| (x - m).exp()).collect();
+            let z: f64 = e.iter().sum();
+            e.iter().map(|x| x / z).collect()
+        })
+        .collect();
+    let mut cold = BpMessages::default();
+    let conv = bp::run(
+        &inst,
+        &phi,
+        &BpOptions {
+            tol: 1e-8,
+            ..opts(1000)
+        },
+        Semiring::SumProduct,
+        &mut cold,
+        &mut work,
+    );
+    Ok(BpSnapshot {
+        sweeps,
+        report,
+        var_beliefs,
+        factor_beliefs,
+        piece_beliefs,
+        edge_residual,
+        converges_after: conv.converged.then_some(conv.sweeps),
+    })
+}
+
+fn poll_bp(state: &mut AppState, pane: &mut GraphPane, ctx: &egui::Context) {
+    if !pane.show_bp {
+        return;
+    }
+    let Some(run) = pane.model_run.clone() else {
+        return;
+    };
+    let key: BpKey = (
+        run.clone(),
+        pane.split,
+        pane.sequence,
+        pane.bp_sweeps.max(1),
+    );
+    if let Some((k, job)) = &mut pane.cache.bp_job {
+        if let Some(r) = job.poll() {
+            let k = k.clone();
+            pane.cache.bp_job = None;
+            pane.cache.bp = Some((k, r.map(Arc::new)));
+        } else {
+            return;
+        }
+    }
+    if pane.cache.bp.as_ref().is_some_and(|(k, _)| *k == key) {
+        return;
+    }
+    let Some(model) = state.model(ctx, &run) else {
+        return;
+    };
+    let Some(seq) = state
+        .data
+        .as_ref()
+        .and_then(|d| d.corpus(pane.split).sequences.get(pane.sequence).cloned())
+    else {
+        return;
+    };
+    let sweeps = key.3;
+    pane.cache.bp_job = Some((
+        key,
+        super::jobs::Job::spawn(ctx, "BP sweeps", move || bp_snapshot(&model, &seq, sweeps)),
+    ));
+}
+
+/// The current snapshot when it belongs to the shown item.
+fn bp_shown(pane: &GraphPane) -> Option<&BpSnapshot> {
+    let (k, r) = pane.cache.bp.as_ref()?;
+    if !pane.show_bp
+        || pane.model_run.as_deref() != Some(k.0.as_str())
+        || (k.1, k.2) != (pane.split, pane.sequence)
+    {
+        return None;
+    }
+    r.as_ref().ok().map(|s| s.as_ref())
+}
+
 // Layout constants at zoom 1.
 const DX: f32 = 96.0;
 const VAR_R: f32 = 17.0;
@@ -158,6 +339,7 @@ struct Layout {
     factor_copies: Vec<Vec<usize>>,
     /// Factors and copies sorted by x, and each factor's pieces: drawing touches only what is
     /// in view, so long sequences cost what a screenful costs.
+    var_order: Vec<u32>,
     factor_order: Vec<u32>,
     copy_order: Vec<u32>,
     factor_pieces: Vec<Vec<u32>>,
@@ -235,6 +417,8 @@ fn layout(
             }
         }
     }
+    let mut var_order: Vec<u32> = (0..vars.len() as u32).collect();
+    var_order.sort_by(|&a, &b| vars[a as usize].x.total_cmp(&vars[b as usize].x));
     let mut factor_order: Vec<u32> = (0..factors.len() as u32).collect();
     factor_order.sort_by(|&a, &b| factors[a as usize].x.total_cmp(&factors[b as usize].x));
     let mut copy_order: Vec<u32> = (0..copies.len() as u32).collect();
@@ -255,6 +439,7 @@ fn layout(
         factors,
         copies,
         factor_copies,
+        var_order,
         factor_order,
         copy_order,
         factor_pieces,
@@ -404,8 +589,20 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         }
         ctx.request_repaint_after(std::time::Duration::from_millis(100));
     }
+    // BP animation: one sweep per 0.6 s until converged.
+    if pane.show_bp && pane.bp_animate {
+        let now = ctx.input(|i| i.time);
+        let done = bp_shown(pane).is_some_and(|b| b.converges_after.is_some_and(|k| b.sweeps >= k));
+        if !done && now - pane.last_step > 0.6 && pane.cache.bp_job.is_none() {
+            pane.last_step = now;
+            pane.bp_sweeps += 1;
+        }
+        ctx.request_repaint_after(std::time::Duration::from_millis(100));
+    }
     term_caption(state, pane, ui);
+    bp_caption(state, pane, ui);
     poll_learned(state, pane, &ctx);
+    poll_bp(state, pane, &ctx);
     let avail = ui.available_height();
     let inspector_h = if pane.selected_factor.is_some() {
         (avail * 0.45).max(160.0)
@@ -495,6 +692,21 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 pane.scroll_to_term = true;
             }
             ui.checkbox(&mut pane.animate, "Animate");
+        });
+        ui.separator();
+        ui.checkbox(&mut pane.show_bp, "BP messages")
+            .on_hover_text("Run sum-product BP on the picked model's potentials, sweep by sweep");
+        ui.add_enabled_ui(pane.show_bp, |ui| {
+            if ui.button("Sweep +1").clicked() {
+                pane.bp_sweeps += 1;
+            }
+            if ui.button("Reset BP").clicked() {
+                pane.bp_sweeps = 1;
+                pane.bp_animate = false;
+            }
+            ui.checkbox(&mut pane.bp_animate, "Animate BP");
+            ui.checkbox(&mut pane.bp_at_one, "messages held at 1 (piecewise)")
+                .on_hover_text("Piecewise training is BP with every message held at 1 (000 §3.4): each factor then believes only its own potentials");
         });
         ui.separator();
         let finished = state.finished_runs();
@@ -600,6 +812,43 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
     ui.weak(extra);
 }
 
+fn bp_caption(_state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
+    if !pane.show_bp {
+        return;
+    }
+    if pane.model_run.is_none() {
+        ui.weak("BP runs on a trained model's potentials: pick one under \"model\".");
+        return;
+    }
+    match (&pane.cache.bp, bp_shown(pane)) {
+        (_, Some(b)) => {
+            let conv = match b.converges_after {
+                Some(k) if b.sweeps >= k => format!("converged after {k} sweeps"),
+                Some(k) => format!("converges after {k} sweeps"),
+                None => "does not converge within 1000 sweeps".into(),
+            };
+            let what = if pane.bp_at_one {
+                "piecewise: every message held at 1, so each factor believes exp(φ_a) alone (small tables beside the factors); BP's beliefs for comparison in the inspector"
+            } else {
+                "arrows: factor-to-variable messages, width = how much each moved in this sweep; bars: variable beliefs"
+            };
+            ui.label(format!(
+                "BP sweep {} (parallel schedule): largest message change {:.2e}; {conv}. {what}",
+                b.sweeps, b.report.residual
+            ));
+        }
+        (Some((_, Err(e))), _) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        _ => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.weak("running BP…");
+            });
+        }
+    }
+}
+
 fn legend_chip(ui: &mut egui::Ui, c: Color32, text: &str) {
     let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
     ui.painter().circle_filled(r.center(), 6.0, c);
@@ -669,8 +918,15 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let clip = painter.clip_rect().expand(DX * z);
     let visible = |p: Pos2| clip.contains(to_screen(p));
     let (x_lo, x_hi) = ((clip.min.x - origin.x) / z, (clip.max.x - origin.x) / z);
-    let vis_vars = ((x_lo / DX - 1.0).floor().max(0.0) as usize).min(lay.vars.len())
-        ..((x_hi / DX + 2.0).ceil().max(0.0) as usize).min(lay.vars.len());
+    let vis_vars: Vec<usize> = lay.var_order[Layout::range(
+        &lay.var_order,
+        |v| lay.vars[v as usize].x,
+        x_lo - DX,
+        x_hi + DX,
+    )]
+    .iter()
+    .map(|&v| v as usize)
+    .collect();
     let vis_factors = &lay.factor_order
         [Layout::range(&lay.factor_order, |f| lay.factors[f as usize].x, x_lo, x_hi)];
     let vis_copies =
@@ -791,7 +1047,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             .unwrap_or("")
     };
     if let Some(_sg) = split {
-        for v in vis_vars.clone() {
+        for &v in &vis_vars {
             let p = lay.vars[v];
             if visible(p) {
                 painter.circle_stroke(
@@ -837,7 +1093,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             }
         }
     } else {
-        for v in vis_vars.clone() {
+        for &v in &vis_vars {
             let p = lay.vars[v];
             if !visible(p) {
                 continue;
@@ -965,6 +1221,72 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         y += 14.0;
     }
 
+    // The BP stepper: messages as arrows (width: how much each moved in the last sweep), variable
+    // beliefs as bars; with messages held at 1, each factor's own belief exp(φ_a) instead.
+    if let Some(b) = bp_shown(pane) {
+        let msg_color = Color32::from_rgb(220, 90, 40);
+        let bars = |p: Pos2, probs: &[f64], color: Color32| {
+            let w = (VAR_R * 1.6 / probs.len().max(1) as f32).max(2.0) * z;
+            let h = VAR_R * 1.3 * z;
+            let base = p + vec2(-(w * probs.len() as f32) / 2.0, -VAR_R * z - 4.0);
+            painter.rect_filled(
+                Rect::from_min_max(
+                    base - vec2(1.0, h + 1.0),
+                    base + vec2(w * probs.len() as f32 + 1.0, 1.0),
+                ),
+                1.0,
+                visuals.extreme_bg_color.gamma_multiply(0.9),
+            );
+            for (y, &pr) in probs.iter().enumerate() {
+                let x0 = base.x + y as f32 * w;
+                painter.rect_filled(
+                    Rect::from_min_max(
+                        pos2(x0 + 0.5, base.y - h * pr as f32),
+                        pos2(x0 + w - 0.5, base.y),
+                    ),
+                    0.0,
+                    color,
+                );
+            }
+        };
+        for &f in vis_factors {
+            let f = f as usize;
+            let fac = &inst.factors[f];
+            let fp = lay.factors[f];
+            for (e, &v) in inst.scope_range(fac).zip(inst.scope(fac)) {
+                let vp = lay.vars[v as usize];
+                let (a, c) = (to_screen(fp), to_screen(vp));
+                let dir = (c - a).normalized();
+                let (a, c) = (a + dir * FAC_H * z, c - dir * (VAR_R + 2.0) * z);
+                if pane.bp_at_one {
+                    painter.extend(Shape::dashed_line(
+                        &[a, c],
+                        Stroke::new(1.0, visuals.weak_text_color()),
+                        4.0,
+                        3.0,
+                    ));
+                } else {
+                    let r = b.edge_residual.get(e).copied().unwrap_or(0.0);
+                    let width = (1.0 + 1.2 * (r.max(1e-9).log10() + 9.0)).clamp(0.5, 10.0) as f32
+                        * z.max(0.4);
+                    painter.arrow(a, c - a, Stroke::new(width, msg_color.gamma_multiply(0.8)));
+                }
+            }
+            if pane.bp_at_one {
+                if let Some(pb) = b.piece_beliefs.get(f) {
+                    bars(to_screen(fp) + vec2(0.0, -FAC_H * z), pb, piece_color(f));
+                }
+            }
+        }
+        if !pane.bp_at_one {
+            for &v in &vis_vars {
+                if let Some(vb) = b.var_beliefs.get(v) {
+                    bars(to_screen(lay.vars[v]), vb, msg_color);
+                }
+            }
+        }
+    }
+
     // Click a factor to inspect it.
     if resp.clicked() {
         if let Some(p) = resp.interact_pointer_pos() {
@@ -1087,6 +1409,30 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 marg.as_deref(),
                 true,
             );
+        }
+        if let Some(bp) = bp_shown(pane) {
+            if let (Some(pb), Some(fb)) = (bp.piece_beliefs.get(f), bp.factor_beliefs.get(f)) {
+                ui.separator();
+                heat_table(
+                    ui,
+                    "piece belief (messages at 1)",
+                    names,
+                    &shape,
+                    &gold,
+                    Some(pb),
+                    true,
+                );
+                ui.separator();
+                heat_table(
+                    ui,
+                    &format!("BP belief after {} sweeps", bp.sweeps),
+                    names,
+                    &shape,
+                    &gold,
+                    Some(fb),
+                    true,
+                );
+            }
         }
         if let Some((Some(b), r)) = beliefs {
             ui.separator();

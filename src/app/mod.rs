@@ -791,7 +791,9 @@ impl eframe::App for WorkbenchApp {
 }
 
 /// Runs the desktop app (the binary's no-argument mode).
-pub fn run_native(config: Config) -> eframe::Result<()> {
+/// Opens the workbench; `open`, when given, replaces the remembered data form and is loaded
+/// first (the `gui` command's `--train …`).
+pub fn run_native(config: Config, open: Option<DataSource>) -> eframe::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("Piecewise Lab")
@@ -802,7 +804,15 @@ pub fn run_native(config: Config) -> eframe::Result<()> {
     eframe::run_native(
         "Piecewise Lab",
         options,
-        Box::new(move |cc| Ok(Box::new(WorkbenchApp::new(cc, config)))),
+        Box::new(move |cc| {
+            let mut app = WorkbenchApp::new(cc, config);
+            if let Some(src) = open {
+                app.bench.state.launch = LaunchForm::for_data(&src);
+                app.bench.state.form = src;
+                app.bench.state.load_pending = true;
+            }
+            Ok(Box::new(app))
+        }),
     )
 }
 

@@ -140,9 +140,45 @@ pub struct BpMessages {
     shape: (usize, usize, usize),
 }
 
+/// `exp(φ − max φ)` of every table read by a pairwise factor, and its shift, computed once per
+/// call: pairwise messages are then matrix–vector products in probability space (L exps and L
+/// logs per message instead of L² exps), falling back to log space when a sum underflows.
+#[derive(Clone, Debug, Default)]
+struct Scaled {
+    exp: Vec<f64>,
+    shift: Vec<f64>,
+}
+
+impl Scaled {
+    fn prepare(&mut self, inst: &Instance, phi: &[f64]) {
+        self.exp.clear();
+        self.exp.resize(inst.table_len, 0.0);
+        self.shift.clear();
+        self.shift.resize(inst.slots.len(), f64::NAN);
+        for f in &inst.factors {
+            let s = f.slot as usize;
+            if inst.scope(f).len() != 2 || !self.shift[s].is_nan() {
+                continue;
+            }
+            let r = inst.table_offset(f)..inst.table_offset(f) + inst.slots[s].len as usize;
+            let m = phi[r.clone()]
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max);
+            self.shift[s] = m;
+            if m.is_finite() {
+                crate::util::exp_shifted_into(&phi[r.clone()], m, &mut self.exp[r]);
+            }
+        }
+    }
+}
+
 /// Reusable scratch for one thread.
 #[derive(Clone, Debug, Default)]
 pub struct BpWork {
+    scaled: Scaled,
+    xa: Vec<f64>,
+    xb: Vec<f64>,
     new: Vec<f64>,
     out: Vec<f64>,
     nin: Vec<f64>,
@@ -240,6 +276,25 @@ impl BpMessages {
             }
             self.sum.clear();
             self.sum.resize(*self.var_off.last().unwrap() as usize, 0.0);
+        }
+    }
+
+    /// The log message on factor-graph edge `e` (flat scope index), normalised.
+    pub fn message(&self, e: usize) -> &[f64] {
+        &self.msg[self.edge(e)]
+    }
+
+    /// A unary factor's message is its own normalised table whatever the other messages are
+    /// (evidence, in pgmax's and the textbook's terms): set it at the start of every call, so
+    /// the first sweep already sees it and a warm start sees the new potentials.
+    fn set_unary(&mut self, inst: &Instance, phi: &[f64], semiring: Semiring) {
+        for fac in &inst.factors {
+            if inst.scope(fac).len() == 1 {
+                let e = inst.scope_range(fac).start;
+                let r = self.edge(e);
+                self.msg[r.clone()].copy_from_slice(inst.table(fac, phi));
+                normalise(&mut self.msg[r], semiring);
+            }
         }
     }
 
@@ -421,12 +476,14 @@ impl BpMessages {
     }
 
     /// Factor `f`'s outgoing messages, normalised, into `work.out` (its edges' blocks in order).
+    #[allow(clippy::too_many_arguments)]
     fn compute_factor(
         &self,
         inst: &Instance,
         phi: &[f64],
         f: usize,
         semiring: Semiring,
+        scaled: &Scaled,
         work: &mut BpWork,
     ) -> u64 {
         let fac = &inst.factors[f];
@@ -441,6 +498,19 @@ impl BpMessages {
             return tab.len() as u64;
         }
         self.incoming(inst, f, work);
+        if k == 2
+            && scaled
+                .shift
+                .get(fac.slot as usize)
+                .is_some_and(|m| m.is_finite())
+        {
+            let off = inst.table_offset(fac);
+            let e = &scaled.exp[off..off + tab.len()];
+            if pair_scaled(work, e, scope.len(), semiring) {
+                return 2 * tab.len() as u64;
+            }
+            work.out.clear();
+        }
         let BpWork {
             out,
             nin,
@@ -519,6 +589,73 @@ impl BpMessages {
     }
 }
 
+/// Both messages of a pairwise factor in probability space: `m_{a→0}(y0) ∝ Σ_{y1} E(y0, y1)
+/// x1(y1)` with `E = exp(φ − max φ)` and `x = exp(n − max n)` (max instead of Σ for
+/// max-product), normalised before the log. Returns false, leaving the log path to it, when a
+/// sum underflows.
+fn pair_scaled(work: &mut BpWork, e: &[f64], _k: usize, semiring: Semiring) -> bool {
+    let BpWork {
+        out,
+        nin,
+        nin_off,
+        xa,
+        xb,
+        ..
+    } = work;
+    let (l0, l1) = (nin_off[1] - nin_off[0], nin.len() - nin_off[1]);
+    let (n0, n1) = (&nin[..l0], &nin[l0..]);
+    let shifted = |n: &[f64], x: &mut Vec<f64>| {
+        let m = n.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        x.clear();
+        x.resize(n.len(), 0.0);
+        crate::util::exp_shifted_into(n, m, x);
+    };
+    shifted(n0, xa);
+    shifted(n1, xb);
+    out.resize(l0 + l1, 0.0);
+    let (o0, o1) = out.split_at_mut(l0);
+    o1.fill(0.0);
+    for (y0, row) in e.chunks_exact(l1).enumerate() {
+        let x0 = xa[y0];
+        match semiring {
+            Semiring::SumProduct => {
+                let mut acc = 0.0;
+                for ((&ev, &x1), o) in row.iter().zip(xb.iter()).zip(o1.iter_mut()) {
+                    acc += ev * x1;
+                    *o += ev * x0;
+                }
+                o0[y0] = acc;
+            }
+            Semiring::MaxProduct => {
+                let mut acc: f64 = 0.0;
+                for ((&ev, &x1), o) in row.iter().zip(xb.iter()).zip(o1.iter_mut()) {
+                    acc = acc.max(ev * x1);
+                    *o = o.max(ev * x0);
+                }
+                o0[y0] = acc;
+            }
+        }
+    }
+    for o in [o0, o1] {
+        let z = match semiring {
+            Semiring::SumProduct => o.iter().sum::<f64>(),
+            Semiring::MaxProduct => o.iter().copied().fold(0.0, f64::max),
+        };
+        if !(z > 1e-280 && z.is_finite()) {
+            return false;
+        }
+        let inv = 1.0 / z;
+        for x in o.iter_mut() {
+            *x = if *x > 0.0 {
+                (*x * inv).ln().max(MSG_FLOOR)
+            } else {
+                MSG_FLOOR
+            };
+        }
+    }
+    true
+}
+
 /// Stable log Σ exp (sum-product) or max (max-product) of `xs`.
 fn reduce(xs: &[f64], semiring: Semiring) -> f64 {
     let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -590,14 +727,14 @@ fn next_assignment(digits: &mut [u32], card: &[u32]) -> bool {
     false
 }
 
-/// Damps `new` towards `old` (log space), renormalises, and returns the largest change of a log
-/// entry.
-fn damp_and_residual(new: &mut [f64], old: &[f64], damping: f64, semiring: Semiring) -> f64 {
+/// Damps `new` towards `old` (log space) and returns the largest change of a log entry. A
+/// mixture of two normalised log messages needs no renormalising for the beliefs (they are
+/// normalised on their own) and its log normaliser stays within [−log L, 0].
+fn damp_and_residual(new: &mut [f64], old: &[f64], damping: f64) -> f64 {
     if damping > 0.0 {
         for (n, &o) in new.iter_mut().zip(old) {
             *n = (1.0 - damping) * *n + damping * o;
         }
-        normalise(new, semiring);
     }
     new.iter()
         .zip(old)
@@ -616,51 +753,101 @@ pub fn run(
     work: &mut BpWork,
 ) -> BpReport {
     msgs.prepare(inst, semiring);
+    msgs.set_unary(inst, phi, semiring);
     msgs.resum();
     let mut report = BpReport::default();
     if inst.n_edges() == 0 {
         report.converged = true;
         return report;
     }
+    let mut scaled = std::mem::take(&mut work.scaled);
+    scaled.prepare(inst, phi);
+    let c = Call {
+        inst,
+        phi,
+        opts,
+        semiring,
+        scaled: &scaled,
+    };
     match opts.schedule {
-        Schedule::Parallel => run_parallel(inst, phi, opts, semiring, msgs, work, &mut report),
-        Schedule::Sequential => run_sequential(inst, phi, opts, semiring, msgs, work, &mut report),
-        Schedule::Residual => run_residual(inst, phi, opts, semiring, msgs, work, &mut report),
+        Schedule::Parallel => run_parallel(&c, msgs, work, &mut report),
+        Schedule::Sequential => run_sequential(&c, msgs, work, &mut report),
+        Schedule::Residual => run_residual(&c, msgs, work, &mut report),
     }
+    work.scaled = scaled;
     report
 }
 
-fn run_parallel(
-    inst: &Instance,
-    phi: &[f64],
-    opts: &BpOptions,
+/// What one BP call works on.
+struct Call<'a> {
+    inst: &'a Instance,
+    phi: &'a [f64],
+    opts: &'a BpOptions,
     semiring: Semiring,
-    msgs: &mut BpMessages,
-    work: &mut BpWork,
-    report: &mut BpReport,
-) {
+    scaled: &'a Scaled,
+}
+
+impl Call<'_> {
+    fn compute(&self, msgs: &BpMessages, f: usize, work: &mut BpWork) -> u64 {
+        msgs.compute_factor(self.inst, self.phi, f, self.semiring, self.scaled, work)
+    }
+    /// Whether factor `f` is unary: its message is fixed for the whole call.
+    fn is_unary(&self, f: usize) -> bool {
+        self.inst.scope(&self.inst.factors[f]).len() == 1
+    }
+}
+
+/// Instances with at least this many factor-graph edges compute a flooding sweep's messages on
+/// several threads.
+pub const PARALLEL_SWEEP_EDGES: usize = 8192;
+
+fn run_parallel(c: &Call, msgs: &mut BpMessages, work: &mut BpWork, report: &mut BpReport) {
+    let inst = c.inst;
     let mut new = std::mem::take(&mut work.new);
-    for _ in 0..opts.max_sweeps {
-        new.clear();
-        for f in 0..inst.factors.len() {
-            report.ops += msgs.compute_factor(inst, phi, f, semiring, work);
-            new.extend_from_slice(&work.out);
-        }
-        let mut residual: f64 = 0.0;
-        for e in 0..inst.n_edges() {
-            let r = msgs.edge(e);
-            residual = residual.max(damp_and_residual(
-                &mut new[r.clone()],
-                &msgs.msg[r],
-                opts.damping,
-                semiring,
-            ));
-        }
+    new.clear();
+    new.resize(msgs.msg.len(), 0.0);
+    // Chunks of factors whose message blocks are contiguous, for the threads.
+    let n_f = inst.factors.len();
+    let chunks = if inst.n_edges() >= PARALLEL_SWEEP_EDGES {
+        (rayon::current_num_threads() * 8).min(n_f).max(1)
+    } else {
+        1
+    };
+    // Where each chunk's messages start.
+    let starts: Vec<usize> = (0..=chunks)
+        .map(|i| i * n_f / chunks)
+        .map(|f| match inst.factors.get(f) {
+            Some(fac) => msgs.msg_off[inst.scope_range(fac).start] as usize,
+            None => msgs.msg.len(),
+        })
+        .collect();
+    let bounds: Vec<usize> = (0..=chunks).map(|i| i * n_f / chunks).collect();
+    for _ in 0..c.opts.max_sweeps {
+        let (ops, residual) = if chunks == 1 {
+            sweep_chunk(c, msgs, 0..n_f, &mut new, work)
+        } else {
+            use rayon::prelude::*;
+            let mut parts = Vec::with_capacity(chunks);
+            let mut rest: &mut [f64] = &mut new;
+            for (w, st) in bounds.windows(2).zip(starts.windows(2)) {
+                let (head, tail) = rest.split_at_mut(st[1] - st[0]);
+                parts.push((w[0]..w[1], head));
+                rest = tail;
+            }
+            let m: &BpMessages = msgs;
+            parts
+                .into_par_iter()
+                .map_init(BpWork::default, |w, (fs, out)| {
+                    sweep_chunk(c, m, fs, out, w)
+                })
+                .reduce(|| (0, 0.0), |a, b| (a.0 + b.0, a.1.max(b.1)))
+        };
+        report.ops += ops;
         std::mem::swap(&mut msgs.msg, &mut new);
         msgs.resum();
         report.sweeps += 1;
         report.residual = residual;
-        if residual < opts.tol {
+        if residual < c.opts.tol {
             report.converged = true;
             break;
         }
@@ -668,16 +855,46 @@ fn run_parallel(
     work.new = new;
 }
 
+/// New (damped) messages of factors `fs` from the current ones into `out` (their blocks, in
+/// order); returns the counted operations and the largest change.
+fn sweep_chunk(
+    c: &Call,
+    msgs: &BpMessages,
+    fs: std::ops::Range<usize>,
+    out: &mut [f64],
+    work: &mut BpWork,
+) -> (u64, f64) {
+    let (mut ops, mut residual, mut pos) = (0u64, 0.0f64, 0usize);
+    for f in fs {
+        let fac = &c.inst.factors[f];
+        if c.inst.scope(fac).len() == 1 {
+            let r = msgs.edge(c.inst.scope_range(fac).start);
+            let len = r.len();
+            out[pos..pos + len].copy_from_slice(&msgs.msg[r]);
+            pos += len;
+            continue;
+        }
+        ops += c.compute(msgs, f, work);
+        let d = c.opts.damping;
+        let mut at = 0;
+        for e in c.inst.scope_range(fac) {
+            let r = msgs.edge(e);
+            let len = r.len();
+            let new = &mut work.out[at..at + len];
+            residual = residual.max(damp_and_residual(new, &msgs.msg[r], d));
+            out[pos..pos + len].copy_from_slice(new);
+            at += len;
+            pos += len;
+        }
+    }
+    (ops, residual)
+}
+
 /// Writes factor `f`'s new messages (in `work.out`) and updates the variable sums; returns the
 /// largest change.
-fn apply_factor(
-    inst: &Instance,
-    f: usize,
-    opts: &BpOptions,
-    semiring: Semiring,
-    msgs: &mut BpMessages,
-    work: &mut BpWork,
-) -> f64 {
+fn apply_factor(c: &Call, f: usize, msgs: &mut BpMessages, work: &mut BpWork) -> f64 {
+    let inst = c.inst;
+    let d = c.opts.damping;
     let fac = &inst.factors[f];
     let mut residual: f64 = 0.0;
     let mut pos = 0;
@@ -685,12 +902,7 @@ fn apply_factor(
         let r = msgs.edge(e);
         let len = r.len();
         let new = &mut work.out[pos..pos + len];
-        residual = residual.max(damp_and_residual(
-            new,
-            &msgs.msg[r.clone()],
-            opts.damping,
-            semiring,
-        ));
+        residual = residual.max(damp_and_residual(new, &msgs.msg[r.clone()], d));
         let vr = msgs.var(v as usize);
         for ((s, m), &n) in msgs.sum[vr].iter_mut().zip(&mut msgs.msg[r]).zip(&*new) {
             *s += n - *m;
@@ -701,27 +913,22 @@ fn apply_factor(
     residual
 }
 
-fn run_sequential(
-    inst: &Instance,
-    phi: &[f64],
-    opts: &BpOptions,
-    semiring: Semiring,
-    msgs: &mut BpMessages,
-    work: &mut BpWork,
-    report: &mut BpReport,
-) {
-    for sweep in 0..opts.max_sweeps {
+fn run_sequential(c: &Call, msgs: &mut BpMessages, work: &mut BpWork, report: &mut BpReport) {
+    for sweep in 0..c.opts.max_sweeps {
         if sweep > 0 {
             msgs.resum();
         }
         let mut residual: f64 = 0.0;
-        for f in 0..inst.factors.len() {
-            report.ops += msgs.compute_factor(inst, phi, f, semiring, work);
-            residual = residual.max(apply_factor(inst, f, opts, semiring, msgs, work));
+        for f in 0..c.inst.factors.len() {
+            if c.is_unary(f) {
+                continue;
+            }
+            report.ops += c.compute(msgs, f, work);
+            residual = residual.max(apply_factor(c, f, msgs, work));
         }
         report.sweeps += 1;
         report.residual = residual;
-        if residual < opts.tol {
+        if residual < c.opts.tol {
             report.converged = true;
             break;
         }
@@ -731,15 +938,8 @@ fn run_sequential(
 /// Residual BP: every edge holds a candidate message (computed, damped, not yet applied) and
 /// its residual; the largest is applied, and the candidates of the factors around its variable
 /// are recomputed.
-fn run_residual(
-    inst: &Instance,
-    phi: &[f64],
-    opts: &BpOptions,
-    semiring: Semiring,
-    msgs: &mut BpMessages,
-    work: &mut BpWork,
-    report: &mut BpReport,
-) {
+fn run_residual(c: &Call, msgs: &mut BpMessages, work: &mut BpWork, report: &mut BpReport) {
+    let (inst, opts) = (c.inst, c.opts);
     let n_edges = inst.n_edges();
     let mut cand = std::mem::take(&mut work.new);
     cand.clear();
@@ -754,18 +954,14 @@ fn run_residual(
                    work: &mut BpWork,
                    cand: &mut [f64],
                    report: &mut BpReport| {
-        report.ops += msgs.compute_factor(inst, phi, f, semiring, work);
+        report.ops += c.compute(msgs, f, work);
+        let d = c.opts.damping;
         let fac = &inst.factors[f];
         let mut pos = 0;
         for e in inst.scope_range(fac) {
             let r = msgs.edge(e);
             let len = r.len();
-            let res = damp_and_residual(
-                &mut work.out[pos..pos + len],
-                &msgs.msg[r.clone()],
-                opts.damping,
-                semiring,
-            );
+            let res = damp_and_residual(&mut work.out[pos..pos + len], &msgs.msg[r.clone()], d);
             cand[r].copy_from_slice(&work.out[pos..pos + len]);
             pos += len;
             work.residual[e] = res;
@@ -778,7 +974,9 @@ fn run_residual(
         }
     };
     for f in 0..inst.factors.len() {
-        refresh(f, msgs, work, &mut cand, report);
+        if !c.is_unary(f) {
+            refresh(f, msgs, work, &mut cand, report);
+        }
     }
     let budget = (opts.max_sweeps as u64).saturating_mul(n_edges as u64);
     let mut updates = 0u64;
@@ -828,7 +1026,9 @@ fn run_residual(
         );
         for i in a..b {
             let f = msgs.edge_factor[msgs.var_edges[i] as usize] as usize;
-            refresh(f, msgs, work, &mut cand, report);
+            if !c.is_unary(f) {
+                refresh(f, msgs, work, &mut cand, report);
+            }
         }
     }
     report.sweeps = updates.div_ceil(n_edges as u64) as usize;
