@@ -339,6 +339,8 @@ struct Layout {
     factor_copies: Vec<Vec<usize>>,
     /// Factors and copies sorted by x, and each factor's pieces: drawing touches only what is
     /// in view, so long sequences cost what a screenful costs.
+    /// Every variable on one row (a chain): tokens are drawn above the variables.
+    flat: bool,
     var_order: Vec<u32>,
     factor_order: Vec<u32>,
     copy_order: Vec<u32>,
@@ -394,6 +396,23 @@ fn layout(
             }
         })
         .collect();
+    // Pairwise factors that land on the same point (a circle's diameters all cross its centre)
+    // are spread along their own chords.
+    let mut factors = factors;
+    let mut seen: std::collections::HashMap<(i32, i32), u32> = Default::default();
+    for (f, p) in factors.iter_mut().enumerate() {
+        let n = seen
+            .entry((p.x.round() as i32, p.y.round() as i32))
+            .or_insert(0);
+        if *n > 0 {
+            if let [a, b] = *inst.scope(&inst.factors[f]) {
+                let (pa, pb) = (vars[a as usize], vars[b as usize]);
+                let t = 0.5 + 0.14 * (*n as f32).min(3.0) * if *n % 2 == 1 { -1.0 } else { 1.0 };
+                *p = pa + (pb - pa) * t;
+            }
+        }
+        *n += 1;
+    }
     let mut copies = vec![];
     let mut factor_copies = vec![vec![]; inst.factors.len()];
     if let Some(sg) = split {
@@ -439,6 +458,7 @@ fn layout(
         factors,
         copies,
         factor_copies,
+        flat,
         var_order,
         factor_order,
         copy_order,
@@ -484,6 +504,10 @@ fn ring(c: Pos2, r: f32, out: &mut Vec<Pos2>) {
 }
 
 fn describe_var(seq: &crate::data::Sequence, v: u32) -> String {
+    // Images and samples have no words: a pixel's first column is a number, a sample has none.
+    if seq.shape.is_some() || super::data::word(seq, v as usize).is_empty() {
+        return format!("y{v}");
+    }
     let w = super::data::word(seq, v as usize);
     format!("y{v}·{w}")
 }
@@ -609,7 +633,7 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     } else {
         0.0
     };
-    egui::ScrollArea::horizontal()
+    egui::ScrollArea::both()
         .id_salt("graph-canvas")
         .max_height((avail - inspector_h).max(120.0))
         .auto_shrink([false, true])
@@ -932,6 +956,14 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let vis_copies =
         &lay.copy_order[Layout::range(&lay.copy_order, |c| lay.copies[c as usize].2.x, x_lo, x_hi)];
     let text_ok = z >= 0.45;
+    // Tokens are words on chains; a grid's or a Boltzmann machine's variables have none to show.
+    let word = |v: usize| {
+        if lay.flat {
+            super::data::word(seq, v)
+        } else {
+            ""
+        }
+    };
     let visuals = ui.visuals().clone();
     let faded = |c: Color32| c.gamma_multiply(0.25);
 
@@ -1059,7 +1091,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     painter.text(
                         to_screen(p) + vec2(0.0, -VAR_R * 2.3 * z),
                         egui::Align2::CENTER_CENTER,
-                        super::data::word(seq, v),
+                        word(v),
                         font.clone(),
                         visuals.text_color(),
                     );
@@ -1140,7 +1172,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 painter.text(
                     s + vec2(0.0, -VAR_R * 2.3 * z),
                     egui::Align2::CENTER_CENTER,
-                    super::data::word(seq, v),
+                    word(v),
                     font.clone(),
                     visuals.text_color(),
                 );
@@ -1225,6 +1257,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     // beliefs as bars; with messages held at 1, each factor's own belief exp(φ_a) instead.
     if let Some(b) = bp_shown(pane) {
         let msg_color = Color32::from_rgb(220, 90, 40);
+        let max_res = b.edge_residual.iter().copied().fold(1e-300, f64::max);
         let bars = |p: Pos2, probs: &[f64], color: Color32| {
             let w = (VAR_R * 1.6 / probs.len().max(1) as f32).max(2.0) * z;
             let h = VAR_R * 1.3 * z;
@@ -1266,9 +1299,10 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                         3.0,
                     ));
                 } else {
+                    // Relative to the largest change of this sweep, so the messages still moving
+                    // stand out at every stage.
                     let r = b.edge_residual.get(e).copied().unwrap_or(0.0);
-                    let width = (1.0 + 1.2 * (r.max(1e-9).log10() + 9.0)).clamp(0.5, 10.0) as f32
-                        * z.max(0.4);
+                    let width = (0.5 + 6.0 * (r / max_res).sqrt()) as f32 * z.max(0.4);
                     painter.arrow(a, c - a, Stroke::new(width, msg_color.gamma_multiply(0.8)));
                 }
             }
@@ -1332,6 +1366,11 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         return;
     };
     let scope = inst.scope(fac).to_vec();
+    // Rows are the first variable of the scope, columns the second.
+    let corner = match scope.as_slice() {
+        [a, b] => format!("y{a} \\ y{b}"),
+        _ => String::new(),
+    };
     // Label names of the scope's first variable (tables are drawn over one label set).
     let names = &d.family.labels(inst, scope[0]).names;
     let gold: Vec<Option<u32>> = scope
@@ -1392,6 +1431,7 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         heat_table(
             ui,
             "log-potential φ",
+            &corner,
             names,
             &shape,
             &gold,
@@ -1403,6 +1443,7 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             heat_table(
                 ui,
                 &format!("marginal p ({by})"),
+                &corner,
                 names,
                 &shape,
                 &gold,
@@ -1416,6 +1457,7 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 heat_table(
                     ui,
                     "piece belief (messages at 1)",
+                    &corner,
                     names,
                     &shape,
                     &gold,
@@ -1426,6 +1468,7 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 heat_table(
                     ui,
                     &format!("BP belief after {} sweeps", bp.sweeps),
+                    &corner,
                     names,
                     &shape,
                     &gold,
@@ -1441,14 +1484,16 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             } else {
                 format!("BP belief (not converged, residual {:.1e})", r.residual)
             };
-            heat_table(ui, &title, names, &shape, &gold, Some(&b), true);
+            heat_table(ui, &title, &corner, names, &shape, &gold, Some(&b), true);
         }
     });
 }
 
+#[allow(clippy::too_many_arguments)]
 fn heat_table(
     ui: &mut egui::Ui,
     title: &str,
+    corner: &str,
     names: &[String],
     shape: &[usize],
     gold: &[Option<u32>],
@@ -1490,7 +1535,7 @@ fn heat_table(
         egui::Grid::new(ui.next_auto_id())
             .spacing(vec2(1.0, 1.0))
             .show(ui, |ui| {
-                ui.label(if rows > 1 { "prev \\ next" } else { "" });
+                ui.label(if rows > 1 { corner } else { "" });
                 for name in names.iter().take(cols) {
                     ui.label(egui::RichText::new(name).small());
                 }
