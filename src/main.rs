@@ -656,7 +656,18 @@ fn run(command: Command) -> Result<()> {
                 None => vec![],
             };
             let samples = synth_loopy::boltzmann_samples(m, &theta, &biases, n, seed)?;
-            let text = piecewise_lab::data::samples::format_samples(&samples);
+            // The generating parameters ride along as comments: runs report ‖θ̂ − θ0‖.
+            let join = |v: &[f64]| {
+                v.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let mut text = format!("# theta: {}\n", join(&theta));
+            if !biases.is_empty() {
+                text += &format!("# biases: {}\n", join(&biases));
+            }
+            text += &piecewise_lab::data::samples::format_samples(&samples);
             write_atomic(&out, text.as_bytes())?;
             eprintln!("wrote {n} samples of {m} variables to {}", out.display());
             Ok(())
@@ -983,6 +994,7 @@ fn summary_json(summary: &RunSummary, out: &Path) -> serde_json::Value {
         "stop_reason": summary.stop_reason,
         "model": summary.model,
         "bp_unconverged": summary.bp_unconverged,
+        "param_error": summary.param_error,
         "decoders": summary.test.as_ref().map(|m| &m.decoders),
         "token_accuracy": summary.test.as_ref().map(|m| m.token_accuracy),
         "segment_f1": summary.test.as_ref().and_then(|m| m.segment_f1()),

@@ -597,10 +597,18 @@ fn loopy_families_round_trip() {
         .map(|l| l.rsplit('\t').next().unwrap().parse().unwrap())
         .collect();
     assert_eq!(w.len(), 10);
+    let mut sq = 0.0;
     for (i, x) in w.iter().enumerate() {
         let want = if i < 5 { -1.0 } else { 1.0 };
         assert!((x - want).abs() < 0.2, "θ{i} = {x}");
+        sq += (x - want) * (x - want);
     }
+    // The sample file records θ0, so the run reports ‖θ̂ − θ0‖: the same number as above.
+    assert!(std::fs::read_to_string(&bm)
+        .unwrap()
+        .starts_with("# theta: -1,-1,-1,-1,-1,1,1,1,1,1\n"));
+    let pe = s["param_error"].as_f64().expect("param_error");
+    assert!((pe - sq.sqrt()).abs() < 1e-9, "{pe} vs {}", sq.sqrt());
     let pred = stdout(&run(&["predict", "--model", &out, "--data", &bm_test]));
     assert_eq!(pred.lines().count(), 200);
     // Bad input for the family: a grid file given to a Boltzmann model.

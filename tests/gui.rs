@@ -411,3 +411,108 @@ fn steps_bp_on_a_boltzmann_machine_and_shows_piecewise_as_messages_at_one() {
     h.step();
     h.get_by_label_contains("piecewise: every message held at 1");
 }
+
+/// Boltzmann runs on generated samples know θ0: Compare plots |θ − θ0| against n per estimator
+/// and exports it; the exported numbers are the runs' own.
+#[test]
+fn compare_plots_and_exports_boltzmann_consistency() {
+    use piecewise_lab::data::samples::format_samples;
+    use piecewise_lab::data::synth_loopy::{boltzmann_samples, paper_theta};
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::graph::boltzmann::BoltzmannOptions;
+    use piecewise_lab::train::{execute, ModelSpec, Prior, RunSpec};
+    let ws = tempfile::tempdir().unwrap();
+    let mut want = vec![];
+    let mut id = 0;
+    for n in [200, 2000] {
+        let file = ws.path().join(format!("bm{n}.txt"));
+        let theta = paper_theta(5);
+        let text = format!(
+            "# theta: {}\n{}",
+            theta
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            format_samples(&boltzmann_samples(5, &theta, &[], n, 7).unwrap())
+        );
+        std::fs::write(&file, text).unwrap();
+        for est in ["ml", "pl"] {
+            id += 1;
+            let spec = RunSpec {
+                name: None,
+                train: file.clone(),
+                test: None,
+                template: None,
+                model: ModelSpec::Boltzmann(BoltzmannOptions::default()),
+                estimator: EstimatorSpec::from_name(est).unwrap(),
+                optimiser: Default::default(),
+                prior: Prior { sigma2: Some(10.0) },
+                eval_every: 0,
+                seed: 0,
+                threads: 1,
+                decode: Default::default(),
+            };
+            let dir = ws.path().join(format!("runs/{id:03}-{est}"));
+            let s = execute(
+                &spec,
+                &dir,
+                &std::sync::atomic::AtomicBool::new(false),
+                &mut |_| {},
+            )
+            .unwrap();
+            want.push((est, n, s.param_error.expect("θ0 known")));
+        }
+    }
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    let ids: Vec<String> = h
+        .state()
+        .state
+        .runs
+        .entries
+        .iter()
+        .map(|e| e.id.clone())
+        .collect();
+    assert_eq!(ids.len(), 4);
+    h.state_mut().state.selected.extend(ids);
+    h.get_by_label("Compare view").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("Consistency: |θ − θ0|");
+    h.get_by_label("Save consistency CSV").click();
+    h.step();
+    h.step();
+    let csv = std::fs::read_dir(ws.path().join("exports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("consistency"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .expect("consistency CSV");
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("estimator,n,param_error"));
+    let rows: Vec<(String, usize, f64)> = lines
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[0].to_string(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for (est, n, e) in want {
+        assert!(
+            rows.iter()
+                .any(|r| r.0 == est && r.1 == n && (r.2 - e).abs() < 1e-12),
+            "{est} n={n} {e} not in {csv}"
+        );
+    }
+    // More data, smaller error, for both estimators.
+    for est in ["ml", "pl"] {
+        let e: Vec<f64> = rows.iter().filter(|r| r.0 == est).map(|r| r.2).collect();
+        assert!(e[1] < e[0], "{est}: {e:?}");
+    }
+}

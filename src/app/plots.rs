@@ -631,10 +631,85 @@ pub fn metrics_rows(runs: &[&RunEntry]) -> Vec<(String, Vec<String>)> {
             "held-out log-likelihood",
             Box::new(move |r: &RunEntry| f(r.metrics.as_ref().and_then(|m| m.log_likelihood), 3)),
         ),
+        (
+            "|θ − θ0|",
+            Box::new(move |r: &RunEntry| f(r.summary.as_ref().and_then(|s| s.param_error), 4)),
+        ),
+        (
+            "training items",
+            Box::new(|r: &RunEntry| {
+                r.summary
+                    .as_ref()
+                    .map(|s| s.n_sequences.to_string())
+                    .unwrap_or_else(|| "–".into())
+            }),
+        ),
     ];
     rows.into_iter()
         .map(|(name, get)| (name.to_string(), runs.iter().map(|r| get(r)).collect()))
         .collect()
+}
+
+/// Of the ticked runs that know their generating parameters (`param_error`), one series per
+/// estimator: (training items n, |θ − θ0|), sorted by n. Empty unless two runs qualify.
+fn consistency_series(runs: &[&RunEntry]) -> Vec<Series> {
+    let mut by: std::collections::BTreeMap<String, Vec<[f64; 2]>> = Default::default();
+    for r in runs {
+        if let Some(s) = &r.summary {
+            if let Some(e) = s.param_error {
+                by.entry(r.spec.estimator.name().to_string())
+                    .or_default()
+                    .push([s.n_sequences as f64, e]);
+            }
+        }
+    }
+    if by.values().map(|v| v.len()).sum::<usize>() < 2 {
+        return vec![];
+    }
+    by.into_iter()
+        .enumerate()
+        .map(|(i, (name, mut points))| {
+            points.sort_by(|a, b| a[0].total_cmp(&b[0]));
+            Series {
+                name,
+                color: super::palette(i),
+                points,
+            }
+        })
+        .collect()
+}
+
+fn consistency_plot(series: &[Series], ui: &mut egui::Ui) -> egui::Rect {
+    let scope = ui.scope(|ui| {
+        egui_plot::Plot::new("consistency-plot")
+            .height(240.0)
+            .legend(egui_plot::Legend::default())
+            .x_axis_label("training items n (log)")
+            .y_axis_label("|θ − θ0| (log)")
+            .x_axis_formatter(|m, r| axis_text(true, m.value, r))
+            .y_axis_formatter(|m, r| axis_text(true, m.value, r))
+            .show(ui, |plot| {
+                for s in series {
+                    let pts: Vec<[f64; 2]> = s
+                        .points
+                        .iter()
+                        .filter(|p| p[0] > 0.0 && p[1] > 0.0)
+                        .map(|p| [p[0].log10(), p[1].log10()])
+                        .collect();
+                    plot.line(
+                        egui_plot::Line::new(s.name.clone(), pts.clone())
+                            .color(s.color)
+                            .width(1.8),
+                    );
+                    plot.points(
+                        egui_plot::Points::new(s.name.clone(), pts)
+                            .color(s.color)
+                            .radius(3.5),
+                    );
+                }
+            })
+    });
+    scope.response.rect
 }
 
 pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
@@ -651,9 +726,20 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     let changed = diff.iter().filter(|d| d.2).count();
     let mut rect = egui::Rect::NOTHING;
     let (mut save_csv, mut save_png) = (false, false);
+    let consistency = consistency_series(&runs);
+    let mut consistency_rect = egui::Rect::NOTHING;
+    let mut save_consistency = (false, false, false);
     ui.horizontal(|ui| {
         save_csv = ui.button("Save table CSV").clicked();
         save_png = ui.button("Save curves PNG").clicked();
+        if !consistency.is_empty() {
+            ui.separator();
+            save_consistency = (
+                ui.button("Save consistency PNG").clicked(),
+                ui.button("Save consistency SVG").clicked(),
+                ui.button("Save consistency CSV").clicked(),
+            );
+        }
     });
     egui::ScrollArea::vertical()
         .id_salt("compare-scroll")
@@ -705,7 +791,39 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
             ui.separator();
             curve_controls(p, ui, "compare");
             rect = curve_plot(&runs, p, ui, "compare-curves", 260.0);
+            if !consistency.is_empty() {
+                ui.separator();
+                ui.strong(
+                    "Consistency: |θ − θ0| against training items n, per estimator (log–log)",
+                );
+                consistency_rect = consistency_plot(&consistency, ui);
+            }
         });
+    if save_consistency.0 {
+        state.request_png(consistency_rect.intersect(ui.clip_rect()), "consistency");
+    }
+    if save_consistency.1 {
+        let svg = svg_lines(
+            "|θ − θ0| against training items",
+            "training items n",
+            "|θ − θ0|",
+            &consistency,
+        );
+        state.save_svg("consistency", &svg);
+    }
+    if save_consistency.2 {
+        let header = vec!["estimator".into(), "n".into(), "param_error".into()];
+        let rows: Vec<Vec<String>> = consistency
+            .iter()
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| vec![s.name.clone(), p[0].to_string(), p[1].to_string()])
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        state.save_csv("consistency", &header, &rows);
+    }
     let mut header = vec!["field".to_string()];
     header.extend(labels.iter().cloned());
     let rows: Vec<Vec<String>> = diff

@@ -224,6 +224,18 @@ impl Family for BoltzmannMachine {
             None => format_samples(items),
         }
     }
+    /// θ0 from the `# theta:` (and `# biases:`) comment lines `generate boltzmann` writes.
+    fn reference_theta(&self, train: &Path) -> Option<Vec<f64>> {
+        let text = std::fs::read_to_string(train).ok()?;
+        let list = |key: &str| -> Option<Vec<f64>> {
+            let line = text.lines().find_map(|l| l.trim().strip_prefix(key))?;
+            line.split(',').map(|x| x.trim().parse().ok()).collect()
+        };
+        let couplings = list("# theta:")?;
+        let biases = list("# biases:").unwrap_or_default();
+        self.theta(&couplings, &biases).ok()
+    }
+
     /// On a circle.
     fn layout(&self, inst: &Instance, _item: &Sequence) -> Vec<[f32; 2]> {
         let n = inst.n_vars().max(1) as f32;

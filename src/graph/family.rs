@@ -49,6 +49,12 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     /// Where to draw each variable, in cell units (x right, y down).
     fn layout(&self, inst: &Instance, item: &Sequence) -> Vec<[f32; 2]>;
 
+    /// The parameters that generated a training file, when it records them (synthetic data), in
+    /// this model's layout: runs then report `‖θ̂ − θ0‖`.
+    fn reference_theta(&self, _train: &Path) -> Option<Vec<f64>> {
+        None
+    }
+
     /// Instances of every item of a data set.
     fn instances(&self, corpus: &Corpus) -> Result<Vec<Instance>> {
         self.check(corpus)?;

@@ -77,6 +77,9 @@ pub struct RunSummary {
     pub evaluations: usize,
     pub ops: u64,
     pub final_objective: Option<f64>,
+    /// `‖θ̂ − θ0‖` when the training file records the parameters that generated it.
+    #[serde(default)]
+    pub param_error: Option<f64>,
     /// Training instances whose loopy BP had not converged at the final weights.
     #[serde(default)]
     pub bp_unconverged: u64,
@@ -213,6 +216,13 @@ fn run_inner(
     let cancelled = result.reason == StopReason::Cancelled;
     summary.stop_reason = Some(result.reason);
     family::save(out, fam.as_ref(), &result.theta)?;
+    summary.param_error = fam.reference_theta(&spec.train).map(|t0| {
+        t0.iter()
+            .zip(&result.theta)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            .sqrt()
+    });
     if cancelled {
         return Err(Error::Cancelled);
     }
