@@ -254,8 +254,8 @@ enum Generate {
     Boltzmann {
         #[arg(long, default_value_t = 5)]
         m: usize,
-        /// Couplings θ_ij, comma-separated in pair order (1,2), (1,3), …, (m−1,m); default:
-        /// the first half of the pairs −1, the rest +1 (for m = 5: 004's (−1 ×5, +1 ×5)).
+        /// Couplings θ_ij, comma-separated in pair order (1,2), (1,3), …, (m−1,m); default: for
+        /// m = 5 004's (−1 ×5, +1 ×5), the first five pairs −1; otherwise −1 and +1 alternating.
         #[arg(long, allow_hyphen_values = true)]
         theta: Option<String>,
         /// Biases b_i, comma-separated (default: none).

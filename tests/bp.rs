@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::factor_graph;
+use common::{complete_scopes as complete, factor_graph, grid_scopes as grid};
 use piecewise_lab::inference::bp::{self, BpMessages, BpOptions, BpWork, Schedule, Semiring};
 use piecewise_lab::inference::enumerate;
 use rand::rngs::StdRng;
@@ -49,6 +49,18 @@ fn random_tree(rng: &mut StdRng, shape: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
     (card, scopes)
 }
 
+/// Cold BP on `inst`: its messages, scratch and report.
+fn run_bp(
+    inst: &piecewise_lab::graph::Instance,
+    phi: &[f64],
+    opts: &BpOptions,
+    semiring: Semiring,
+) -> (BpMessages, BpWork, bp::BpReport) {
+    let (mut msgs, mut work) = (BpMessages::default(), BpWork::default());
+    let r = bp::run(inst, phi, opts, semiring, &mut msgs, &mut work);
+    (msgs, work, r)
+}
+
 fn random_phi(rng: &mut StdRng, len: usize, scale: f64) -> Vec<f64> {
     (0..len).map(|_| rng.random_range(-scale..scale)).collect()
 }
@@ -66,16 +78,7 @@ fn bp_is_exact_on_trees_for_every_schedule() {
         let phi = random_phi(&mut rng, inst.table_len, scale);
         let exact = enumerate(&inst, &phi).unwrap();
         for schedule in SCHEDULES {
-            let mut work = BpWork::default();
-            let mut msgs = BpMessages::default();
-            let r = bp::run(
-                &inst,
-                &phi,
-                &tight(schedule),
-                Semiring::SumProduct,
-                &mut msgs,
-                &mut work,
-            );
+            let (msgs, mut work, r) = run_bp(&inst, &phi, &tight(schedule), Semiring::SumProduct);
             assert!(r.converged, "{schedule:?} case {case}: {r:?}");
             let mut b = Vec::new();
             for v in 0..inst.n_vars() {
@@ -178,35 +181,6 @@ fn warm_start_and_damping() {
     }
 }
 
-/// An H×W 4-connected grid with unary factors.
-fn grid(h: u32, w: u32, l: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let card = vec![l; (h * w) as usize];
-    let mut scopes: Vec<Vec<u32>> = (0..h * w).map(|v| vec![v]).collect();
-    for r in 0..h {
-        for c in 0..w {
-            let v = r * w + c;
-            if c + 1 < w {
-                scopes.push(vec![v, v + 1]);
-            }
-            if r + 1 < h {
-                scopes.push(vec![v, v + w]);
-            }
-        }
-    }
-    (card, scopes)
-}
-
-/// Fully connected pairwise graph over m binary variables with biases.
-fn complete(m: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let mut scopes: Vec<Vec<u32>> = (0..m).map(|v| vec![v]).collect();
-    for i in 0..m {
-        for j in i + 1..m {
-            scopes.push(vec![i, j]);
-        }
-    }
-    (vec![2; m as usize], scopes)
-}
-
 #[test]
 fn loopy_beliefs_are_consistent_and_bethe_recomputes() {
     let mut rng = StdRng::seed_from_u64(7);
@@ -221,16 +195,7 @@ fn loopy_beliefs_are_consistent_and_bethe_recomputes() {
         let phi = random_phi(&mut rng, inst.table_len, 0.4);
         let exact = enumerate(&inst, &phi).unwrap();
         for schedule in SCHEDULES {
-            let mut work = BpWork::default();
-            let mut msgs = BpMessages::default();
-            let r = bp::run(
-                &inst,
-                &phi,
-                &tight(schedule),
-                Semiring::SumProduct,
-                &mut msgs,
-                &mut work,
-            );
+            let (msgs, mut work, r) = run_bp(&inst, &phi, &tight(schedule), Semiring::SumProduct);
             assert!(r.converged, "{name} {schedule:?}: {r:?}");
             // Factor beliefs marginalise to variable beliefs.
             let (mut fb, mut vb) = (Vec::new(), Vec::new());

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::factor_graph;
+use common::{complete_scopes as complete, factor_graph, grid_scopes as grid};
 use piecewise_lab::estimators::{EstimatorSpec, Workspace};
 use piecewise_lab::graph::{Instance, Model};
 use piecewise_lab::inference::{enumerate, BpOptions, Schedule};
@@ -32,32 +32,6 @@ fn objective(
     let mut g = vec![0.0; theta.len()];
     let e = obj.evaluate(theta, Some(&mut g));
     (e.value, g.iter().map(|x| -x).collect(), e.unconverged)
-}
-
-fn grid(h: u32, w: u32, l: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let mut scopes: Vec<Vec<u32>> = (0..h * w).map(|v| vec![v]).collect();
-    for r in 0..h {
-        for c in 0..w {
-            let v = r * w + c;
-            if c + 1 < w {
-                scopes.push(vec![v, v + 1]);
-            }
-            if r + 1 < h {
-                scopes.push(vec![v, v + w]);
-            }
-        }
-    }
-    (vec![l; (h * w) as usize], scopes)
-}
-
-fn complete(m: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
-    let mut scopes: Vec<Vec<u32>> = (0..m).map(|v| vec![v]).collect();
-    for i in 0..m {
-        for j in i + 1..m {
-            scopes.push(vec![i, j]);
-        }
-    }
-    (vec![2; m as usize], scopes)
 }
 
 #[test]

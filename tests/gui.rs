@@ -47,6 +47,16 @@ fn wait_for(
     h.step();
 }
 
+/// The Runs pane's form in front on the left and Curves on the right, so the graph pane's
+/// estimator buttons (same labels as the form's) are not drawn.
+fn runs_form(h: &mut Harness<'_, Workbench>) {
+    h.get_by_label("Runs view").click();
+    h.step();
+    h.get_by_label("Curves view").click();
+    h.step();
+    h.step();
+}
+
 fn loaded(h: &mut Harness<'_, Workbench>) {
     wait_for(h, "the sample data", 60.0, |w| {
         w.state.data.is_some() && !w.state.is_loading()
@@ -121,12 +131,7 @@ fn launches_runs_sees_them_finish_and_compares_them() {
     let mut h = harness(ws.path());
     h.step();
     loaded(&mut h);
-    h.get_by_label("Runs view").click();
-    h.step();
-    // Curves to the front on the right, so the graph pane's estimator buttons are not drawn.
-    h.get_by_label("Curves view").click();
-    h.step();
-    h.step();
+    runs_form(&mut h);
     // First run: the form's default estimator (pwpl) on the loaded sample.
     h.get_by_label("Train").click();
     h.step();
@@ -217,11 +222,7 @@ fn the_train_button_does_not_move_when_the_estimator_changes() {
     let mut h = harness(ws.path());
     h.step();
     loaded(&mut h);
-    h.get_by_label("Runs view").click();
-    h.step();
-    h.get_by_label("Curves view").click();
-    h.step();
-    h.step();
+    runs_form(&mut h);
     let at = h.get_by_label("Train").rect();
     for est in ["pw-reweighted", "ml", "bp", "pwpl", "pl-edge"] {
         h.get_by_label(est).click();
@@ -334,11 +335,7 @@ fn steps_bp_on_a_boltzmann_machine_and_shows_piecewise_as_messages_at_one() {
                 .as_ref()
                 .is_some_and(|d| d.family.kind() == "boltzmann")
     });
-    h.get_by_label("Runs view").click();
-    h.step();
-    h.get_by_label("Curves view").click();
-    h.step();
-    h.step();
+    runs_form(&mut h);
     h.get_by_label("Use loaded data").click();
     h.step();
     h.get_by_label("ml").click();

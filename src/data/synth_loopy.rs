@@ -182,12 +182,19 @@ impl GridGen {
     }
 }
 
-/// 004's θ0 for m variables: the first ⌊p/2⌋ of the p = m(m−1)/2 pairs (lexicographic order)
-/// at −1, the rest at +1 — for m = 5, (−1 ×5, +1 ×5). The paper does not say which pairs carry
-/// −1; this is the assignment we use unless `--theta` says otherwise.
+/// The default θ0 for m variables. For m = 5 it is 004's (−1 ×5, +1 ×5): the first five pairs in
+/// lexicographic order at −1, the rest at +1 (the paper does not say which pairs carry −1). For
+/// other m, −1 and +1 alternate in pair order: halving would make the last variables a clique of
+/// +1 couplings that is almost always all on, whose couplings samples then barely identify.
 pub fn paper_theta(m: usize) -> Vec<f64> {
     let p = m * (m - 1) / 2;
-    (0..p).map(|i| if i < p / 2 { -1.0 } else { 1.0 }).collect()
+    if m == 5 {
+        (0..p).map(|i| if i < p / 2 { -1.0 } else { 1.0 }).collect()
+    } else {
+        (0..p)
+            .map(|i| if i % 2 == 0 { -1.0 } else { 1.0 })
+            .collect()
+    }
 }
 
 /// `n` exact samples of a Boltzmann machine with couplings `theta` (pair order) and `biases`

@@ -144,15 +144,8 @@ impl Family for BoltzmannMachine {
                 b.add_factor(BIAS, &[i as u32], &[(i as u32, 1.0)])?;
             }
         }
-        if item.has_labels() {
-            if let Some(g) = item
-                .labels
-                .iter()
-                .map(|l| self.labels.get(l))
-                .collect::<Option<Vec<u32>>>()
-            {
-                b.set_gold(g)?;
-            }
+        if let Some(g) = self.labels.gold(&item.labels) {
+            b.set_gold(g)?;
         }
         Ok(b.finish())
     }

@@ -248,15 +248,7 @@ impl ChainCrf {
             }
             sf.trans.push(tids);
         }
-        let gold = if seq.has_labels() {
-            seq.labels
-                .iter()
-                .map(|x| self.labels.get(x))
-                .collect::<Option<Vec<u32>>>()
-        } else {
-            None
-        };
-        self.assemble(&sf, gold)
+        self.assemble(&sf, self.labels.gold(&seq.labels))
     }
 
     fn assemble(&self, sf: &SeqFeatures, gold: Option<Vec<u32>>) -> Result<Instance> {

@@ -213,15 +213,8 @@ impl Family for GridCrf {
         for (a, c) in edges(h, w, self.options.neighbourhood == Neighbourhood::Eight) {
             b.add_factor(PAIRWISE, &[a as u32, c as u32], &[(0, 1.0)])?;
         }
-        if item.has_labels() {
-            if let Some(g) = item
-                .labels
-                .iter()
-                .map(|l| self.labels.get(l))
-                .collect::<Option<Vec<u32>>>()
-            {
-                b.set_gold(g)?;
-            }
+        if let Some(g) = self.labels.gold(&item.labels) {
+            b.set_gold(g)?;
         }
         Ok(b.finish())
     }

@@ -58,6 +58,13 @@ impl LabelSet {
     pub fn rebuild_index(&mut self) {
         *self = LabelSet::new(std::mem::take(&mut self.names));
     }
+    /// The indices of an item's gold labels, when it has labels and every one is known.
+    pub fn gold(&self, labels: &[String]) -> Option<Vec<u32>> {
+        if labels.is_empty() {
+            return None;
+        }
+        labels.iter().map(|l| self.get(l)).collect()
+    }
 }
 
 /// How the weights of one template are laid out in θ.

@@ -254,3 +254,31 @@ pub fn factor_graph(card: &[u32], scopes: &[Vec<u32>]) -> (Model, Instance) {
     let inst = b.finish();
     (model, inst)
 }
+
+/// Scopes of an H×W 4-connected grid with a unary factor per variable, `l` states each.
+pub fn grid_scopes(h: u32, w: u32, l: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut scopes: Vec<Vec<u32>> = (0..h * w).map(|v| vec![v]).collect();
+    for r in 0..h {
+        for c in 0..w {
+            let v = r * w + c;
+            if c + 1 < w {
+                scopes.push(vec![v, v + 1]);
+            }
+            if r + 1 < h {
+                scopes.push(vec![v, v + w]);
+            }
+        }
+    }
+    (vec![l; (h * w) as usize], scopes)
+}
+
+/// Scopes of a fully connected pairwise graph over m binary variables, with unary factors.
+pub fn complete_scopes(m: u32) -> (Vec<u32>, Vec<Vec<u32>>) {
+    let mut scopes: Vec<Vec<u32>> = (0..m).map(|v| vec![v]).collect();
+    for i in 0..m {
+        for j in i + 1..m {
+            scopes.push(vec![i, j]);
+        }
+    }
+    (vec![2; m as usize], scopes)
+}
