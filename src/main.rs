@@ -1137,12 +1137,13 @@ fn compare(a: CompareArgs) -> Result<()> {
     for (n, s, _) in &rows {
         let m = s.test.as_ref().unwrap();
         print!(
-            "{:<14} {:>6} {:>9.2} {:>9.2} {:>8.2} {:>12.1}",
+            "{:<14} {:>6} {:>9.2} {:>9.2} {:>8} {:>12.1}",
             n,
             s.iterations,
             s.train_seconds,
             m.token_accuracy,
-            m.segments.f1,
+            m.segment_f1()
+                .map_or_else(|| "–".to_string(), |f| format!("{f:.2}")),
             m.log_likelihood.unwrap_or(f64::NAN)
         );
         let f: std::collections::BTreeMap<_, _> = fields(m).into_iter().collect();

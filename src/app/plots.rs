@@ -146,35 +146,78 @@ fn selected_runs(state: &AppState) -> Vec<&RunEntry> {
         .collect()
 }
 
-/// Tick text: with a log axis (values are log10), label only 1, 2 and 5 times powers of ten
-/// when one of them is in view; in a narrower view (e.g. 30,500–33,700) label egui's own marks
-/// with as many significant digits as the span needs, so the axis is never bare.
+/// 1, 2 and 5 times powers of ten in `[lo, hi]` (log10 units); only the 1s across many decades.
+fn log_marks_125(lo: f64, hi: f64) -> Vec<(f64, f64)> {
+    let mults: &[f64] = if hi - lo > 4.0 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let mut out = vec![];
+    if !(lo.is_finite() && hi.is_finite()) {
+        return out;
+    }
+    for d in (lo.floor() as i64)..=(hi.ceil() as i64) {
+        for &m in mults {
+            let v = d as f64 + m.log10();
+            if (lo..=hi).contains(&v) {
+                out.push((v, if m == 1.0 { 1.0 } else { 0.3 }));
+            }
+        }
+    }
+    out
+}
+
+/// Grid marks for a log10 axis: 1-2-5 values when at least two are in view; otherwise evenly
+/// spaced round values of the quantity itself, so a narrow range (30,500–33,700) still gets
+/// ticks. Every mark it makes is labelled by [`axis_text`].
+fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
+    let (lo, hi) = input.bounds;
+    let marks = log_marks_125(lo, hi);
+    if marks.len() >= 2 {
+        return marks
+            .into_iter()
+            .map(|(value, step_size)| egui_plot::GridMark { value, step_size })
+            .collect();
+    }
+    if !(hi > lo) {
+        return vec![];
+    }
+    let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
+    let raw = (b - a) / 4.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|k| k * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(raw);
+    let mut out = vec![];
+    let mut x = (a / step).ceil() * step;
+    while x <= b && out.len() < 20 {
+        out.push(egui_plot::GridMark {
+            value: x.log10(),
+            step_size: hi - lo,
+        });
+        x += step;
+    }
+    out
+}
+
+/// Tick text; with a log axis (values are log10) the marks come from [`log_grid`]: 1-2-5 values
+/// written compactly, or, in a narrow view, round values with as many digits as the span needs.
 fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>) -> String {
     if log {
         let (lo, hi) = (*range.start(), *range.end());
-        let marks = [0.0, 2f64.log10(), 5f64.log10()];
-        let any_in_view = hi - lo > 1.0
-            || (lo.floor() as i64..=hi.ceil() as i64)
-                .any(|d| marks.iter().any(|m| (lo..=hi).contains(&(d as f64 + m))));
-        if !any_in_view {
-            let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
-            // Digits after the decimal point so that the span shows about three steps.
-            let digits = (-(b - a).abs().max(1e-300).log10().floor() + 1.0).max(0.0) as usize;
-            let x = 10f64.powf(v);
+        let x = 10f64.powf(v);
+        if log_marks_125(lo, hi).len() < 2 {
+            let span = (10f64.powf(hi) - 10f64.powf(lo)).abs().max(1e-300);
+            let digits = (-span.log10().floor() + 1.0).max(0.0) as usize;
             return if x.abs() < 1e6 && digits <= 6 {
                 format!("{x:.digits$}")
             } else {
                 format!("{x:.4e}")
             };
         }
-        let frac = v - v.floor();
-        if [0.0, 2f64.log10(), 5f64.log10(), 1.0]
-            .iter()
-            .all(|m| (frac - m).abs() > 1e-3)
-        {
-            return String::new();
-        }
-        let x = 10f64.powf(v);
         if (0.01..1e5).contains(&x.abs()) {
             format!("{x:.3}")
                 .trim_end_matches('0')
@@ -221,8 +264,14 @@ fn curve_plot(
         p.metric.label().to_string()
     };
     let scope = ui.scope(|ui| {
-        egui_plot::Plot::new(id.to_string())
-            .height(height)
+        let mut plot = egui_plot::Plot::new(id.to_string());
+        if lx {
+            plot = plot.x_grid_spacer(log_grid);
+        }
+        if ly {
+            plot = plot.y_grid_spacer(log_grid);
+        }
+        plot.height(height)
             .legend(egui_plot::Legend::default())
             .x_axis_label(if lx {
                 format!("{} (log)", p.x.label())
@@ -679,10 +728,13 @@ fn consistency_series(runs: &[&RunEntry]) -> Vec<Series> {
         .collect()
 }
 
-fn consistency_plot(series: &[Series], ui: &mut egui::Ui) -> egui::Rect {
+fn consistency_plot(series: &[Series], ui: &mut egui::Ui, width: f32) -> egui::Rect {
     let scope = ui.scope(|ui| {
         egui_plot::Plot::new("consistency-plot")
-            .height(240.0)
+            .x_grid_spacer(log_grid)
+            .y_grid_spacer(log_grid)
+            .height(260.0)
+            .width(width.clamp(240.0, 900.0))
             .legend(egui_plot::Legend::default())
             .x_axis_label("training items n (log)")
             .y_axis_label("|θ − θ0| (log)")
@@ -727,6 +779,8 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     let mut rect = egui::Rect::NOTHING;
     let (mut save_csv, mut save_png) = (false, false);
     let consistency = consistency_series(&runs);
+    // The tables below may be wider than the pane: the plot keeps to what is visible.
+    let visible_width = ui.available_width() - 16.0;
     let mut consistency_rect = egui::Rect::NOTHING;
     let mut save_consistency = (false, false, false);
     ui.horizontal(|ui| {
@@ -744,6 +798,13 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     egui::ScrollArea::vertical()
         .id_salt("compare-scroll")
         .show(ui, |ui| {
+            if !consistency.is_empty() {
+                ui.strong(
+                    "Consistency: |θ − θ0| against training items n, per estimator (log–log)",
+                );
+                consistency_rect = consistency_plot(&consistency, ui, visible_width);
+                ui.separator();
+            }
             ui.strong(format!("Specs ({changed} field(s) differ, highlighted)"));
             egui::Grid::new("compare-spec")
                 .striped(true)
@@ -791,13 +852,6 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
             ui.separator();
             curve_controls(p, ui, "compare");
             rect = curve_plot(&runs, p, ui, "compare-curves", 260.0);
-            if !consistency.is_empty() {
-                ui.separator();
-                ui.strong(
-                    "Consistency: |θ − θ0| against training items n, per estimator (log–log)",
-                );
-                consistency_rect = consistency_plot(&consistency, ui);
-            }
         });
     if save_consistency.0 {
         state.request_png(consistency_rect.intersect(ui.clip_rect()), "consistency");
@@ -850,21 +904,34 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
 
 #[cfg(test)]
 mod tests {
-    use super::axis_text;
+    use super::{axis_text, log_grid};
+
+    /// The labels of the marks the log grid makes for a range of the quantity itself.
+    fn ticks(a: f64, b: f64) -> Vec<String> {
+        let (lo, hi) = (a.log10(), b.log10());
+        log_grid(egui_plot::GridInput {
+            bounds: (lo, hi),
+            base_step_size: 1e-3,
+        })
+        .iter()
+        .map(|m| axis_text(true, m.value, &(lo..=hi)))
+        .collect()
+    }
 
     #[test]
-    fn narrow_log_ranges_still_get_tick_labels() {
+    fn log_axes_always_get_labelled_ticks() {
         // The reported case: one run's objective between 30,500 and 33,700.
-        let r = 30_500f64.log10()..=33_700f64.log10();
-        let ticks: Vec<String> = [31_000.0, 32_000.0, 33_000.0]
-            .iter()
-            .map(|x: &f64| axis_text(true, x.log10(), &r))
-            .collect();
-        assert!(ticks.iter().all(|t| !t.is_empty()), "{ticks:?}");
-        assert_eq!(ticks[1].parse::<f64>().unwrap().round(), 32_000.0);
-        // A wide range keeps the 1-2-5 labels only.
-        let wide = 0.0..=3.0;
-        assert_eq!(axis_text(true, 2f64.log10(), &wide), "2");
-        assert_eq!(axis_text(true, 3f64.log10(), &wide), "");
+        let t = ticks(30_500.0, 33_700.0);
+        assert!(t.len() >= 2 && t.iter().all(|x| !x.is_empty()), "{t:?}");
+        assert!(t.contains(&"31000".to_string()), "{t:?}");
+        // One 1-2-5 value in view (50,000) is not enough on its own: round values again.
+        let t = ticks(36_000.0, 69_000.0);
+        assert!(t.len() >= 2 && t.iter().all(|x| !x.is_empty()), "{t:?}");
+        // Wider ranges: 1-2-5 values.
+        assert_eq!(ticks(15_000.0, 69_000.0), vec!["20000", "50000"]);
+        assert_eq!(
+            ticks(0.9, 600.0),
+            vec!["1", "2", "5", "10", "20", "50", "100", "200", "500"]
+        );
     }
 }
