@@ -180,7 +180,8 @@ fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
             .map(|(value, step_size)| egui_plot::GridMark { value, step_size })
             .collect();
     }
-    if !(hi > lo) {
+    // Empty or NaN bounds: no marks.
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return vec![];
     }
     let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
