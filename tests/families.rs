@@ -328,13 +328,11 @@ fn every_estimator_trains_on_grids_and_boltzmann_machines() {
 #[test]
 fn every_estimator_gradient_matches_finite_differences_on_grids_and_boltzmann() {
     let bm_corpus = parse_samples("0 1 1 0\n1 1 0 1\n0 0 1 0\n1 1 1 1\n", "s").unwrap();
-    let cases: Vec<(
-        &str,
-        (
-            std::sync::Arc<dyn Family>,
-            Vec<piecewise_lab::graph::Instance>,
-        ),
-    )> = vec![
+    type Fitted = (
+        std::sync::Arc<dyn Family>,
+        Vec<piecewise_lab::graph::Instance>,
+    );
+    let cases: Vec<(&str, Fitted)> = vec![
         ("grid potts", fit_grid(GridOptions::default())),
         (
             "grid symmetric 8",
