@@ -346,7 +346,7 @@ impl BpArgs {
 /// An estimator and its knobs.
 #[derive(Args, Clone)]
 struct EstimatorArgs {
-    /// ml, bp, pl, pl-edge, pw, pw-reweighted or pwpl.
+    /// ml, bp, pl, pl-edge, pw, pw-reweighted, pwpl or scl.
     #[arg(long, default_value = "ml")]
     estimator: String,
     /// Pieces for pw, pw-reweighted and pwpl: groups of template names, `+` within a group, `;`
@@ -359,14 +359,42 @@ struct EstimatorArgs {
     mu: Option<f64>,
     #[command(flatten)]
     bp: BpArgs,
+    #[command(flatten)]
+    scl: SclArgs,
 }
 
 impl EstimatorArgs {
     fn spec(&self) -> Result<EstimatorSpec> {
-        Ok(
-            EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
-                .with_bp(self.bp.options()),
-        )
+        let spec = EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
+            .with_bp(self.bp.options());
+        self.scl.apply(spec)
+    }
+}
+
+/// Stochastic composite likelihood's selection policy (004 eq. 7).
+#[derive(Args, Clone)]
+struct SclArgs {
+    /// For scl: `λ:β*family + …` with families fl, pl1, pl2, … (e.g. `0.7:1*pl1 + 0.3:1*pl2`);
+    /// `;` separates the groups of a product of multinomials. Default `1:1*pl1`.
+    #[arg(long, allow_hyphen_values = true)]
+    policy: Option<String>,
+    /// How components are selected per item: independent (each with its family's λ) or
+    /// multinomial (one family per group). Z is drawn from --seed.
+    #[arg(long, value_enum, default_value_t = piecewise_lab::estimators::scl::Selection::Independent)]
+    selection: piecewise_lab::estimators::scl::Selection,
+}
+
+impl SclArgs {
+    fn apply(&self, spec: EstimatorSpec) -> Result<EstimatorSpec> {
+        if !matches!(spec, EstimatorSpec::Scl { .. }) {
+            if self.policy.is_some() {
+                return Err(Error::invalid("--policy applies to scl"));
+            }
+            return Ok(spec);
+        }
+        let text = self.policy.as_deref().unwrap_or("1:1*pl1");
+        let policy = piecewise_lab::estimators::SelectionPolicy::parse(text, self.selection, 0)?;
+        Ok(spec.with_policy(policy))
     }
 }
 
@@ -423,6 +451,14 @@ struct RunArgs {
 
 impl RunArgs {
     fn spec(&self, estimator: EstimatorSpec) -> Result<RunSpec> {
+        let estimator = match estimator.policy() {
+            Some(p) => {
+                let mut p = p.clone();
+                p.seed = self.seed;
+                estimator.with_policy(p)
+            }
+            None => estimator,
+        };
         let train = self
             .train
             .clone()
@@ -493,6 +529,8 @@ struct CompareArgs {
     mu: Option<f64>,
     #[command(flatten)]
     bp: BpArgs,
+    #[command(flatten)]
+    scl: SclArgs,
     /// Directory for the runs (one subdirectory per estimator).
     #[arg(long)]
     out: PathBuf,
@@ -1074,11 +1112,12 @@ fn compare(a: CompareArgs) -> Result<()> {
             pieces: a.pieces.clone(),
             mu: a.mu,
             bp: a.bp.clone(),
+            scl: a.scl.clone(),
         };
-        let spec = if matches!(name, "pw" | "pw-reweighted" | "pwpl") {
-            est.spec()?
-        } else {
-            EstimatorSpec::from_name(name)?.with_bp(a.bp.options())
+        let spec = match name {
+            "pw" | "pw-reweighted" | "pwpl" => est.spec()?,
+            "scl" => a.scl.apply(EstimatorSpec::from_name(name)?)?,
+            _ => EstimatorSpec::from_name(name)?.with_bp(a.bp.options()),
         };
         let spec = a.run.spec(spec)?;
         let dir = a.out.join(name);

@@ -224,7 +224,7 @@ fn the_train_button_does_not_move_when_the_estimator_changes() {
     loaded(&mut h);
     runs_form(&mut h);
     let at = h.get_by_label("Train").rect();
-    for est in ["pw-reweighted", "ml", "bp", "pwpl", "pl-edge"] {
+    for est in ["pw-reweighted", "ml", "bp", "scl", "pwpl", "pl-edge"] {
         h.get_by_label(est).click();
         h.step();
         h.step();

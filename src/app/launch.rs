@@ -2,6 +2,7 @@
 //! (a spec back into the form is "rerun with edits").
 
 use super::data::DataSource;
+use crate::estimators::scl::{Selection, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
 use crate::graph::chain::{Factorisation, FeatureSet};
 use crate::inference::BpOptions;
@@ -24,6 +25,9 @@ pub struct LaunchForm {
     pub mu: Option<f64>,
     /// Loopy BP options for bp (and for max-product decoding of loopy graphs).
     pub bp: BpOptions,
+    /// SCL's policy text (`λ:β*family + …`) and selection model; Z is drawn from `seed`.
+    pub policy: String,
+    pub selection: Selection,
     /// CRFsuite's c2 (σ² = 1/(2·c2)); 0 = no prior.
     pub c2: f64,
     pub max_iter: usize,
@@ -51,6 +55,8 @@ impl Default for LaunchForm {
             pieces: String::new(),
             mu: None,
             bp: BpOptions::default(),
+            policy: SelectionPolicy::default().to_string(),
+            selection: Selection::Independent,
             c2: 1.0,
             max_iter: 100,
             threads: 1,
@@ -82,7 +88,15 @@ impl LaunchForm {
             EstimatorSpec::PwReweighted { .. } => self.mu,
             _ => None,
         };
-        Ok(EstimatorSpec::with_knobs(&self.estimator, pieces, mu)?.with_bp(self.bp))
+        let spec = EstimatorSpec::with_knobs(&self.estimator, pieces, mu)?.with_bp(self.bp);
+        Ok(match spec {
+            EstimatorSpec::Scl { .. } => spec.with_policy(SelectionPolicy::parse(
+                &self.policy,
+                self.selection,
+                self.seed,
+            )?),
+            s => s,
+        })
     }
 
     /// The run spec, or what is wrong with the form.
@@ -132,6 +146,16 @@ impl LaunchForm {
             name: spec.name.clone().unwrap_or_default(),
             data,
             bp: spec.estimator.bp().copied().unwrap_or_default(),
+            policy: spec
+                .estimator
+                .policy()
+                .map(|p| p.to_string())
+                .unwrap_or_else(|| SelectionPolicy::default().to_string()),
+            selection: spec
+                .estimator
+                .policy()
+                .map(|p| p.selection)
+                .unwrap_or_default(),
             estimator: spec.estimator.name().to_string(),
             pieces: spec
                 .estimator

@@ -98,6 +98,25 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                 },
             );
             ui.end_row();
+            let is_scl = matches!(spec, Some(EstimatorSpec::Scl { .. }));
+            text_row_if(
+                ui,
+                is_scl,
+                "SCL policy",
+                &mut f.policy,
+                "λ:β*family + …, e.g. 0.7:1*pl1 + 0.3:1*pl2 (scl; Z drawn from the seed)",
+            );
+            ui.label("Selection");
+            ui.add_enabled_ui(is_scl, |ui| {
+                use crate::estimators::scl::Selection;
+                ui.horizontal(|ui| {
+                    ui.selectable_value(&mut f.selection, Selection::Independent, "independent")
+                        .on_hover_text("each component with its family's λ");
+                    ui.selectable_value(&mut f.selection, Selection::Multinomial, "multinomial")
+                        .on_hover_text("exactly one family per item (per `;` group)");
+                });
+            });
+            ui.end_row();
             ui.label("Loopy BP");
             ui.add_enabled_ui(
                 matches!(spec, Some(EstimatorSpec::Bp { .. })) || !chain,

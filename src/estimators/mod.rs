@@ -6,11 +6,13 @@
 
 pub mod local;
 pub mod ml;
+pub mod scl;
 pub mod terms;
 
 pub use crate::graph::pieces::Pieces;
 pub use local::{EdgePseudolikelihood, Piecewise, Pseudolikelihood, Pwpl};
 pub use ml::{BetheMl, ExactMl};
+pub use scl::{Scl, SelectionPolicy};
 pub use terms::{evaluate_terms, Term, TermList, TermWork};
 
 use crate::error::{Error, Result};
@@ -113,12 +115,25 @@ pub enum EstimatorSpec {
         #[serde(default)]
         pieces: Pieces,
     },
+    /// Stochastic composite likelihood with a selection policy (004, eq. 7).
+    Scl {
+        #[serde(default)]
+        policy: SelectionPolicy,
+    },
 }
 
 impl EstimatorSpec {
     /// Names accepted on the command line.
-    pub const NAMES: &'static [&'static str] =
-        &["ml", "bp", "pl", "pl-edge", "pw", "pw-reweighted", "pwpl"];
+    pub const NAMES: &'static [&'static str] = &[
+        "ml",
+        "bp",
+        "pl",
+        "pl-edge",
+        "pw",
+        "pw-reweighted",
+        "pwpl",
+        "scl",
+    ];
 
     /// The estimator called `name`, with default knobs.
     pub fn from_name(name: &str) -> Result<Self> {
@@ -138,6 +153,9 @@ impl EstimatorSpec {
             },
             "pwpl" => EstimatorSpec::Pwpl {
                 pieces: Pieces::default(),
+            },
+            "scl" => EstimatorSpec::Scl {
+                policy: SelectionPolicy::default(),
             },
             _ => {
                 return Err(Error::invalid(format!(
@@ -186,6 +204,22 @@ impl EstimatorSpec {
         self
     }
 
+    /// The selection policy, for SCL.
+    pub fn policy(&self) -> Option<&SelectionPolicy> {
+        match self {
+            EstimatorSpec::Scl { policy } => Some(policy),
+            _ => None,
+        }
+    }
+
+    /// Sets the selection policy (for SCL).
+    pub fn with_policy(mut self, p: SelectionPolicy) -> Self {
+        if let EstimatorSpec::Scl { policy } = &mut self {
+            *policy = p;
+        }
+        self
+    }
+
     /// Whether the estimator is defined by pieces.
     pub fn has_pieces(&self) -> bool {
         matches!(
@@ -226,6 +260,7 @@ impl EstimatorSpec {
             EstimatorSpec::Pw { .. } => "pw",
             EstimatorSpec::PwReweighted { .. } => "pw-reweighted",
             EstimatorSpec::Pwpl { .. } => "pwpl",
+            EstimatorSpec::Scl { .. } => "scl",
         }
     }
 
@@ -249,6 +284,9 @@ impl EstimatorSpec {
                 Box::new(Piecewise::new(pieces.resolve(model)?, Some(*mu)))
             }
             EstimatorSpec::Pwpl { pieces } => Box::new(Pwpl::new(pieces.resolve(model)?)),
+            EstimatorSpec::Scl { policy } => Box::new(Scl {
+                policy: policy.clone(),
+            }),
         })
     }
 }

@@ -121,6 +121,11 @@ impl TermList {
         let (_, b, ..) = self.open.expect("begin() first");
         self.free[b as usize..].contains(&v)
     }
+    /// Whether the open term already sums `v` out.
+    pub fn has_summed(&self, v: u32) -> bool {
+        let (.., d) = self.open.expect("begin() first");
+        self.summed[d as usize..].contains(&v)
+    }
     /// Whether the open term already lists factor `f`.
     pub fn has_factor(&self, f: u32) -> bool {
         let (a, ..) = self.open.expect("begin() first");

@@ -212,7 +212,12 @@ impl ChainCrf {
         let instances = raw
             .iter()
             .zip(gold)
-            .map(|(sf, g)| crf.assemble(sf, Some(g)))
+            .enumerate()
+            .map(|(i, (sf, g))| {
+                let mut inst = crf.assemble(sf, Some(g))?;
+                inst.id = i as u64;
+                Ok(inst)
+            })
             .collect::<Result<Vec<_>>>()?;
         Ok((crf, instances))
     }

@@ -61,9 +61,13 @@ pub trait Family: Send + Sync + std::fmt::Debug {
         corpus
             .sequences
             .iter()
-            .map(|s| {
-                self.instance(s)
-                    .map_err(|e| Error::parse(&corpus.path, s.line.max(1), e.to_string()))
+            .enumerate()
+            .map(|(i, s)| {
+                let mut inst = self
+                    .instance(s)
+                    .map_err(|e| Error::parse(&corpus.path, s.line.max(1), e.to_string()))?;
+                inst.id = i as u64;
+                Ok(inst)
             })
             .collect()
     }

@@ -74,6 +74,9 @@ pub struct Instance {
     /// from the layout so table building needs no row lookups.
     rows: Vec<(u32, u32)>,
     pub gold: Option<Vec<u32>>,
+    /// The item's index in its data set (0 when unrolled alone): estimators that draw per item,
+    /// like SCL's component selection, seed on it so the objective is deterministic.
+    pub id: u64,
     /// Factors touching each variable: `adj[adj_ptr[v]..adj_ptr[v + 1]]`.
     adj_ptr: Vec<u32>,
     adj: Vec<u32>,
@@ -178,6 +181,7 @@ impl<'m> InstanceBuilder<'m> {
                 val: vec![],
                 rows: vec![],
                 gold: None,
+                id: 0,
                 adj_ptr: vec![],
                 adj: vec![],
                 table_len: 0,

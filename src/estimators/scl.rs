@@ -1,0 +1,362 @@
+//! Stochastic composite likelihood (004, Definitions 1–2, eq. 7).
+//!
+//! A *component* is an m-pair (A, B): the likelihood object `log p(y_A | y_B)`, everything else
+//! summed out. As a term: the factors whose scope is not inside B (factors inside B cancel), A
+//! free, B clamped at the data, every other variable of those factors summed out. Families of
+//! components by name: `fl` (A = every variable) and `plk` (A = k variables, B = all the others:
+//! k consecutive positions on a chain, every k-subset on other graphs; `pl1` is pseudolikelihood).
+//!
+//! A [`SelectionPolicy`] gives each family a selection probability λ and a weight β — in the
+//! paper's notation `λ1β1 PL1 + λ2(1−β1) PL2` — and a selection model for Z: `independent`
+//! (each component of a family selected with probability λ, independently) or `multinomial`
+//! (per item and per group, exactly one family of the group with probabilities λ; several groups,
+//! separated by `;`, make a product of multinomials). Z is drawn once per training item from the
+//! policy's seed and the item's index, so the objective the optimiser sees is deterministic.
+//! An item's value is `Σ_j β_j Z_j log p(y_{A_j} | y_{B_j})`.
+
+use super::{Estimator, TermList};
+use crate::error::{Error, Result};
+use crate::graph::Instance;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// Largest number of components one family may have on one item.
+pub const MAX_COMPONENTS: u128 = 100_000;
+
+/// A family of components.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ComponentFamily {
+    /// Full likelihood: A = every variable, B = ∅.
+    Full,
+    /// k-th order pseudolikelihood: A = k variables, B = every other variable.
+    Pseudo(usize),
+}
+
+impl std::fmt::Display for ComponentFamily {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ComponentFamily::Full => write!(f, "fl"),
+            ComponentFamily::Pseudo(k) => write!(f, "pl{k}"),
+        }
+    }
+}
+
+impl ComponentFamily {
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "fl" => Ok(ComponentFamily::Full),
+            _ => s
+                .strip_prefix("pl")
+                .and_then(|k| k.parse::<usize>().ok())
+                .filter(|&k| k >= 1)
+                .map(ComponentFamily::Pseudo)
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "unknown component family {s:?}: use fl, pl1, pl2, …"
+                    ))
+                }),
+        }
+    }
+
+    /// Number of components on an instance with `n` variables (chains: consecutive windows).
+    pub fn count(&self, inst: &Instance) -> u128 {
+        let n = inst.n_vars() as u128;
+        match *self {
+            ComponentFamily::Full => 1,
+            ComponentFamily::Pseudo(k) if k as u128 > n => 0,
+            ComponentFamily::Pseudo(k) if inst.chain.is_some() => n - k as u128 + 1,
+            ComponentFamily::Pseudo(k) => binomial(n, k as u128),
+        }
+    }
+
+    /// Calls `f` with each component's A (sorted).
+    fn for_each(&self, inst: &Instance, buf: &mut Vec<u32>, mut f: impl FnMut(&[u32])) {
+        let n = inst.n_vars();
+        match *self {
+            ComponentFamily::Full => {
+                buf.clear();
+                buf.extend(0..n as u32);
+                f(buf);
+            }
+            ComponentFamily::Pseudo(k) if k > n => {}
+            ComponentFamily::Pseudo(k) if inst.chain.is_some() => {
+                for t in 0..=n - k {
+                    buf.clear();
+                    buf.extend(t as u32..(t + k) as u32);
+                    f(buf);
+                }
+            }
+            ComponentFamily::Pseudo(k) => {
+                // k-subsets in lexicographic order.
+                buf.clear();
+                buf.extend(0..k as u32);
+                loop {
+                    f(buf);
+                    let mut i = k;
+                    while i > 0 && buf[i - 1] as usize == n - k + i - 1 {
+                        i -= 1;
+                    }
+                    if i == 0 {
+                        break;
+                    }
+                    buf[i - 1] += 1;
+                    for j in i..k {
+                        buf[j] = buf[j - 1] + 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// n choose k (saturating).
+fn binomial(n: u128, k: u128) -> u128 {
+    if k > n {
+        return 0;
+    }
+    (0..k.min(n - k)).fold(1u128, |acc, i| acc.saturating_mul(n - i) / (i + 1))
+}
+
+/// One family of a policy: selection probability λ, weight β.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PolicyPart {
+    pub lambda: f64,
+    pub beta: f64,
+    pub family: ComponentFamily,
+}
+
+/// How Z is drawn.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Selection {
+    /// Each component of a family selected with its λ, independently.
+    #[default]
+    Independent,
+    /// Per item and group, exactly one family (with probabilities λ); groups multiply.
+    Multinomial,
+}
+
+/// λ, β and the selection model of every component family, and the seed Z is drawn from.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SelectionPolicy {
+    /// Groups of families (several only matter for `multinomial`: a product of multinomials).
+    pub groups: Vec<Vec<PolicyPart>>,
+    #[serde(default)]
+    pub selection: Selection,
+    #[serde(default)]
+    pub seed: u64,
+}
+
+impl Default for SelectionPolicy {
+    /// Pseudolikelihood: every pl1 component, weight 1.
+    fn default() -> Self {
+        SelectionPolicy {
+            groups: vec![vec![PolicyPart {
+                lambda: 1.0,
+                beta: 1.0,
+                family: ComponentFamily::Pseudo(1),
+            }]],
+            selection: Selection::Independent,
+            seed: 0,
+        }
+    }
+}
+
+impl std::fmt::Display for SelectionPolicy {
+    /// The text form [`SelectionPolicy::parse`] reads: `λ:β*family + …`, groups split by `;`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let groups: Vec<String> = self
+            .groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|p| format!("{}:{}*{}", p.lambda, p.beta, p.family))
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            })
+            .collect();
+        write!(f, "{}", groups.join("; "))
+    }
+}
+
+impl SelectionPolicy {
+    /// Reads `λ:β*family + λ:β*family` (e.g. `0.7:1*pl1 + 0.3:1*pl2`); `;` separates groups.
+    pub fn parse(text: &str, selection: Selection, seed: u64) -> Result<Self> {
+        let bad = |why: String| Error::invalid(format!("policy {text:?}: {why}"));
+        let mut groups = vec![];
+        for g in text.split(';').map(str::trim).filter(|g| !g.is_empty()) {
+            let mut parts = vec![];
+            for p in g.split('+').map(str::trim) {
+                let (weights, fam) = p
+                    .split_once('*')
+                    .ok_or_else(|| bad(format!("{p:?} is not λ:β*family")))?;
+                let (l, b) = weights
+                    .split_once(':')
+                    .ok_or_else(|| bad(format!("{weights:?} is not λ:β")))?;
+                let num = |x: &str, what: &str| {
+                    x.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite() && *v >= 0.0)
+                        .ok_or_else(|| bad(format!("{what} {x:?} is not a number ≥ 0")))
+                };
+                let lambda = num(l, "λ")?;
+                if lambda > 1.0 {
+                    return Err(bad(format!("λ = {lambda} is a probability: at most 1")));
+                }
+                parts.push(PolicyPart {
+                    lambda,
+                    beta: num(b, "β")?,
+                    family: ComponentFamily::parse(fam.trim())?,
+                });
+            }
+            if selection == Selection::Multinomial {
+                let total: f64 = parts.iter().map(|p| p.lambda).sum();
+                if total > 1.0 + 1e-9 {
+                    return Err(bad(format!(
+                        "a multinomial group's λ add up to {total}, more than 1"
+                    )));
+                }
+            }
+            groups.push(parts);
+        }
+        if groups.is_empty() {
+            return Err(bad("no component family".into()));
+        }
+        Ok(SelectionPolicy {
+            groups,
+            selection,
+            seed,
+        })
+    }
+
+    fn parts(&self) -> impl Iterator<Item = &PolicyPart> {
+        self.groups.iter().flatten()
+    }
+}
+
+/// Adds the term of component (A, B) to `out` with weight `w`: the factors whose scope is not
+/// inside B, A free, B clamped, their other variables summed out.
+pub fn component_term(inst: &Instance, a: &[u32], b: &[u32], w: f64, out: &mut TermList) {
+    out.begin();
+    for &v in a {
+        out.free(v);
+    }
+    for (fi, f) in inst.factors.iter().enumerate() {
+        let scope = inst.scope(f);
+        if scope.iter().all(|v| b.contains(v)) {
+            continue;
+        }
+        out.factor(fi as u32);
+        for &v in scope {
+            if b.contains(&v) {
+                out.clamp(v);
+            } else if !a.contains(&v) && !out.has_summed(v) {
+                out.sum(v);
+            }
+        }
+    }
+    out.end(w, 1.0);
+}
+
+/// SCL with a selection policy.
+#[derive(Clone, Debug)]
+pub struct Scl {
+    pub policy: SelectionPolicy,
+}
+
+impl Scl {
+    /// The item's selection stream: seeded by the policy's seed and the item's index.
+    fn rng(&self, inst: &Instance) -> StdRng {
+        let mix = self
+            .policy
+            .seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(inst.id.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+            ^ 0x5DEE_CE66_D1CE_4E5B;
+        StdRng::seed_from_u64(mix)
+    }
+
+    fn push_family(
+        &self,
+        inst: &Instance,
+        part: &PolicyPart,
+        rng: Option<&mut StdRng>,
+        out: &mut TermList,
+    ) {
+        let mut a = std::mem::take(&mut out.scratch);
+        let mut b = std::mem::take(&mut out.scratch_vars);
+        let mut rng = rng;
+        part.family.for_each(inst, &mut a, |av| {
+            if let Some(r) = rng.as_deref_mut() {
+                if r.random::<f64>() >= part.lambda {
+                    return;
+                }
+            }
+            b.clear();
+            b.extend((0..inst.n_vars() as u32).filter(|v| !av.contains(v)));
+            component_term(inst, av, &b, part.beta, out);
+        });
+        out.scratch = a;
+        out.scratch_vars = b;
+    }
+}
+
+impl Estimator for Scl {
+    fn name(&self) -> &'static str {
+        "scl"
+    }
+
+    fn terms(&self, inst: &Instance, out: &mut TermList) {
+        let mut rng = self.rng(inst);
+        match self.policy.selection {
+            Selection::Independent => {
+                for part in self.policy.parts() {
+                    self.push_family(inst, part, Some(&mut rng), out);
+                }
+            }
+            Selection::Multinomial => {
+                for group in &self.policy.groups {
+                    let u: f64 = rng.random();
+                    let mut acc = 0.0;
+                    if let Some(part) = group.iter().find(|p| {
+                        acc += p.lambda;
+                        u < acc
+                    }) {
+                        self.push_family(inst, part, None, out);
+                    }
+                }
+            }
+        }
+    }
+
+    fn check(&self, inst: &Instance) -> Result<()> {
+        for p in self.policy.parts() {
+            let c = p.family.count(inst);
+            if c > MAX_COMPONENTS {
+                return Err(Error::invalid(format!(
+                    "{} has {c} components on an item of {} variables (limit {MAX_COMPONENTS})",
+                    p.family,
+                    inst.n_vars()
+                )));
+            }
+        }
+        super::need_gold(inst)?;
+        let mut list = TermList::default();
+        self.terms(inst, &mut list);
+        for t in list.iter() {
+            t.check(inst)?;
+        }
+        Ok(())
+    }
+}
