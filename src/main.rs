@@ -1033,6 +1033,7 @@ fn summary_json(summary: &RunSummary, out: &Path) -> serde_json::Value {
         "model": summary.model,
         "bp_unconverged": summary.bp_unconverged,
         "param_error": summary.param_error,
+        "paper_flops": summary.paper_flops,
         "decoders": summary.test.as_ref().map(|m| &m.decoders),
         "token_accuracy": summary.test.as_ref().map(|m| m.token_accuracy),
         "segment_f1": summary.test.as_ref().and_then(|m| m.segment_f1()),

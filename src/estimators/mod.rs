@@ -43,6 +43,11 @@ pub trait Estimator: Send + Sync {
     /// Fills `out` with the instance's terms.
     fn terms(&self, inst: &Instance, out: &mut TermList);
 
+    /// The paper's FLOP count (004 §3.1) of this item's objective, for estimators that have one.
+    fn paper_flops(&self, _inst: &Instance, _n_params: usize) -> Option<f64> {
+        None
+    }
+
     /// Whether every term can be evaluated on `inst` (gold labels, term shapes and sizes).
     fn check(&self, inst: &Instance) -> Result<()> {
         need_gold(inst)?;

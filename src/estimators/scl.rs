@@ -70,6 +70,10 @@ impl ComponentFamily {
     }
 
     /// Calls `f` with each component's A (sorted).
+    pub fn visit(&self, inst: &Instance, f: impl FnMut(&[u32])) {
+        self.for_each(inst, &mut Vec::new(), f)
+    }
+
     fn for_each(&self, inst: &Instance, buf: &mut Vec<u32>, mut f: impl FnMut(&[u32])) {
         let n = inst.n_vars();
         match *self {
@@ -287,42 +291,18 @@ impl Scl {
         StdRng::seed_from_u64(mix)
     }
 
-    fn push_family(
-        &self,
-        inst: &Instance,
-        part: &PolicyPart,
-        rng: Option<&mut StdRng>,
-        out: &mut TermList,
-    ) {
-        let mut a = std::mem::take(&mut out.scratch);
-        let mut b = std::mem::take(&mut out.scratch_vars);
-        let mut rng = rng;
-        part.family.for_each(inst, &mut a, |av| {
-            if let Some(r) = rng.as_deref_mut() {
-                if r.random::<f64>() >= part.lambda {
-                    return;
-                }
-            }
-            b.clear();
-            b.extend((0..inst.n_vars() as u32).filter(|v| !av.contains(v)));
-            component_term(inst, av, &b, part.beta, out);
-        });
-        out.scratch = a;
-        out.scratch_vars = b;
-    }
-}
-
-impl Estimator for Scl {
-    fn name(&self) -> &'static str {
-        "scl"
-    }
-
-    fn terms(&self, inst: &Instance, out: &mut TermList) {
+    /// Calls `f(part, A)` for every component Z selects on this item: the one place the
+    /// selection is drawn, for the terms and for the FLOP count.
+    fn select(&self, inst: &Instance, buf: &mut Vec<u32>, mut f: impl FnMut(&PolicyPart, &[u32])) {
         let mut rng = self.rng(inst);
         match self.policy.selection {
             Selection::Independent => {
                 for part in self.policy.parts() {
-                    self.push_family(inst, part, Some(&mut rng), out);
+                    part.family.for_each(inst, buf, |a| {
+                        if rng.random::<f64>() < part.lambda {
+                            f(part, a);
+                        }
+                    });
                 }
             }
             Selection::Multinomial => {
@@ -333,11 +313,37 @@ impl Estimator for Scl {
                         acc += p.lambda;
                         u < acc
                     }) {
-                        self.push_family(inst, part, None, out);
+                        part.family.for_each(inst, buf, |a| f(part, a));
                     }
                 }
             }
         }
+    }
+}
+
+impl Estimator for Scl {
+    fn name(&self) -> &'static str {
+        "scl"
+    }
+
+    fn terms(&self, inst: &Instance, out: &mut TermList) {
+        let mut a = std::mem::take(&mut out.scratch);
+        let mut b = std::mem::take(&mut out.scratch_vars);
+        self.select(inst, &mut a, |part, av| {
+            b.clear();
+            b.extend((0..inst.n_vars() as u32).filter(|v| !av.contains(v)));
+            component_term(inst, av, &b, part.beta, out);
+        });
+        out.scratch = a;
+        out.scratch_vars = b;
+    }
+
+    fn paper_flops(&self, inst: &Instance, n_params: usize) -> Option<f64> {
+        let mut total = 0.0;
+        self.select(inst, &mut Vec::new(), |part, a| {
+            total += crate::eval::asymptotic::component_flops(part.family, inst, a, n_params);
+        });
+        Some(total)
     }
 
     fn check(&self, inst: &Instance) -> Result<()> {

@@ -1,5 +1,6 @@
 //! Decoding and metrics, for every model family.
 
+pub mod asymptotic;
 pub mod metrics;
 
 pub use metrics::{score, Metrics, Prf, Scorer};

@@ -59,6 +59,9 @@ pub struct IterReport {
     /// Training instances whose loopy BP did not converge at this iteration's weights.
     #[serde(default)]
     pub bp_unconverged: u64,
+    /// The paper's FLOPs so far (004 §3.1: evaluations × the objective's count), for SCL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paper_flops: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -297,6 +300,7 @@ pub fn minimize(
             evaluations: evals,
             ops,
             bp_unconverged: eval.unconverged,
+            paper_flops: obj.paper_flops.map(|f| f * evals as f64),
         };
         observer(&report, theta.as_slice().expect("contiguous"));
         last = Some(report);

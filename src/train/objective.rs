@@ -77,6 +77,8 @@ pub struct DatasetObjective<'a> {
     /// and the graph only, not on θ, so they are built once.
     plans: Vec<Plan>,
     maps: RowMaps,
+    /// The paper's FLOPs of one evaluation (004 §3.1), for estimators that count them.
+    pub paper_flops: Option<f64>,
 }
 
 struct Plan {
@@ -132,7 +134,12 @@ impl<'a> DatasetObjective<'a> {
                 })
             })
             .collect();
+        let paper_flops = instances
+            .iter()
+            .map(|i| estimator.paper_flops(i, model.n_params))
+            .sum::<Option<f64>>();
         Ok(DatasetObjective {
+            paper_flops,
             model,
             instances,
             estimator,

@@ -77,6 +77,9 @@ pub struct RunSummary {
     pub evaluations: usize,
     pub ops: u64,
     pub final_objective: Option<f64>,
+    /// The paper's FLOPs of one objective evaluation (004 §3.1), for SCL.
+    #[serde(default)]
+    pub paper_flops: Option<f64>,
     /// `‖θ̂ − θ0‖` when the training file records the parameters that generated it.
     #[serde(default)]
     pub param_error: Option<f64>,
@@ -154,6 +157,7 @@ fn run_inner(
     summary.n_tokens = train.tokens();
     summary.threads = obj.threads();
     (summary.table_entries_built, summary.table_entries) = obj.table_entries();
+    summary.paper_flops = obj.paper_flops;
     on_event(RunEvent::Started {
         n_params: summary.n_params,
         n_sequences: summary.n_sequences,

@@ -1,0 +1,225 @@
+//! SCL theory on the 5-node Boltzmann machine of 004 Fig. 1: the paper's FLOP counts, and the
+//! asymptotic variance in the paper's and the exact form against known identities.
+
+use piecewise_lab::data::synth_loopy::paper_theta;
+use piecewise_lab::data::Sequence;
+use piecewise_lab::estimators::scl::{ComponentFamily, Selection, SelectionPolicy};
+use piecewise_lab::eval::asymptotic::{asymptotic_variance, component_flops, components};
+use piecewise_lab::graph::boltzmann::{BoltzmannMachine, BoltzmannOptions};
+use piecewise_lab::graph::Family;
+
+fn machine(m: usize) -> (BoltzmannMachine, piecewise_lab::graph::Instance) {
+    let bm = BoltzmannMachine::new(m, BoltzmannOptions::default()).unwrap();
+    let inst = bm
+        .instance(&Sequence {
+            columns: vec![vec![]; m],
+            ..Default::default()
+        })
+        .unwrap();
+    (bm, inst)
+}
+
+fn policy(text: &str) -> SelectionPolicy {
+    SelectionPolicy::parse(text, Selection::Independent, 0).unwrap()
+}
+
+#[test]
+fn fig1_flop_counts() {
+    let (bm, inst) = machine(5);
+    let p = bm.model().n_params;
+    assert_eq!(p, 10);
+    let per = |f: ComponentFamily| -> Vec<f64> {
+        components(f, &inst)
+            .iter()
+            .map(|a| component_flops(f, &inst, a, p))
+            .collect()
+    };
+    let fl = per(ComponentFamily::Full);
+    let pl1 = per(ComponentFamily::Pseudo(1));
+    let pl2 = per(ComponentFamily::Pseudo(2));
+    assert_eq!(fl, vec![330.0]);
+    assert_eq!(pl1.len(), 5);
+    assert!(pl1.iter().all(|&x| (x - 22.0).abs() < 1e-12));
+    assert!(pl2.iter().all(|&x| (x - 41.0).abs() < 1e-12));
+    // Fig. 1 totals over fourteen samples.
+    assert!((14.0 * fl.iter().sum::<f64>() - 4620.0).abs() < 1e-9);
+    assert!((14.0 * pl1.iter().sum::<f64>() - 1540.0).abs() < 1e-9);
+}
+
+#[test]
+fn full_likelihood_is_efficient_and_deterministic_policies_agree_in_both_forms() {
+    let (bm, inst) = machine(5);
+    let theta = paper_theta(5);
+    let eff = |t: &str| {
+        asymptotic_variance(bm.model(), &inst, &theta, &policy(t))
+            .unwrap()
+            .efficiency()
+            .unwrap()
+    };
+    let fl = eff("1:1*fl");
+    for x in [fl.det_paper, fl.det_exact, fl.trace_paper, fl.trace_exact] {
+        assert!((x - 1.0).abs() < 1e-9, "{fl:?}");
+    }
+    for t in ["1:1*pl1", "1:1*pl2", "1:2*pl1 + 1:1*pl2"] {
+        let e = eff(t);
+        assert!(
+            (e.det_paper - e.det_exact).abs() < 1e-9 * e.det_exact,
+            "{t}: {e:?}"
+        );
+        assert!(e.det_paper > 1.0 && e.trace_paper > 1.0, "{t}: {e:?}");
+    }
+    let pl = eff("1:1*pl1");
+    let mix = eff("0.7:1*pl1 + 0.3:1*pl2");
+    println!(
+        "PL: det {:.3} (paper 1.83), trace {:.3}",
+        pl.det_paper, pl.trace_paper
+    );
+    println!(
+        "0.7 PL1 + 0.3 PL2: det paper form {:.3}, exact {:.3} (paper 1.48); trace {:.3} / {:.3}",
+        mix.det_paper, mix.det_exact, mix.trace_paper, mix.trace_exact
+    );
+    // Random selection adds variance the paper's form leaves out.
+    assert!(mix.det_exact > mix.det_paper && mix.trace_exact > mix.trace_paper);
+}
+
+/// 004 Fig. 2: λ PL(k+1) + (1 − λ) PL(k) for k = 1, 2, 3 (paper's form): the relative variance
+/// falls as λ grows, and the PL4 mixtures are near 1.
+#[test]
+fn fig2_relative_variance_falls_with_the_higher_order_share() {
+    let (bm, inst) = machine(5);
+    let theta = paper_theta(5);
+    for k in 1..=3 {
+        let mut last = (f64::INFINITY, f64::INFINITY);
+        for i in 0..=10 {
+            let l = i as f64 / 10.0;
+            let t = format!("{l}:1*pl{} + {}:1*pl{k}", k + 1, 1.0 - l);
+            let e = asymptotic_variance(bm.model(), &inst, &theta, &policy(&t))
+                .unwrap()
+                .efficiency()
+                .unwrap();
+            println!(
+                "k={k} λ={l:.1}: det {:.4} trace {:.4}",
+                e.det_paper, e.trace_paper
+            );
+            assert!(
+                e.det_paper <= last.0 + 1e-9 && e.trace_paper <= last.1 + 1e-9,
+                "{t}"
+            );
+            last = (e.det_paper, e.trace_paper);
+            // With PL4 carrying at least half the weight, within 10 % of the MLE.
+            if k == 3 && l >= 0.5 {
+                assert!(e.det_paper < 1.1, "{t}: {e:?}");
+            }
+        }
+    }
+}
+
+/// Monte Carlo of the estimator itself: 400 data sets of n = 1,000 drawn from θ0, each fitted by
+/// SCL with PL1 components selected independently with λ = 0.5 (a fresh Z each time); the trace
+/// of the empirical variance of √n(θ̂ − θ0) is within 10 % of the exact form. The paper's form,
+/// which treats Z as its mean, is printed beside it.
+#[test]
+fn monte_carlo_matches_the_exact_form() {
+    use piecewise_lab::data::synth_loopy::boltzmann_samples;
+    use piecewise_lab::data::Corpus;
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::train::{minimize, DatasetObjective, LbfgsSpec, Prior};
+    use rayon::prelude::*;
+    let (bm, inst) = machine(5);
+    let theta0 = paper_theta(5);
+    let text = "0.5:1*pl1";
+    let v = asymptotic_variance(bm.model(), &inst, &theta0, &policy(text)).unwrap();
+    let (n, reps) = (1000usize, 400u64);
+    let draws: Vec<Vec<f64>> = (0..reps)
+        .into_par_iter()
+        .map(|r| {
+            let corpus = Corpus {
+                path: "mc".into(),
+                sequences: boltzmann_samples(5, &theta0, &[], n, 1000 + r).unwrap(),
+                n_columns: 1,
+            };
+            let insts = bm.instances(&corpus).unwrap();
+            let spec = EstimatorSpec::from_name("scl").unwrap().with_policy(
+                SelectionPolicy::parse(text, Selection::Independent, 5000 + r).unwrap(),
+            );
+            let est = spec.build(bm.model()).unwrap();
+            let obj =
+                DatasetObjective::new(bm.model(), &insts, est.as_ref(), Prior { sigma2: None }, 1)
+                    .unwrap();
+            let opt = LbfgsSpec {
+                max_iter: 300,
+                delta: 1e-12,
+                epsilon: 1e-9,
+                ..LbfgsSpec::default()
+            };
+            let res = minimize(
+                &obj,
+                vec![0.0; theta0.len()],
+                &opt,
+                &std::sync::atomic::AtomicBool::new(false),
+                &mut |_, _| {},
+            )
+            .unwrap();
+            res.theta
+                .iter()
+                .zip(&theta0)
+                .map(|(a, b)| (n as f64).sqrt() * (a - b))
+                .collect()
+        })
+        .collect();
+    let p = theta0.len();
+    let mean: Vec<f64> = (0..p)
+        .map(|j| draws.iter().map(|d| d[j]).sum::<f64>() / reps as f64)
+        .collect();
+    let emp_trace: f64 = (0..p)
+        .map(|j| draws.iter().map(|d| (d[j] - mean[j]).powi(2)).sum::<f64>() / (reps - 1) as f64)
+        .sum();
+    let (exact, paper) = (
+        piecewise_lab::eval::asymptotic::trace(&v.exact),
+        piecewise_lab::eval::asymptotic::trace(&v.paper),
+    );
+    println!("Monte Carlo trace {emp_trace:.3}; exact form {exact:.3}; paper's form {paper:.3}");
+    assert!(
+        (emp_trace / exact - 1.0).abs() < 0.10,
+        "MC {emp_trace} vs exact {exact}"
+    );
+}
+
+/// A run's objective carries the paper's count: 14 samples cost 4,620 FLOPs under FL and 1,540
+/// under PL (Fig. 1); a random policy costs what its selected components cost.
+#[test]
+fn the_objective_reports_fig1_flop_totals() {
+    use piecewise_lab::data::synth_loopy::boltzmann_samples;
+    use piecewise_lab::data::Corpus;
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::train::{DatasetObjective, Prior};
+    let (bm, _) = machine(5);
+    let corpus = Corpus {
+        path: "fig1".into(),
+        sequences: boltzmann_samples(5, &paper_theta(5), &[], 14, 1).unwrap(),
+        n_columns: 1,
+    };
+    let insts = bm.instances(&corpus).unwrap();
+    let flops = |text: &str| {
+        let spec = EstimatorSpec::from_name("scl")
+            .unwrap()
+            .with_policy(policy(text));
+        let est = spec.build(bm.model()).unwrap();
+        DatasetObjective::new(bm.model(), &insts, est.as_ref(), Prior { sigma2: None }, 1)
+            .unwrap()
+            .paper_flops
+            .unwrap()
+    };
+    assert!((flops("1:1*fl") - 4620.0).abs() < 1e-9);
+    assert!((flops("1:1*pl1") - 1540.0).abs() < 1e-9);
+    let mixed = flops("0.7:1*pl1 + 0.3:1*pl2");
+    assert!(mixed > 0.0 && mixed < 14.0 * (110.0 + 410.0));
+    // Every selected pl1 component costs 22 and every pl2 component 41.
+    assert!(
+        (0..=70).any(|a| {
+            let rest = (mixed - 22.0 * a as f64) / 41.0;
+            rest >= 0.0 && (rest - rest.round()).abs() < 1e-9
+        }),
+        "{mixed}"
+    );
+}
