@@ -185,6 +185,20 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// SCL theory on a Boltzmann machine (004 §3.1, Prop. 2): the paper's FLOPs per example of a
+    /// policy and the relative efficiency of its estimator (det and trace of the asymptotic
+    /// variance over the MLE's), in the paper's form and the exact form for random selection.
+    Theory {
+        #[arg(long, default_value_t = 5)]
+        m: usize,
+        /// Couplings θ0 (as for `generate boltzmann`; default 004's for m = 5).
+        #[arg(long, allow_hyphen_values = true)]
+        theta: Option<String>,
+        #[command(flatten)]
+        scl: SclArgs,
+        #[arg(long)]
+        json: bool,
+    },
     /// Statistics of a data set: items, tokens, columns, labels with counts.
     Info {
         file: PathBuf,
@@ -742,6 +756,12 @@ fn run(command: Command) -> Result<()> {
             Ok(())
         }
         Command::Info { file, model, json } => info(&file, model, json),
+        Command::Theory {
+            m,
+            theta,
+            scl,
+            json,
+        } => theory(m, theta.as_deref(), &scl, json),
         Command::Infer {
             model,
             data,
@@ -1250,6 +1270,70 @@ fn objective(
             "{}: {value} over {} sequences",
             spec.name(),
             instances.len()
+        );
+    }
+    Ok(())
+}
+
+fn theory(m: usize, theta: Option<&str>, scl: &SclArgs, json: bool) -> Result<()> {
+    use piecewise_lab::eval::asymptotic::{asymptotic_variance, component_flops, components};
+    use piecewise_lab::graph::boltzmann::BoltzmannMachine;
+    use piecewise_lab::graph::Family;
+    if !(2..=12).contains(&m) {
+        return Err(Error::invalid(
+            "theory enumerates 2^m states: m must be in 2..=12",
+        ));
+    }
+    let theta = match theta {
+        Some(t) => parse_list(t, "--theta")?,
+        None => synth_loopy::paper_theta(m),
+    };
+    let bm = BoltzmannMachine::new(m, BoltzmannOptions::default())?;
+    let theta = bm.theta(&theta, &[])?;
+    let inst = bm.instance(&piecewise_lab::data::Sequence {
+        columns: vec![vec![]; m],
+        ..Default::default()
+    })?;
+    let policy = match scl.apply(EstimatorSpec::from_name("scl")?)? {
+        EstimatorSpec::Scl { policy } => policy,
+        _ => unreachable!("scl"),
+    };
+    let p = bm.model().n_params;
+    // Expected FLOPs per example: each family's components times their selection rates.
+    let mut flops = 0.0;
+    let mut rows = vec![];
+    for part in policy.groups.iter().flatten() {
+        let comps = components(part.family, &inst);
+        let per: f64 = comps
+            .iter()
+            .map(|a| component_flops(part.family, &inst, a, p))
+            .sum();
+        flops += part.lambda * per;
+        rows.push((part.family.to_string(), comps.len(), per));
+    }
+    let e = asymptotic_variance(bm.model(), &inst, &theta, &policy)?.efficiency()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"m": m, "policy": policy.to_string(), "selection": policy.selection,
+                "expected_flops_per_example": flops, "efficiency": e})
+        );
+    } else {
+        println!(
+            "Boltzmann machine, m = {m}, policy {policy} ({:?} selection)",
+            policy.selection
+        );
+        for (f, c, per) in rows {
+            println!("  {f}: {c} components, {per} FLOPs per example when all are selected");
+        }
+        println!("expected FLOPs per example: {flops}");
+        println!(
+            "relative efficiency (det, 004 eq. 8): paper's form {:.4}, exact form {:.4}",
+            e.det_paper, e.det_exact
+        );
+        println!(
+            "relative trace: paper's form {:.4}, exact form {:.4}",
+            e.trace_paper, e.trace_exact
         );
     }
     Ok(())

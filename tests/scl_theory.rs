@@ -223,3 +223,22 @@ fn the_objective_reports_fig1_flop_totals() {
         "{mixed}"
     );
 }
+
+#[test]
+fn theory_command_prints_flops_and_efficiency() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["theory", "--policy", "0.7:1*pl1 + 0.3:1*pl2", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 0.7 × 110 + 0.3 × 410 expected FLOPs per example.
+    assert!((j["expected_flops_per_example"].as_f64().unwrap() - 200.0).abs() < 1e-9);
+    let e = &j["efficiency"];
+    assert!(e["det_exact"].as_f64().unwrap() > e["det_paper"].as_f64().unwrap());
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["theory", "--policy", "0.7:1*pl9"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+}
