@@ -50,6 +50,11 @@ enum Command {
     },
     /// Train a model and record the run in a directory.
     Train(TrainArgs),
+    /// Sweep an SCL policy over a grid of λ and β (and σ²): `1:(1−β)*LOW + λ:β*HIGH` for
+    /// `--families LOW/HIGH` (004's convention), one run directory per point, an index
+    /// (`sweep.json`) and a table (`sweep.csv`) in --out. Started again on the same directory it
+    /// skips the finished points.
+    Sweep(SweepArgs),
     /// Train several estimators with the same features and prior; print one table (estimator,
     /// iterations, seconds, token accuracy, segment F1, held-out log-likelihood, per-field F1).
     Compare(CompareArgs),
@@ -529,6 +534,33 @@ struct TrainArgs {
 }
 
 #[derive(Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// LOW/HIGH component families, e.g. pl1/fl or pl1/pl2.
+    #[arg(long, default_value = "pl1/pl2")]
+    families: String,
+    /// Selection probabilities λ of the higher family, comma-separated.
+    #[arg(long, default_value = "0,0.25,0.5,0.75,1")]
+    lambdas: String,
+    /// Weights β of the higher family (the lower one has 1 − β), comma-separated.
+    #[arg(long, default_value = "0,0.25,0.5,0.75,1")]
+    betas: String,
+    /// Prior variances σ² to sweep too, comma-separated (default: the run's prior only).
+    #[arg(long)]
+    sigma2s: Option<String>,
+    /// Selection model.
+    #[arg(long, value_enum, default_value_t = piecewise_lab::estimators::scl::Selection::Independent)]
+    selection: piecewise_lab::estimators::scl::Selection,
+    /// Points run at once (the --threads budget is split between them).
+    #[arg(long, default_value_t = 2)]
+    jobs: usize,
+    /// Sweep directory (resumed when it exists).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Args)]
 struct CompareArgs {
     #[command(flatten)]
     run: RunArgs,
@@ -599,6 +631,7 @@ fn run(command: Command) -> Result<()> {
     match command {
         Command::Gui { .. } => unreachable!("handled in main"),
         Command::Train(a) => train(a),
+        Command::Sweep(a) => sweep(a),
         Command::Compare(a) => compare(a),
         Command::Predict {
             model,
@@ -1112,6 +1145,66 @@ fn run_with_progress(spec: &RunSpec, out: &Path) -> Result<RunSummary> {
         out.display()
     );
     Ok(summary)
+}
+
+fn sweep(a: SweepArgs) -> Result<()> {
+    use piecewise_lab::estimators::scl::ComponentFamily;
+    use piecewise_lab::train::sweep::{run_sweep, SweepEvent, SweepSpec};
+    let (low, high) = a
+        .families
+        .split_once('/')
+        .ok_or_else(|| Error::invalid("--families is LOW/HIGH, e.g. pl1/fl"))?;
+    let policy =
+        piecewise_lab::estimators::SelectionPolicy::parse("1:1*pl1", a.selection, a.run.seed)?;
+    let base = a
+        .run
+        .spec(EstimatorSpec::from_name("scl")?.with_policy(policy))?;
+    let spec = SweepSpec {
+        base,
+        low: ComponentFamily::parse(low.trim())?,
+        high: ComponentFamily::parse(high.trim())?,
+        lambdas: parse_list(&a.lambdas, "--lambdas")?,
+        betas: parse_list(&a.betas, "--betas")?,
+        sigma2s: a
+            .sigma2s
+            .as_deref()
+            .map(|s| parse_list(s, "--sigma2s"))
+            .transpose()?
+            .unwrap_or_default(),
+        jobs: a.jobs,
+    };
+    let total = spec.points().len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let on_event = |e: SweepEvent| {
+        let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        match e {
+            SweepEvent::Skipped(p) => eprintln!(
+                "[{k}/{total}] λ={} β={}: finished before, skipped",
+                p.lambda, p.beta
+            ),
+            SweepEvent::Finished(p, s) => eprintln!(
+                "[{k}/{total}] λ={} β={}: {} iterations, {:.2} s, held-out LL {}",
+                p.lambda,
+                p.beta,
+                s.iterations,
+                s.train_seconds,
+                s.test
+                    .as_ref()
+                    .and_then(|m| m.log_likelihood)
+                    .map_or("–".into(), |x| format!("{x:.3}"))
+            ),
+            SweepEvent::Failed(p, why) => {
+                eprintln!("[{k}/{total}] λ={} β={}: failed: {why}", p.lambda, p.beta)
+            }
+        }
+    };
+    let idx = run_sweep(&spec, &a.out, &AtomicBool::new(false), &on_event)?;
+    let finished = idx.points.iter().filter(|p| p.status == "finished").count();
+    eprintln!(
+        "{finished} of {total} points finished; table in {}",
+        a.out.join("sweep.csv").display()
+    );
+    Ok(())
 }
 
 /// Trains each estimator in turn with the same data, features and prior; prints one table.

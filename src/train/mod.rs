@@ -4,6 +4,7 @@ pub mod lbfgs;
 pub mod objective;
 pub mod run;
 pub mod spec;
+pub mod sweep;
 
 pub use lbfgs::{minimize, IterReport, LbfgsSpec, StopReason};
 pub use objective::{DatasetObjective, Evaluation, Prior};

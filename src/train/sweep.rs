@@ -1,0 +1,250 @@
+//! Sweeps of SCL policies: a grid over λ, β (and optionally σ²) for one pair of component
+//! families, each point an ordinary run directory, with an index (`sweep.json`) rewritten
+//! atomically as points finish. A sweep started again in the same directory skips every point
+//! whose run finished, so a crash loses no finished point and repeats none.
+//!
+//! 004's convention (§8.3): for families LOW/HIGH the selection probability λ and the weight β
+//! belong to the higher-order family; the lower one is always selected with weight 1 − β:
+//! `1:(1−β)*LOW + λ:β*HIGH`.
+
+use super::objective::Prior;
+use super::run::{execute, RunSummary};
+use super::spec::RunSpec;
+use crate::error::{Error, Result};
+use crate::estimators::scl::{ComponentFamily, SelectionPolicy};
+use crate::estimators::EstimatorSpec;
+use crate::util::{read_json, write_atomic, write_json_atomic};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// What a sweep varies, around a base run spec.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SweepSpec {
+    /// Everything but the estimator's policy (and σ² when `sigma2s` is given).
+    pub base: RunSpec,
+    pub low: ComponentFamily,
+    pub high: ComponentFamily,
+    pub lambdas: Vec<f64>,
+    pub betas: Vec<f64>,
+    /// Prior variances to sweep too; empty keeps the base spec's prior.
+    #[serde(default)]
+    pub sigma2s: Vec<f64>,
+    /// Points run at once (the base spec's threads are split between them).
+    pub jobs: usize,
+}
+
+/// One point of the grid and where its run lives.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepPoint {
+    pub lambda: f64,
+    pub beta: f64,
+    pub sigma2: Option<f64>,
+    /// Run directory, relative to the sweep directory.
+    pub dir: String,
+    /// `finished` once its run finished; `pending` before; `failed` with the reason in the run.
+    pub status: String,
+}
+
+/// `sweep.json`.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SweepIndex {
+    pub spec: SweepSpec,
+    pub points: Vec<SweepPoint>,
+}
+
+impl SweepSpec {
+    pub fn check(&self) -> Result<()> {
+        let prob = |x: &f64| (0.0..=1.0).contains(x);
+        if self.lambdas.is_empty() || self.betas.is_empty() {
+            return Err(Error::invalid("a sweep needs at least one λ and one β"));
+        }
+        if !self.lambdas.iter().all(prob) || !self.betas.iter().all(prob) {
+            return Err(Error::invalid("λ and β must be in [0, 1]"));
+        }
+        if self.sigma2s.iter().any(|s| !(*s > 0.0 && s.is_finite())) {
+            return Err(Error::invalid("σ² must be positive"));
+        }
+        Ok(())
+    }
+
+    /// The policy of a point: `1:(1−β)*LOW + λ:β*HIGH`.
+    pub fn policy(&self, lambda: f64, beta: f64) -> SelectionPolicy {
+        let base = self.base.estimator.policy().cloned().unwrap_or_default();
+        let text = format!(
+            "1:{}*{} + {lambda}:{beta}*{}",
+            1.0 - beta,
+            self.low,
+            self.high
+        );
+        SelectionPolicy::parse(&text, base.selection, self.base.seed).expect("a valid policy")
+    }
+
+    /// Every point of the grid, in a fixed order.
+    pub fn points(&self) -> Vec<SweepPoint> {
+        let sigmas: Vec<Option<f64>> = if self.sigma2s.is_empty() {
+            vec![None]
+        } else {
+            self.sigma2s.iter().map(|&s| Some(s)).collect()
+        };
+        let mut out = vec![];
+        for &s in &sigmas {
+            for &l in &self.lambdas {
+                for &b in &self.betas {
+                    let dir = match s {
+                        Some(s) => format!("runs/l{l}-b{b}-s{s}"),
+                        None => format!("runs/l{l}-b{b}"),
+                    };
+                    out.push(SweepPoint {
+                        lambda: l,
+                        beta: b,
+                        sigma2: s,
+                        dir,
+                        status: "pending".into(),
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn run_spec(&self, p: &SweepPoint, threads: usize) -> RunSpec {
+        let mut spec = self.base.clone();
+        spec.estimator = EstimatorSpec::Scl {
+            policy: self.policy(p.lambda, p.beta),
+        };
+        if let Some(s) = p.sigma2 {
+            spec.prior = Prior { sigma2: Some(s) };
+        }
+        spec.name = Some(format!("λ={} β={}", p.lambda, p.beta));
+        spec.threads = threads;
+        spec
+    }
+}
+
+/// What a sweep reports as it goes.
+#[derive(Clone, Debug)]
+pub enum SweepEvent {
+    /// A finished point found from an earlier start.
+    Skipped(SweepPoint),
+    Finished(SweepPoint, Box<RunSummary>),
+    Failed(SweepPoint, String),
+}
+
+/// Runs (or resumes) a sweep in `dir`. `cancel` stops it between points.
+pub fn run_sweep(
+    spec: &SweepSpec,
+    dir: &Path,
+    cancel: &AtomicBool,
+    on_event: &(dyn Fn(SweepEvent) + Sync),
+) -> Result<SweepIndex> {
+    spec.check()?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let index_path = dir.join("sweep.json");
+    let mut points = spec.points();
+    if index_path.exists() {
+        let old: SweepIndex = read_json(&index_path)?;
+        if old.spec.points() != points || old.spec.low != spec.low || old.spec.high != spec.high {
+            return Err(Error::file(
+                index_path.display().to_string(),
+                "this directory holds another sweep (other grid or families)",
+            ));
+        }
+    }
+    // A point is done when its run says so, whatever the index said when the sweep stopped.
+    for p in &mut points {
+        let summary = dir.join(&p.dir).join("summary.json");
+        if let Ok(s) = read_json::<RunSummary>(&summary) {
+            if s.status == "finished" {
+                p.status = "finished".into();
+                on_event(SweepEvent::Skipped(p.clone()));
+            }
+        }
+    }
+    let index = Mutex::new(SweepIndex {
+        spec: spec.clone(),
+        points,
+    });
+    write_json_atomic(&index_path, &*index.lock().unwrap())?;
+    let todo: Vec<usize> = index
+        .lock()
+        .unwrap()
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.status != "finished")
+        .map(|(i, _)| i)
+        .collect();
+    let jobs = spec.jobs.max(1).min(todo.len().max(1));
+    let total_threads = if spec.base.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        spec.base.threads
+    };
+    let threads = (total_threads / jobs).max(1);
+    let next = AtomicUsize::new(0);
+    let io_error: Mutex<Option<Error>> = Mutex::new(None);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| loop {
+                if cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&i) = todo.get(k) else { return };
+                let p = index.lock().unwrap().points[i].clone();
+                let run = spec.run_spec(&p, threads);
+                let r = execute(&run, &dir.join(&p.dir), cancel, &mut |_| {});
+                let mut idx = index.lock().unwrap();
+                idx.points[i].status = match &r {
+                    Ok(_) => "finished".into(),
+                    Err(Error::Cancelled) => "pending".into(),
+                    Err(_) => "failed".into(),
+                };
+                if let Err(e) = write_json_atomic(&index_path, &*idx) {
+                    io_error.lock().unwrap().get_or_insert(e);
+                }
+                let point = idx.points[i].clone();
+                drop(idx);
+                match r {
+                    Ok(summary) => on_event(SweepEvent::Finished(point, Box::new(summary))),
+                    Err(e) => on_event(SweepEvent::Failed(point, e.to_string())),
+                }
+            });
+        }
+    });
+    if let Some(e) = io_error.into_inner().unwrap() {
+        return Err(e);
+    }
+    let index = index.into_inner().unwrap();
+    write_atomic(&dir.join("sweep.csv"), sweep_csv(dir, &index).as_bytes())?;
+    Ok(index)
+}
+
+/// The results of every finished point, one row each.
+pub fn sweep_csv(dir: &Path, index: &SweepIndex) -> String {
+    let mut o = String::from(
+        "lambda,beta,sigma2,status,iterations,train_seconds,paper_flops,ops,test_log_likelihood,test_token_accuracy,param_error,run\n",
+    );
+    for p in &index.points {
+        let s: Option<RunSummary> = read_json(&dir.join(&p.dir).join("summary.json")).ok();
+        let f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+        let s = s.as_ref();
+        o.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            p.lambda,
+            p.beta,
+            f(p.sigma2),
+            p.status,
+            s.map(|s| s.iterations.to_string()).unwrap_or_default(),
+            f(s.map(|s| s.train_seconds)),
+            f(s.and_then(|s| s.paper_flops)),
+            s.map(|s| s.ops.to_string()).unwrap_or_default(),
+            f(s.and_then(|s| s.test.as_ref()?.log_likelihood)),
+            f(s.and_then(|s| s.test.as_ref().map(|m| m.token_accuracy))),
+            f(s.and_then(|s| s.param_error)),
+            PathBuf::from(&p.dir).display()
+        ));
+    }
+    o
+}

@@ -1,0 +1,119 @@
+//! A sweep killed mid-way and started again loses no finished point and repeats none.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+}
+
+/// Finished points: run directory → its summary.json text.
+fn finished(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Ok(runs) = std::fs::read_dir(dir.join("runs")) else {
+        return out;
+    };
+    for r in runs {
+        let p = r.unwrap().path();
+        if let Ok(text) = std::fs::read_to_string(p.join("summary.json")) {
+            if text.contains("\"status\": \"finished\"") {
+                out.insert(p.file_name().unwrap().to_string_lossy().into_owned(), text);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_killed_sweep_resumes_without_losing_or_repeating_points() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("bm.txt");
+    let o = bin()
+        .args([
+            "generate",
+            "boltzmann",
+            "--m",
+            "6",
+            "--n",
+            "4000",
+            "--seed",
+            "3",
+            "--out",
+        ])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let out = tmp.path().join("sweep");
+    let args = |c: &mut Command| {
+        c.args(["sweep", "--model", "boltzmann", "--families", "pl1/fl"])
+            .args([
+                "--lambdas",
+                "0.25,0.5,0.75,1",
+                "--betas",
+                "0.5,1",
+                "--sigma2",
+                "10",
+            ])
+            .args(["--jobs", "1", "--threads", "1", "--train"])
+            .arg(&data)
+            .arg("--out")
+            .arg(&out);
+    };
+    let mut c = bin();
+    args(&mut c);
+    let mut child = c.spawn().unwrap();
+    let t = Instant::now();
+    // Kill it once at least one point has finished (and, almost surely, before the last).
+    while finished(&out).is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(120), "no point finished");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = finished(&out);
+    assert!(!before.is_empty());
+    let mut c = bin();
+    args(&mut c);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = String::from_utf8_lossy(&o.stderr);
+    let after = finished(&out);
+    assert_eq!(after.len(), 8, "every point finished: {log}");
+    for (dir, text) in &before {
+        assert_eq!(after.get(dir), Some(text), "{dir} was run again");
+    }
+    assert_eq!(log.matches("skipped").count(), before.len(), "{log}");
+    assert_eq!(
+        log.matches(" iterations, ").count(),
+        8 - before.len(),
+        "{log}"
+    );
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(
+        csv.lines().filter(|l| l.contains(",finished,")).count(),
+        8,
+        "{csv}"
+    );
+    // Another sweep in the same directory is refused.
+    let o = bin()
+        .args([
+            "sweep",
+            "--model",
+            "boltzmann",
+            "--families",
+            "pl1/pl2",
+            "--lambdas",
+            "0.5",
+        ])
+        .args(["--betas", "0.5", "--train"])
+        .arg(&data)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("another sweep"));
+}
