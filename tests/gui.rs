@@ -513,3 +513,92 @@ fn compare_plots_and_exports_boltzmann_consistency() {
         assert!(e[1] < e[0], "{est}: {e:?}");
     }
 }
+
+/// A sweep under workspace/sweeps appears in the Frontier pane; the exported CSV flags as
+/// frontier exactly the points no other point beats on both complexity and held-out NLL.
+#[test]
+fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
+    use piecewise_lab::data::samples::format_samples;
+    use piecewise_lab::data::synth_loopy::{boltzmann_samples, paper_theta};
+    use piecewise_lab::estimators::scl::{ComponentFamily, SelectionPolicy};
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::graph::boltzmann::BoltzmannOptions;
+    use piecewise_lab::train::sweep::{run_sweep, SweepSpec};
+    use piecewise_lab::train::{ModelSpec, Prior, RunSpec};
+    let ws = tempfile::tempdir().unwrap();
+    let (train, test) = (ws.path().join("bm.txt"), ws.path().join("bm-test.txt"));
+    let theta = paper_theta(5);
+    std::fs::write(
+        &train,
+        format_samples(&boltzmann_samples(5, &theta, &[], 300, 1).unwrap()),
+    )
+    .unwrap();
+    std::fs::write(
+        &test,
+        format_samples(&boltzmann_samples(5, &theta, &[], 200, 2).unwrap()),
+    )
+    .unwrap();
+    let spec = SweepSpec {
+        base: RunSpec {
+            name: None,
+            train,
+            test: Some(test),
+            template: None,
+            model: ModelSpec::Boltzmann(BoltzmannOptions::default()),
+            estimator: EstimatorSpec::from_name("scl")
+                .unwrap()
+                .with_policy(SelectionPolicy::default()),
+            optimiser: Default::default(),
+            prior: Prior { sigma2: Some(10.0) },
+            eval_every: 0,
+            seed: 0,
+            threads: 2,
+            decode: Default::default(),
+        },
+        low: ComponentFamily::Pseudo(1),
+        high: ComponentFamily::Full,
+        lambdas: vec![0.3, 1.0],
+        betas: vec![0.5, 1.0],
+        sigma2s: vec![],
+        jobs: 2,
+    };
+    run_sweep(
+        &spec,
+        &ws.path().join("sweeps/pl1-fl"),
+        &std::sync::atomic::AtomicBool::new(false),
+        &|_| {},
+    )
+    .unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    h.get_by_label("Frontier view").click();
+    h.step();
+    wait_for(&mut h, "the sweeps", 30.0, |w| w.state.sweeps.is_some());
+    h.get_by_label_contains("4 of 4 points finished");
+    h.get_by_label("Save frontier CSV").click();
+    h.step();
+    h.step();
+    let csv = std::fs::read_dir(ws.path().join("exports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains("frontier"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .expect("frontier CSV");
+    let rows: Vec<(f64, f64, bool)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[3].parse().unwrap(), f[4].parse().unwrap(), f[5] == "true")
+        })
+        .collect();
+    assert_eq!(rows.len(), 4, "{csv}");
+    for (i, &(x, y, on)) in rows.iter().enumerate() {
+        let beaten = rows
+            .iter()
+            .enumerate()
+            .any(|(j, &(x2, y2, _))| j != i && x2 <= x && y2 < y);
+        assert_eq!(on, !beaten, "row {i} of {csv}");
+    }
+}

@@ -93,6 +93,8 @@ pub struct Series {
     pub name: String,
     pub color: egui::Color32,
     pub points: Vec<[f64; 2]>,
+    /// Draw the points as dots instead of a line (scatter plots).
+    pub markers: bool,
 }
 
 fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
@@ -175,11 +177,26 @@ pub fn svg_lines(title: &str, x_label: &str, y_label: &str, series: &[Series]) -
             .filter(|p| p[0].is_finite() && p[1].is_finite())
             .map(|p| format!("{:.2},{:.2}", sx(p[0]), sy(p[1])))
             .collect();
-        s.push_str(&format!(
-            "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" points=\"{}\"/>\n",
-            hex(se.color),
-            path.join(" ")
-        ));
+        if se.markers {
+            for p in se
+                .points
+                .iter()
+                .filter(|p| p[0].is_finite() && p[1].is_finite())
+            {
+                s.push_str(&format!(
+                    "<circle cx=\"{:.2}\" cy=\"{:.2}\" r=\"4\" fill=\"{}\"/>\n",
+                    sx(p[0]),
+                    sy(p[1]),
+                    hex(se.color)
+                ));
+            }
+        } else {
+            s.push_str(&format!(
+                "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.8\" points=\"{}\"/>\n",
+                hex(se.color),
+                path.join(" ")
+            ));
+        }
         let ly = mt + 14.0 + 18.0 * i as f64;
         s.push_str(&format!(
             "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" stroke-width=\"3\"/><text x=\"{4}\" y=\"{5}\">{6}</text>\n",

@@ -5,6 +5,7 @@
 pub mod data;
 mod data_view;
 pub mod export;
+pub mod frontier;
 mod graph_view;
 pub mod jobs;
 pub mod launch;
@@ -94,6 +95,7 @@ pub enum Pane {
     Curves(CurvesPane),
     Fields(FieldsPane),
     Compare(CurvesPane),
+    Frontier(frontier::FrontierPane),
 }
 
 impl Pane {
@@ -105,6 +107,7 @@ impl Pane {
             Pane::Curves(_) => "Curves",
             Pane::Fields(_) => "Fields",
             Pane::Compare(_) => "Compare",
+            Pane::Frontier(_) => "Frontier",
         }
     }
 }
@@ -171,6 +174,9 @@ pub struct AppState {
     pub frames: FrameStats,
     focus: Option<&'static str>,
     new_panes: Vec<Pane>,
+    /// SCL sweeps read from `workspace/sweeps` (the Frontier pane), and the job reading them.
+    pub sweeps: Option<Vec<frontier::SweepData>>,
+    sweep_job: Option<Job<Vec<frontier::SweepData>>>,
     /// Load the form's data at the next frame (start-up).
     load_pending: bool,
     shot_tx: std::sync::mpsc::Sender<Result<PathBuf, String>>,
@@ -203,6 +209,7 @@ fn default_tree() -> egui_tiles::Tree<Pane> {
         tiles.insert_pane(Pane::Curves(CurvesPane::default())),
         tiles.insert_pane(Pane::Fields(FieldsPane::default())),
         tiles.insert_pane(Pane::Compare(CurvesPane::default())),
+        tiles.insert_pane(Pane::Frontier(Default::default())),
     ];
     let l = tiles.insert_tab_tile(left);
     let r = tiles.insert_tab_tile(right);
@@ -254,6 +261,8 @@ impl Workbench {
             frames,
             focus: None,
             new_panes: vec![],
+            sweeps: None,
+            sweep_job: None,
             load_pending: false,
             shot_tx,
             shot_rx,
@@ -295,9 +304,13 @@ impl Workbench {
             self.add_pane(pane);
         }
         if let Some(kind) = self.state.focus.take() {
-            self.tree.make_active(
+            let found = self.tree.make_active(
                 |_, tile| matches!(tile, egui_tiles::Tile::Pane(p) if p.kind() == kind),
             );
+            // A layout saved before this pane existed: add it.
+            if !found && kind == "Frontier" {
+                self.add_pane(Pane::Frontier(Default::default()));
+            }
         }
         self.state.serve_exports(&ctx);
         if self.state.runs.any_live() || self.state.is_busy() {
@@ -313,7 +326,9 @@ impl Workbench {
         ui.horizontal_wrapped(|ui| {
             ui.strong("Piecewise Lab");
             ui.separator();
-            for kind in ["Data", "Graph", "Runs", "Curves", "Fields", "Compare"] {
+            for kind in [
+                "Data", "Graph", "Runs", "Curves", "Fields", "Compare", "Frontier",
+            ] {
                 if ui
                     .button(format!("{kind} view"))
                     .on_hover_text(format!("Bring the {kind} pane to the front"))
@@ -338,6 +353,12 @@ impl Workbench {
                     self.state
                         .new_panes
                         .push(Pane::Fields(FieldsPane::default()));
+                    ui.close();
+                }
+                if ui.button("Frontier").clicked() {
+                    self.state
+                        .new_panes
+                        .push(Pane::Frontier(Default::default()));
                     ui.close();
                 }
             });
@@ -718,6 +739,7 @@ impl egui_tiles::Behavior<Pane> for Behavior<'_> {
                 Pane::Curves(p) => plots::curves_ui(self.state, p, ui),
                 Pane::Fields(p) => plots::fields_ui(self.state, p, ui),
                 Pane::Compare(p) => plots::compare_ui(self.state, p, ui),
+                Pane::Frontier(p) => frontier::ui(self.state, p, ui),
             });
         egui_tiles::UiResponse::None
     }

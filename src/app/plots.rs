@@ -171,7 +171,7 @@ fn log_marks_125(lo: f64, hi: f64) -> Vec<(f64, f64)> {
 /// Grid marks for a log10 axis: 1-2-5 values when at least two are in view; otherwise evenly
 /// spaced round values of the quantity itself, so a narrow range (30,500–33,700) still gets
 /// ticks. Every mark it makes is labelled by [`axis_text`].
-fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
+pub(crate) fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
     let (lo, hi) = input.bounds;
     let marks = log_marks_125(lo, hi);
     if marks.len() >= 2 {
@@ -206,7 +206,7 @@ fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
 
 /// Tick text; with a log axis (values are log10) the marks come from [`log_grid`]: 1-2-5 values
 /// written compactly, or, in a narrow view, round values with as many digits as the span needs.
-fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>) -> String {
+pub(crate) fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>) -> String {
     if log {
         let (lo, hi) = (*range.start(), *range.end());
         let x = 10f64.powf(v);
@@ -311,6 +311,7 @@ fn export_curves(
     let series_list: Vec<Series> = runs
         .iter()
         .map(|r| Series {
+            markers: false,
             name: r.label(),
             color: run_color(&r.id),
             points: series(r, p)
@@ -724,6 +725,7 @@ fn consistency_series(runs: &[&RunEntry]) -> Vec<Series> {
                 name,
                 color: super::palette(i),
                 points,
+                markers: false,
             }
         })
         .collect()

@@ -1,0 +1,423 @@
+//! The Frontier pane: the points of SCL sweeps (`workspace/sweeps/*/sweep.json`, written by
+//! `piecewise-lab sweep --out workspace/sweeps/NAME`) as complexity against quality, coloured by
+//! λ, marked by β, with the empirical Pareto frontier and the shaded unachievable region below it
+//! (004 Figs. 3, 6, 13, 19). Sweeps are read in a background job; nothing is computed here but
+//! the frontier of a few hundred points.
+
+use super::export::{svg_lines, Series};
+use super::jobs::Job;
+use super::AppState;
+use crate::train::run::RunSummary;
+use crate::train::sweep::SweepIndex;
+use egui::Color32;
+use std::path::{Path, PathBuf};
+
+/// The x axis: how much a point cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Complexity {
+    /// The paper's FLOPs of one objective evaluation (004 §3.1).
+    #[default]
+    PaperFlops,
+    /// Counted multiply-adds of the whole run.
+    Operations,
+    Seconds,
+}
+
+impl Complexity {
+    const ALL: [Complexity; 3] = [Self::PaperFlops, Self::Operations, Self::Seconds];
+    fn label(self) -> &'static str {
+        match self {
+            Self::PaperFlops => "paper FLOPs per evaluation",
+            Self::Operations => "counted operations",
+            Self::Seconds => "training seconds",
+        }
+    }
+    fn of(self, s: &RunSummary) -> Option<f64> {
+        match self {
+            Self::PaperFlops => s.paper_flops,
+            Self::Operations => Some(s.ops as f64),
+            Self::Seconds => Some(s.train_seconds),
+        }
+    }
+}
+
+/// The y axis: how good a point is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Quality {
+    /// Held-out negative log-likelihood per item (lower is better).
+    #[default]
+    TestNll,
+    /// Test token accuracy (higher is better).
+    TestAccuracy,
+    /// ‖θ̂ − θ0‖ for data generated from known parameters (lower is better).
+    ParamError,
+}
+
+impl Quality {
+    const ALL: [Quality; 3] = [Self::TestNll, Self::TestAccuracy, Self::ParamError];
+    fn label(self) -> &'static str {
+        match self {
+            Self::TestNll => "held-out NLL per item",
+            Self::TestAccuracy => "test token accuracy %",
+            Self::ParamError => "|θ − θ0|",
+        }
+    }
+    fn lower_is_better(self) -> bool {
+        self != Self::TestAccuracy
+    }
+    fn of(self, s: &RunSummary) -> Option<f64> {
+        let t = s.test.as_ref();
+        match self {
+            Self::TestNll => {
+                t.and_then(|m| Some(-m.log_likelihood? / m.log_likelihood_sequences.max(1) as f64))
+            }
+            Self::TestAccuracy => t.map(|m| m.token_accuracy),
+            Self::ParamError => s.param_error,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct FrontierPane {
+    /// The sweep shown (its directory name).
+    pub sweep: Option<String>,
+    pub x: Complexity,
+    pub y: Quality,
+    pub log_x: bool,
+}
+
+/// One finished point of a sweep.
+#[derive(Clone, Debug)]
+pub struct SweepRun {
+    pub lambda: f64,
+    pub beta: f64,
+    pub sigma2: Option<f64>,
+    pub dir: String,
+    pub summary: RunSummary,
+}
+
+/// A sweep read from disk.
+#[derive(Clone, Debug)]
+pub struct SweepData {
+    pub name: String,
+    pub families: String,
+    pub runs: Vec<SweepRun>,
+    pub total: usize,
+}
+
+/// Reads every sweep under `workspace/sweeps` (runs on a background thread).
+pub fn read_sweeps(workspace: &Path) -> Result<Vec<SweepData>, String> {
+    let root = workspace.join("sweeps");
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Ok(vec![]);
+    };
+    let mut out = vec![];
+    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    dirs.sort();
+    for dir in dirs {
+        let Ok(index) = crate::util::read_json::<SweepIndex>(&dir.join("sweep.json")) else {
+            continue;
+        };
+        let runs = index
+            .points
+            .iter()
+            .filter_map(|p| {
+                let s: RunSummary =
+                    crate::util::read_json(&dir.join(&p.dir).join("summary.json")).ok()?;
+                (s.status == "finished").then(|| SweepRun {
+                    lambda: p.lambda,
+                    beta: p.beta,
+                    sigma2: p.sigma2,
+                    dir: p.dir.clone(),
+                    summary: s,
+                })
+            })
+            .collect();
+        out.push(SweepData {
+            name: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            families: format!("{}/{}", index.spec.low, index.spec.high),
+            runs,
+            total: index.points.len(),
+        });
+    }
+    Ok(out)
+}
+
+/// The points that no other point beats on both axes, in order of complexity.
+pub fn pareto(points: &[[f64; 2]], lower_is_better: bool) -> Vec<[f64; 2]> {
+    let mut sorted: Vec<[f64; 2]> = points.to_vec();
+    sorted.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
+    let better = |a: f64, b: f64| if lower_is_better { a < b } else { a > b };
+    let mut out: Vec<[f64; 2]> = vec![];
+    for p in sorted {
+        if out.last().is_none_or(|q| better(p[1], q[1])) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// λ from blue (0) to red (1).
+fn lambda_color(l: f64) -> Color32 {
+    egui::ecolor::Hsva::new(0.66 * (1.0 - l.clamp(0.0, 1.0) as f32), 0.75, 0.95, 1.0).into()
+}
+
+const SHAPES: [egui_plot::MarkerShape; 6] = [
+    egui_plot::MarkerShape::Circle,
+    egui_plot::MarkerShape::Square,
+    egui_plot::MarkerShape::Diamond,
+    egui_plot::MarkerShape::Up,
+    egui_plot::MarkerShape::Down,
+    egui_plot::MarkerShape::Cross,
+];
+
+pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
+    ui.heading("Frontier");
+    let ctx = ui.ctx().clone();
+    if let Some(job) = &mut state.sweep_job {
+        if let Some(r) = job.poll() {
+            state.sweep_job = None;
+            match r {
+                Ok(s) => state.sweeps = Some(s),
+                Err(e) => state.error(format!("could not read the sweeps: {e}")),
+            }
+        }
+    }
+    let reload = ui
+        .horizontal(|ui| {
+            let r = ui.button("Reload sweeps").clicked();
+            ui.weak(format!(
+                "sweeps in {} (piecewise-lab sweep --out …/sweeps/NAME)",
+                state.config.workspace.join("sweeps").display()
+            ));
+            r
+        })
+        .inner;
+    if (state.sweeps.is_none() || reload) && state.sweep_job.is_none() {
+        let ws = state.config.workspace.clone();
+        state.sweep_job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
+    }
+    let Some(sweeps) = state.sweeps.clone() else {
+        ui.spinner();
+        return;
+    };
+    if sweeps.is_empty() {
+        ui.weak("No sweeps yet: run `piecewise-lab sweep … --out workspace/sweeps/NAME`.");
+        return;
+    }
+    if p.sweep
+        .as_ref()
+        .is_none_or(|s| !sweeps.iter().any(|w| &w.name == s))
+    {
+        p.sweep = Some(sweeps[0].name.clone());
+    }
+    let mut rect = egui::Rect::NOTHING;
+    let (mut save_png, mut save_svg, mut save_csv) = (false, false, false);
+    ui.horizontal_wrapped(|ui| {
+        egui::ComboBox::new("frontier-sweep", "sweep")
+            .selected_text(p.sweep.clone().unwrap_or_default())
+            .show_ui(ui, |ui| {
+                for s in &sweeps {
+                    ui.selectable_value(&mut p.sweep, Some(s.name.clone()), &s.name);
+                }
+            });
+        egui::ComboBox::new("frontier-x", "complexity")
+            .selected_text(p.x.label())
+            .show_ui(ui, |ui| {
+                for c in Complexity::ALL {
+                    ui.selectable_value(&mut p.x, c, c.label());
+                }
+            });
+        egui::ComboBox::new("frontier-y", "quality")
+            .selected_text(p.y.label())
+            .show_ui(ui, |ui| {
+                for q in Quality::ALL {
+                    ui.selectable_value(&mut p.y, q, q.label());
+                }
+            });
+        ui.checkbox(&mut p.log_x, "log x");
+        save_png = ui.button("Save frontier PNG").clicked();
+        save_svg = ui.button("Save frontier SVG").clicked();
+        save_csv = ui.button("Save frontier CSV").clicked();
+    });
+    let sweep = sweeps
+        .iter()
+        .find(|s| Some(&s.name) == p.sweep.as_ref())
+        .expect("chosen above");
+    let pts: Vec<(&SweepRun, [f64; 2])> = sweep
+        .runs
+        .iter()
+        .filter_map(|r| Some((r, [p.x.of(&r.summary)?, p.y.of(&r.summary)?])))
+        .collect();
+    let xf = |x: f64| if p.log_x { x.max(1e-300).log10() } else { x };
+    let front = pareto(
+        &pts.iter().map(|(_, q)| *q).collect::<Vec<_>>(),
+        p.y.lower_is_better(),
+    );
+    ui.label(format!(
+        "{} ({}): {} of {} points finished · {} on the frontier · colour: λ of the higher family from blue (0) to red (1) · marker: β",
+        sweep.name,
+        sweep.families,
+        sweep.runs.len(),
+        sweep.total,
+        front.len()
+    ));
+    let mut betas: Vec<f64> = pts.iter().map(|(r, _)| r.beta).collect();
+    betas.sort_by(f64::total_cmp);
+    betas.dedup();
+    ui.horizontal_wrapped(|ui| {
+        for (i, b) in betas.iter().enumerate() {
+            let shape = [
+                "circle",
+                "square",
+                "diamond",
+                "triangle up",
+                "triangle down",
+                "cross",
+            ];
+            ui.weak(format!("{}: β = {b}", shape[i % 6]));
+        }
+    });
+    let (lx, better_low) = (p.log_x, p.y.lower_is_better());
+    let scope = ui.scope(|ui| {
+        let mut plot = egui_plot::Plot::new("frontier-plot")
+            .height(ui.available_height().max(240.0) - 8.0)
+            .x_axis_label(if lx {
+                format!("{} (log)", p.x.label())
+            } else {
+                p.x.label().to_string()
+            })
+            .y_axis_label(p.y.label());
+        if lx {
+            plot = plot
+                .x_grid_spacer(super::plots::log_grid)
+                .x_axis_formatter(|m, r| super::plots::axis_text(true, m.value, r));
+        }
+        plot.show(ui, |plot| {
+            if !front.is_empty() {
+                // The unachievable region: below (or above, for accuracy) the frontier's steps.
+                let ys: Vec<f64> = pts.iter().map(|(_, q)| q[1]).collect();
+                let (lo, hi) = ys
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
+                        (a.min(y), b.max(y))
+                    });
+                let pad = (hi - lo).max(1e-9) * 0.15;
+                let edge = if better_low { lo - pad } else { hi + pad };
+                let x_end = pts
+                    .iter()
+                    .map(|(_, q)| xf(q[0]))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let mut poly = vec![[xf(front[0][0]), edge]];
+                for (i, f) in front.iter().enumerate() {
+                    poly.push([xf(f[0]), f[1]]);
+                    let next_x = front.get(i + 1).map_or(x_end, |n| xf(n[0]));
+                    poly.push([next_x, f[1]]);
+                }
+                poly.push([x_end, edge]);
+                plot.polygon(
+                    egui_plot::Polygon::new("unachievable", poly)
+                        .fill_color(Color32::from_gray(120).gamma_multiply(0.25))
+                        .stroke(egui::Stroke::NONE),
+                );
+                let line: Vec<[f64; 2]> = front.iter().map(|f| [xf(f[0]), f[1]]).collect();
+                plot.line(
+                    egui_plot::Line::new("Pareto frontier", line)
+                        .color(Color32::GRAY)
+                        .width(1.5),
+                );
+            }
+            for (r, q) in &pts {
+                let shape =
+                    SHAPES[betas.iter().position(|b| *b == r.beta).unwrap_or(0) % SHAPES.len()];
+                let name = match r.sigma2 {
+                    Some(s) => format!("λ={} β={} σ²={s} ({})", r.lambda, r.beta, r.dir),
+                    None => format!("λ={} β={} ({})", r.lambda, r.beta, r.dir),
+                };
+                plot.points(
+                    egui_plot::Points::new(name, vec![[xf(q[0]), q[1]]])
+                        .shape(shape)
+                        .radius(5.0)
+                        .filled(true)
+                        .color(lambda_color(r.lambda)),
+                );
+            }
+        })
+    });
+    rect = rect.union(scope.response.rect);
+    let stem = format!("frontier-{}", sweep.name);
+    if save_png {
+        state.request_png(rect, &stem);
+    }
+    if save_svg {
+        let mut series: Vec<Series> = pts
+            .iter()
+            .map(|(r, q)| Series {
+                name: format!("λ={} β={}", r.lambda, r.beta),
+                color: lambda_color(r.lambda),
+                points: vec![*q],
+                markers: true,
+            })
+            .collect();
+        series.push(Series {
+            name: "Pareto frontier".into(),
+            color: Color32::GRAY,
+            points: front.clone(),
+            markers: false,
+        });
+        let svg = svg_lines(
+            &format!("{} ({})", sweep.name, sweep.families),
+            p.x.label(),
+            p.y.label(),
+            &series,
+        );
+        state.save_svg(&stem, &svg);
+    }
+    if save_csv {
+        let header: Vec<String> = ["lambda", "beta", "sigma2", "x", "y", "frontier", "run"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let rows: Vec<Vec<String>> = pts
+            .iter()
+            .map(|(r, q)| {
+                vec![
+                    r.lambda.to_string(),
+                    r.beta.to_string(),
+                    r.sigma2.map(|s| s.to_string()).unwrap_or_default(),
+                    q[0].to_string(),
+                    q[1].to_string(),
+                    front.contains(q).to_string(),
+                    r.dir.clone(),
+                ]
+            })
+            .collect();
+        state.save_csv(&stem, &header, &rows);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pareto;
+
+    #[test]
+    fn pareto_keeps_the_points_nothing_beats() {
+        let pts = [
+            [1.0, 5.0],
+            [2.0, 3.0],
+            [3.0, 4.0],
+            [4.0, 1.0],
+            [2.5, 3.0],
+            [0.5, 9.0],
+        ];
+        assert_eq!(
+            pareto(&pts, true),
+            vec![[0.5, 9.0], [1.0, 5.0], [2.0, 3.0], [4.0, 1.0]]
+        );
+        assert_eq!(pareto(&pts, false), vec![[0.5, 9.0]]);
+    }
+}
