@@ -285,7 +285,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     let (lx, better_low) = (p.log_x, p.y.lower_is_better());
     let scope = ui.scope(|ui| {
         let mut plot = egui_plot::Plot::new("frontier-plot")
-            .height(ui.available_height().max(240.0) - 8.0)
+            .height(((ui.available_height() - 190.0) * 0.98).max(240.0))
             .x_axis_label(if lx {
                 format!("{} (log)", p.x.label())
             } else {
@@ -349,6 +349,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         })
     });
     rect = rect.union(scope.response.rect);
+    heat_map(ui, sweep, p.y);
     let stem = format!("frontier-{}", sweep.name);
     if save_png {
         state.request_png(rect, &stem);
@@ -398,6 +399,77 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             .collect();
         state.save_csv(&stem, &header, &rows);
     }
+}
+
+/// The quality over (β, λ) as a table of coloured cells (004 Figs. 5, 9, 11), one per σ².
+fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
+    let mut sigmas: Vec<Option<f64>> = sweep.runs.iter().map(|r| r.sigma2).collect();
+    sigmas.sort_by(|a, b| a.unwrap_or(0.0).total_cmp(&b.unwrap_or(0.0)));
+    sigmas.dedup();
+    let mut lambdas: Vec<f64> = sweep.runs.iter().map(|r| r.lambda).collect();
+    let mut betas: Vec<f64> = sweep.runs.iter().map(|r| r.beta).collect();
+    for v in [&mut lambdas, &mut betas] {
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+    }
+    let vals: Vec<f64> = sweep.runs.iter().filter_map(|r| q.of(&r.summary)).collect();
+    let (lo, hi) = vals
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+            (a.min(v), b.max(v))
+        });
+    // Good is green, bad is red, whichever way the metric points.
+    let color = |v: f64| -> Color32 {
+        let t = if hi > lo {
+            ((v - lo) / (hi - lo)) as f32
+        } else {
+            0.5
+        };
+        let good = if q.lower_is_better() { 1.0 - t } else { t };
+        egui::ecolor::Hsva::new(0.33 * good, 0.7, 0.45, 1.0).into()
+    };
+    ui.horizontal_wrapped(|ui| {
+        for s in sigmas {
+            ui.vertical(|ui| {
+                ui.strong(match s {
+                    Some(s) => format!("{} over (β, λ), σ² = {s}", q.label()),
+                    None => format!("{} over (β, λ)", q.label()),
+                });
+                egui::Grid::new(("frontier-heat", s.map(f64::to_bits)))
+                    .spacing(egui::vec2(1.0, 1.0))
+                    .show(ui, |ui| {
+                        ui.label("λ \\ β");
+                        for b in &betas {
+                            ui.label(egui::RichText::new(b.to_string()).small());
+                        }
+                        ui.end_row();
+                        for l in lambdas.iter().rev() {
+                            ui.label(egui::RichText::new(l.to_string()).small());
+                            for b in &betas {
+                                let v = sweep
+                                    .runs
+                                    .iter()
+                                    .find(|r| r.lambda == *l && r.beta == *b && r.sigma2 == s)
+                                    .and_then(|r| q.of(&r.summary));
+                                let (text, fill) = match v {
+                                    Some(v) => (format!("{v:.3}"), color(v)),
+                                    None => ("–".into(), Color32::TRANSPARENT),
+                                };
+                                egui::Frame::new()
+                                    .fill(fill)
+                                    .inner_margin(2.0)
+                                    .show(ui, |ui| {
+                                        ui.label(
+                                            egui::RichText::new(text).small().color(Color32::WHITE),
+                                        );
+                                    });
+                            }
+                            ui.end_row();
+                        }
+                    });
+            });
+        }
+    });
 }
 
 #[cfg(test)]
