@@ -58,6 +58,19 @@ pub fn read_text(path: &Path) -> Result<String> {
     })
 }
 
+/// Steps `digits` (a state per variable, cardinalities `card`) to the next joint assignment, last
+/// variable fastest; returns false, back at all zeros, after the last one.
+pub fn next_assignment(digits: &mut [u32], card: &[u32]) -> bool {
+    for i in (0..digits.len()).rev() {
+        digits[i] += 1;
+        if digits[i] < card[i] {
+            return true;
+        }
+        digits[i] = 0;
+    }
+    false
+}
+
 /// Stable log Σ exp(x).
 pub fn log_sum_exp(xs: &[f64]) -> f64 {
     let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);

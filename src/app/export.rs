@@ -97,17 +97,21 @@ pub struct Series {
     pub markers: bool,
 }
 
+/// The smallest 1, 2 or 5 times a power of ten that is at least `raw`.
+pub fn nice_step(raw: f64) -> f64 {
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag)
+}
+
 fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
     if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return vec![lo];
     }
-    let raw = (hi - lo) / 5.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * mag);
+    let step = nice_step((hi - lo) / 5.0);
     let mut t = (lo / step).ceil() * step;
     let mut out = vec![];
     while t <= hi + 1e-9 * step {

@@ -253,6 +253,24 @@ fn bp_snapshot(
     })
 }
 
+/// A run's trained model (loaded in the background on first use) and the shown item.
+fn model_and_item(
+    state: &mut AppState,
+    pane: &GraphPane,
+    ctx: &egui::Context,
+    run: &str,
+) -> Option<(Arc<super::TrainedModel>, crate::data::Sequence)> {
+    let model = state.model(ctx, run)?;
+    let seq = state
+        .data
+        .as_ref()?
+        .corpus(pane.split)
+        .sequences
+        .get(pane.sequence)?
+        .clone();
+    Some((model, seq))
+}
+
 fn poll_bp(state: &mut AppState, pane: &mut GraphPane, ctx: &egui::Context) {
     if !pane.show_bp {
         return;
@@ -278,14 +296,7 @@ fn poll_bp(state: &mut AppState, pane: &mut GraphPane, ctx: &egui::Context) {
     if pane.cache.bp.as_ref().is_some_and(|(k, _)| *k == key) {
         return;
     }
-    let Some(model) = state.model(ctx, &run) else {
-        return;
-    };
-    let Some(seq) = state
-        .data
-        .as_ref()
-        .and_then(|d| d.corpus(pane.split).sequences.get(pane.sequence).cloned())
-    else {
+    let Some((model, seq)) = model_and_item(state, pane, ctx, &run) else {
         return;
     };
     let sweeps = key.3;
@@ -894,14 +905,7 @@ fn poll_learned(state: &mut AppState, pane: &mut GraphPane, ctx: &egui::Context)
     if fresh {
         return;
     }
-    let Some(model) = state.model(ctx, &run) else {
-        return;
-    };
-    let Some(seq) = state
-        .data
-        .as_ref()
-        .and_then(|d| d.corpus(pane.split).sequences.get(pane.sequence).cloned())
-    else {
+    let Some((model, seq)) = model_and_item(state, pane, ctx, &run) else {
         return;
     };
     pane.cache.learned = None;

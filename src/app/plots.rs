@@ -185,13 +185,7 @@ pub(crate) fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> 
         return vec![];
     }
     let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
-    let raw = (b - a) / 4.0;
-    let mag = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|k| k * mag)
-        .find(|s| *s >= raw)
-        .unwrap_or(raw);
+    let step = super::export::nice_step((b - a) / 4.0);
     let mut out = vec![];
     let mut x = (a / step).ceil() * step;
     while x <= b && out.len() < 20 {

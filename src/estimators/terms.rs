@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::graph::{Instance, TableReads};
 use crate::inference::bp::{self, BpOptions, Schedule, Semiring};
 use crate::inference::InferWork;
-use crate::util::exp_shifted_into;
+use crate::util::{exp_shifted_into, next_assignment};
 
 /// Largest number of free × summed states one enumerated term may have.
 pub const MAX_TERM_STATES: u128 = 1 << 20;
@@ -424,19 +424,6 @@ pub fn table_reads(inst: &Instance, gold: &[u32], list: &TermList) -> TableReads
         }
     }
     TableReads::from_marks(inst, &marks)
-}
-
-/// Steps `digits` (state per variable, cardinalities `card`) to the next joint assignment, last
-/// variable fastest; returns false, back at all zeros, after the last one.
-fn next_assignment(digits: &mut [u32], card: &[u32]) -> bool {
-    for i in (0..digits.len()).rev() {
-        digits[i] += 1;
-        if digits[i] < card[i] {
-            return true;
-        }
-        digits[i] = 0;
-    }
-    false
 }
 
 /// Value of one term; when `dphi` is given, adds ∂value/∂φ into it (whole-table terms leave

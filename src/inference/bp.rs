@@ -16,6 +16,7 @@
 //! downstream multiplies it back up. Damping `d` mixes log messages, `(1 − d)·new + d·old`.
 
 use crate::graph::Instance;
+use crate::util::next_assignment;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -712,19 +713,6 @@ fn argmax(v: &[f64]) -> usize {
         }
     }
     best
-}
-
-/// Steps `digits` to the next joint assignment of `card`, last variable fastest; false after the
-/// last (back at zeros).
-fn next_assignment(digits: &mut [u32], card: &[u32]) -> bool {
-    for i in (0..digits.len()).rev() {
-        digits[i] += 1;
-        if digits[i] < card[i] {
-            return true;
-        }
-        digits[i] = 0;
-    }
-    false
 }
 
 /// Damps `new` towards `old` (log space) and returns the largest change of a log entry. A
