@@ -401,18 +401,28 @@ struct SclArgs {
     /// multinomial (one family per group). Z is drawn from --seed.
     #[arg(long, value_enum, default_value_t = piecewise_lab::estimators::scl::Selection::Independent)]
     selection: piecewise_lab::estimators::scl::Selection,
+    /// `auto`: choose the families' weights β by 004's heuristic (§7, Algorithm 1), alternating
+    /// with the fit; the policy's β are the starting point.
+    #[arg(long)]
+    beta: Option<String>,
 }
 
 impl SclArgs {
     fn apply(&self, spec: EstimatorSpec) -> Result<EstimatorSpec> {
         if !matches!(spec, EstimatorSpec::Scl { .. }) {
-            if self.policy.is_some() {
-                return Err(Error::invalid("--policy applies to scl"));
+            if self.policy.is_some() || self.beta.is_some() {
+                return Err(Error::invalid("--policy and --beta apply to scl"));
             }
             return Ok(spec);
         }
         let text = self.policy.as_deref().unwrap_or("1:1*pl1");
-        let policy = piecewise_lab::estimators::SelectionPolicy::parse(text, self.selection, 0)?;
+        let mut policy =
+            piecewise_lab::estimators::SelectionPolicy::parse(text, self.selection, 0)?;
+        match self.beta.as_deref() {
+            None => {}
+            Some("auto") => policy.auto_beta = true,
+            Some(b) => return Err(Error::invalid(format!("--beta takes `auto`, not {b:?}"))),
+        }
         Ok(spec.with_policy(policy))
     }
 }

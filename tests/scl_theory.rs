@@ -242,3 +242,66 @@ fn theory_command_prints_flops_and_efficiency() {
         .unwrap();
     assert!(!bad.status.success());
 }
+
+/// `--beta auto` on the Boltzmann machine with PL1 and PL2 always selected: the heuristic moves
+/// the weight to PL2, where the exact asymptotic variance is smallest (checked independently).
+#[test]
+fn the_beta_heuristic_moves_weight_where_the_exact_variance_is_smallest() {
+    use piecewise_lab::data::samples::format_samples;
+    use piecewise_lab::data::synth_loopy::boltzmann_samples;
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::train::{execute, ModelSpec, Prior, RunSpec};
+    let (bm, inst) = machine(5);
+    let theta = paper_theta(5);
+    let det = |b: f64| {
+        asymptotic_variance(
+            bm.model(),
+            &inst,
+            &theta,
+            &policy(&format!("1:{b}*pl1 + 1:{}*pl2", 1.0 - b)),
+        )
+        .unwrap()
+        .efficiency()
+        .unwrap()
+        .det_exact
+    };
+    assert!(det(0.0) < det(0.25) && det(0.25) < det(0.5));
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bm.txt");
+    std::fs::write(
+        &data,
+        format_samples(&boltzmann_samples(5, &theta, &[], 3000, 2).unwrap()),
+    )
+    .unwrap();
+    let mut p = policy("1:0.5*pl1 + 1:0.5*pl2");
+    p.auto_beta = true;
+    let spec = RunSpec {
+        name: None,
+        train: data,
+        test: None,
+        template: None,
+        model: ModelSpec::Boltzmann(Default::default()),
+        estimator: EstimatorSpec::from_name("scl").unwrap().with_policy(p),
+        optimiser: Default::default(),
+        prior: Prior { sigma2: Some(10.0) },
+        eval_every: 0,
+        seed: 0,
+        threads: 2,
+        decode: Default::default(),
+    };
+    let s = execute(
+        &spec,
+        &dir.path().join("run"),
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert!(!s.beta_rounds.is_empty());
+    let last = s.beta_rounds.last().unwrap();
+    assert!(
+        last.beta[0] < 0.1 && (last.beta[0] + last.beta[1] - 1.0).abs() < 1e-9,
+        "{:?}",
+        s.beta_rounds
+    );
+    assert!(last.j.is_finite());
+}

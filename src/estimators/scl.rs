@@ -159,6 +159,9 @@ pub struct SelectionPolicy {
     pub selection: Selection,
     #[serde(default)]
     pub seed: u64,
+    /// Choose β by 004's heuristic (§7, Algorithm 1) instead of keeping the given weights.
+    #[serde(default)]
+    pub auto_beta: bool,
 }
 
 impl Default for SelectionPolicy {
@@ -172,6 +175,7 @@ impl Default for SelectionPolicy {
             }]],
             selection: Selection::Independent,
             seed: 0,
+            auto_beta: false,
         }
     }
 }
@@ -241,7 +245,15 @@ impl SelectionPolicy {
             groups,
             selection,
             seed,
+            auto_beta: false,
         })
+    }
+
+    /// Sets every family's weight, in policy order.
+    pub fn set_betas(&mut self, betas: &[f64]) {
+        for (p, &b) in self.groups.iter_mut().flatten().zip(betas) {
+            p.beta = b;
+        }
     }
 
     fn parts(&self) -> impl Iterator<Item = &PolicyPart> {

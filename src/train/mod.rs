@@ -1,5 +1,6 @@
 //! Dataset objective, optimiser, run specs, and runs on disk.
 
+pub mod beta;
 pub mod lbfgs;
 pub mod objective;
 pub mod run;

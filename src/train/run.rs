@@ -13,6 +13,7 @@ use super::lbfgs::{minimize, IterReport, StopReason};
 use super::objective::DatasetObjective;
 use super::spec::RunSpec;
 use crate::error::{Error, Result};
+use crate::estimators::EstimatorSpec;
 use crate::eval::{evaluate, Metrics};
 use crate::graph::family;
 use crate::util::{write_atomic, write_json_atomic};
@@ -80,6 +81,10 @@ pub struct RunSummary {
     /// The paper's FLOPs of one objective evaluation (004 §3.1), for SCL.
     #[serde(default)]
     pub paper_flops: Option<f64>,
+    /// With `--beta auto` (004 Algorithm 1): the β chosen after each fit, its J(β), and the
+    /// iterations that fit took.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beta_rounds: Vec<BetaRound>,
     /// `‖θ̂ − θ0‖` when the training file records the parameters that generated it.
     #[serde(default)]
     pub param_error: Option<f64>,
@@ -90,6 +95,17 @@ pub struct RunSummary {
     pub test: Option<Metrics>,
     pub error: Option<String>,
 }
+
+/// One round of the β heuristic.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct BetaRound {
+    pub beta: Vec<f64>,
+    pub j: f64,
+    pub iterations: usize,
+}
+
+/// Rounds of 004's Algorithm 1 at most.
+pub const MAX_BETA_ROUNDS: usize = 5;
 
 /// Executes `spec`, writing the run directory `out`. Events go to `on_event` as they happen.
 pub fn execute(
@@ -198,13 +214,64 @@ fn run_inner(
                 io_error.get_or_insert(e);
             }
         };
-        minimize(
+        let first = minimize(
             &obj,
             vec![0.0; fam.model().n_params],
             &spec.optimiser,
             cancel,
             &mut observer,
-        )?
+        )?;
+        // 004 Algorithm 1: alternate choosing β (eq. 16, Hadamard approximation) and refitting θ
+        // from the last θ, until β settles.
+        match spec.estimator.policy().filter(|p| p.auto_beta) {
+            None => first,
+            Some(p0) => {
+                let mut policy = p0.clone();
+                let mut result = first;
+                let lambdas: Vec<f64> = policy.groups.iter().flatten().map(|x| x.lambda).collect();
+                for _ in 0..MAX_BETA_ROUNDS {
+                    if result.reason == super::lbfgs::StopReason::Cancelled {
+                        break;
+                    }
+                    let k = super::beta::diag_covariances(
+                        fam.model(),
+                        &instances,
+                        &policy,
+                        &result.theta,
+                    )?;
+                    let (beta, j) = k.best_beta(&lambdas);
+                    let old: Vec<f64> = policy.groups.iter().flatten().map(|x| x.beta).collect();
+                    summary.beta_rounds.push(BetaRound {
+                        beta: beta.clone(),
+                        j,
+                        iterations: result.iterations,
+                    });
+                    if old.iter().zip(&beta).all(|(a, b)| (a - b).abs() < 1e-3) {
+                        break;
+                    }
+                    policy.set_betas(&beta);
+                    let est = EstimatorSpec::Scl {
+                        policy: policy.clone(),
+                    }
+                    .build(fam.model())?;
+                    let obj = DatasetObjective::new(
+                        fam.model(),
+                        &instances,
+                        est.as_ref(),
+                        spec.prior,
+                        spec.threads,
+                    )?;
+                    result = minimize(
+                        &obj,
+                        result.theta.clone(),
+                        &spec.optimiser,
+                        cancel,
+                        &mut observer,
+                    )?;
+                }
+                result
+            }
+        }
     };
     if let Some(e) = io_error {
         return Err(e);
