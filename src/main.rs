@@ -405,13 +405,18 @@ struct SclArgs {
     /// with the fit; the policy's β are the starting point.
     #[arg(long)]
     beta: Option<String>,
+    /// Draw the selection Z anew every N optimiser iterations, keeping θ (0: once per run).
+    #[arg(long, default_value_t = 0)]
+    resample_every: usize,
 }
 
 impl SclArgs {
     fn apply(&self, spec: EstimatorSpec) -> Result<EstimatorSpec> {
         if !matches!(spec, EstimatorSpec::Scl { .. }) {
-            if self.policy.is_some() || self.beta.is_some() {
-                return Err(Error::invalid("--policy and --beta apply to scl"));
+            if self.policy.is_some() || self.beta.is_some() || self.resample_every > 0 {
+                return Err(Error::invalid(
+                    "--policy, --beta and --resample-every apply to scl",
+                ));
             }
             return Ok(spec);
         }
@@ -423,6 +428,7 @@ impl SclArgs {
             Some("auto") => policy.auto_beta = true,
             Some(b) => return Err(Error::invalid(format!("--beta takes `auto`, not {b:?}"))),
         }
+        policy.resample_every = self.resample_every;
         Ok(spec.with_policy(policy))
     }
 }

@@ -285,3 +285,77 @@ fn policy_text_round_trips_and_bad_policies_say_why() {
         .to_string();
     assert!(e.contains("add up to"), "{e}");
 }
+
+/// `resample_every`: Z is drawn anew every N iterations (θ kept); the curve counts on across
+/// the blocks, and the per-evaluation cost changes with the new selections.
+#[test]
+fn resampling_redraws_z_and_the_curve_counts_on() {
+    use piecewise_lab::data::samples::format_samples;
+    use piecewise_lab::data::synth_loopy::{boltzmann_samples, paper_theta};
+    use piecewise_lab::train::{execute, LbfgsSpec, ModelSpec, RunSpec};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("bm.txt");
+    std::fs::write(
+        &data,
+        format_samples(&boltzmann_samples(5, &paper_theta(5), &[], 400, 3).unwrap()),
+    )
+    .unwrap();
+    let mut policy = SelectionPolicy::parse("0.5:1*pl1", Selection::Independent, 7).unwrap();
+    policy.resample_every = 4;
+    let spec = RunSpec {
+        name: None,
+        train: data,
+        test: None,
+        template: None,
+        model: ModelSpec::Boltzmann(Default::default()),
+        estimator: EstimatorSpec::from_name("scl").unwrap().with_policy(policy),
+        optimiser: LbfgsSpec {
+            max_iter: 16,
+            ..Default::default()
+        },
+        prior: Prior { sigma2: Some(10.0) },
+        eval_every: 0,
+        seed: 0,
+        threads: 1,
+        decode: Default::default(),
+    };
+    let out = dir.path().join("run");
+    let s = execute(
+        &spec,
+        &out,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(s.iterations, 16);
+    assert_eq!(s.resamples, 3);
+    let curve: Vec<serde_json::Value> = std::fs::read_to_string(out.join("curve.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let its: Vec<u64> = curve
+        .iter()
+        .map(|p| p["iteration"].as_u64().unwrap())
+        .collect();
+    assert_eq!(its, (1..=16).collect::<Vec<_>>());
+    let evals: Vec<u64> = curve
+        .iter()
+        .map(|p| p["evaluations"].as_u64().unwrap())
+        .collect();
+    assert!(evals.windows(2).all(|w| w[1] > w[0]), "{evals:?}");
+    assert_eq!(s.evaluations as u64, *evals.last().unwrap());
+    // Cost per evaluation within each block of 4 iterations, from the cumulative paper FLOPs.
+    let per_eval: Vec<f64> = curve
+        .windows(2)
+        .map(|w| {
+            (w[1]["paper_flops"].as_f64().unwrap() - w[0]["paper_flops"].as_f64().unwrap())
+                / (w[1]["evaluations"].as_f64().unwrap() - w[0]["evaluations"].as_f64().unwrap())
+        })
+        .collect();
+    let first_block = per_eval[0];
+    assert!(
+        per_eval.iter().any(|&c| (c - first_block).abs() > 1e-9),
+        "every block selected the same components: {per_eval:?}"
+    );
+}

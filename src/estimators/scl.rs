@@ -162,6 +162,9 @@ pub struct SelectionPolicy {
     /// Choose β by 004's heuristic (§7, Algorithm 1) instead of keeping the given weights.
     #[serde(default)]
     pub auto_beta: bool,
+    /// Draw Z anew every this many optimiser iterations (0: once for the whole run).
+    #[serde(default)]
+    pub resample_every: usize,
 }
 
 impl Default for SelectionPolicy {
@@ -176,6 +179,7 @@ impl Default for SelectionPolicy {
             selection: Selection::Independent,
             seed: 0,
             auto_beta: false,
+            resample_every: 0,
         }
     }
 }
@@ -246,6 +250,7 @@ impl SelectionPolicy {
             selection,
             seed,
             auto_beta: false,
+            resample_every: 0,
         })
     }
 

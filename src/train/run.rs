@@ -9,7 +9,7 @@
 //!
 //! Every file is written to a temporary name and renamed.
 
-use super::lbfgs::{minimize, IterReport, StopReason};
+use super::lbfgs::{minimize, IterReport, LbfgsSpec, StopReason};
 use super::objective::DatasetObjective;
 use super::spec::RunSpec;
 use crate::error::{Error, Result};
@@ -81,6 +81,9 @@ pub struct RunSummary {
     /// The paper's FLOPs of one objective evaluation (004 §3.1), for SCL.
     #[serde(default)]
     pub paper_flops: Option<f64>,
+    /// With `--resample-every N`: how many times Z was drawn anew.
+    #[serde(default)]
+    pub resamples: usize,
     /// With `--beta auto` (004 Algorithm 1): the β chosen after each fit, its J(β), and the
     /// iterations that fit took.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -94,6 +97,19 @@ pub struct RunSummary {
     /// Final test metrics; `test.decoders` says how the predictions were decoded.
     pub test: Option<Metrics>,
     pub error: Option<String>,
+}
+
+/// Adds a finished fit's evaluations, operations and seconds to what later fits carry.
+fn carry(carried: &std::cell::Cell<(usize, u64, f64, f64)>, fit: &super::lbfgs::OptimResult) {
+    if let Some(l) = &fit.last {
+        let (e, o, s, f) = carried.get();
+        carried.set((
+            e + l.evaluations,
+            o + l.ops,
+            s + l.seconds,
+            f + l.paper_flops.unwrap_or(0.0),
+        ));
+    }
 }
 
 /// One round of the β heuristic.
@@ -184,9 +200,24 @@ fn run_inner(
     let curve_path = out.join("curve.jsonl");
     write_atomic(&curve_path, b"")?;
     let mut io_error: Option<Error> = None;
+    let last_seen: std::cell::RefCell<Option<IterReport>> = std::cell::RefCell::new(None);
     let t0 = Instant::now();
     let result = {
+        // Later fits (resampled Z, β rounds) continue the curve: iterations, evaluations,
+        // operations and seconds count on from where the previous fit stopped.
+        let offset = std::cell::Cell::new(0usize);
+        let carried = std::cell::Cell::new((0usize, 0u64, 0.0f64, 0.0f64));
         let mut observer = |r: &IterReport, theta: &[f64]| {
+            let (e0, o0, s0, f0) = carried.get();
+            let r = &IterReport {
+                iteration: r.iteration + offset.get(),
+                evaluations: r.evaluations + e0,
+                ops: r.ops + o0,
+                seconds: r.seconds + s0,
+                paper_flops: r.paper_flops.map(|f| f + f0),
+                ..r.clone()
+            };
+            last_seen.replace(Some(r.clone()));
             let mut point = CurvePoint {
                 report: r.clone(),
                 test_token_accuracy: None,
@@ -214,13 +245,51 @@ fn run_inner(
                 io_error.get_or_insert(e);
             }
         };
-        let first = minimize(
+        let resample = spec.estimator.policy().map_or(0, |p| p.resample_every);
+        let mut first = minimize(
             &obj,
             vec![0.0; fam.model().n_params],
-            &spec.optimiser,
+            &LbfgsSpec {
+                max_iter: if resample > 0 {
+                    resample.min(spec.optimiser.max_iter)
+                } else {
+                    spec.optimiser.max_iter
+                },
+                ..spec.optimiser.clone()
+            },
             cancel,
             &mut observer,
         )?;
+        // `--resample-every N`: a new Z (the policy's seed moved on) every N iterations, θ kept.
+        if let Some(p0) = spec.estimator.policy().filter(|_| resample > 0) {
+            let mut done = first.iterations;
+            let mut block = 0u64;
+            while first.reason == super::lbfgs::StopReason::MaxIterations
+                && done < spec.optimiser.max_iter
+            {
+                block += 1;
+                let mut policy = p0.clone();
+                policy.seed = p0.seed.wrapping_add(block);
+                let est = EstimatorSpec::Scl { policy }.build(fam.model())?;
+                let obj = DatasetObjective::new(
+                    fam.model(),
+                    &instances,
+                    est.as_ref(),
+                    spec.prior,
+                    spec.threads,
+                )?;
+                offset.set(done);
+                carry(&carried, &first);
+                let opt = LbfgsSpec {
+                    max_iter: resample.min(spec.optimiser.max_iter - done),
+                    ..spec.optimiser.clone()
+                };
+                first = minimize(&obj, first.theta.clone(), &opt, cancel, &mut observer)?;
+                done += first.iterations;
+                summary.resamples = block as usize;
+            }
+            first.iterations = done;
+        }
         // 004 Algorithm 1: alternate choosing β (eq. 16, Hadamard approximation) and refitting θ
         // from the last θ, until β settles.
         match spec.estimator.policy().filter(|p| p.auto_beta) {
@@ -278,7 +347,7 @@ fn run_inner(
     }
     summary.train_seconds = t0.elapsed().as_secs_f64();
     summary.iterations = result.iterations;
-    if let Some(l) = &result.last {
+    if let Some(l) = last_seen.borrow().as_ref().or(result.last.as_ref()) {
         summary.evaluations = l.evaluations;
         summary.ops = l.ops;
         summary.final_objective = Some(l.objective);
