@@ -28,6 +28,9 @@ pub struct LaunchForm {
     /// SCL's policy text (`λ:β*family + …`) and selection model; Z is drawn from `seed`.
     pub policy: String,
     pub selection: Selection,
+    /// Choose β by 004's heuristic; redraw Z every this many iterations (0: never).
+    pub auto_beta: bool,
+    pub resample_every: usize,
     /// CRFsuite's c2 (σ² = 1/(2·c2)); 0 = no prior.
     pub c2: f64,
     pub max_iter: usize,
@@ -57,6 +60,8 @@ impl Default for LaunchForm {
             bp: BpOptions::default(),
             policy: SelectionPolicy::default().to_string(),
             selection: Selection::Independent,
+            auto_beta: false,
+            resample_every: 0,
             c2: 1.0,
             max_iter: 100,
             threads: 1,
@@ -90,11 +95,12 @@ impl LaunchForm {
         };
         let spec = EstimatorSpec::with_knobs(&self.estimator, pieces, mu)?.with_bp(self.bp);
         Ok(match spec {
-            EstimatorSpec::Scl { .. } => spec.with_policy(SelectionPolicy::parse(
-                &self.policy,
-                self.selection,
-                self.seed,
-            )?),
+            EstimatorSpec::Scl { .. } => {
+                let mut p = SelectionPolicy::parse(&self.policy, self.selection, self.seed)?;
+                p.auto_beta = self.auto_beta;
+                p.resample_every = self.resample_every;
+                spec.with_policy(p)
+            }
             s => s,
         })
     }
@@ -156,6 +162,8 @@ impl LaunchForm {
                 .policy()
                 .map(|p| p.selection)
                 .unwrap_or_default(),
+            auto_beta: spec.estimator.policy().is_some_and(|p| p.auto_beta),
+            resample_every: spec.estimator.policy().map_or(0, |p| p.resample_every),
             estimator: spec.estimator.name().to_string(),
             pieces: spec
                 .estimator
@@ -172,5 +180,43 @@ impl LaunchForm {
             seed: spec.seed,
             eval_every: spec.eval_every,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LaunchForm;
+    use crate::estimators::scl::Selection;
+
+    /// The SCL knobs survive form → spec → form ("Rerun with edits"), and Z's seed is the run's.
+    #[test]
+    fn scl_knobs_round_trip() {
+        let mut f = LaunchForm::default();
+        f.data.train = "train.txt".into();
+        f.estimator = "scl".into();
+        f.policy = "0.7:1*pl1 + 0.3:1*pl2".into();
+        f.selection = Selection::Multinomial;
+        f.auto_beta = true;
+        f.resample_every = 5;
+        f.seed = 3;
+        let spec = f.to_spec().unwrap();
+        let p = spec.estimator.policy().unwrap();
+        assert!(p.auto_beta && p.resample_every == 5 && p.seed == 3);
+        assert_eq!(p.selection, Selection::Multinomial);
+        let g = LaunchForm::from_spec(&spec);
+        assert_eq!(
+            (
+                g.policy.as_str(),
+                g.selection,
+                g.auto_beta,
+                g.resample_every
+            ),
+            (f.policy.as_str(), f.selection, true, 5)
+        );
+        f.policy = "0.7:1*pl9x".into();
+        assert!(f
+            .to_spec()
+            .unwrap_err()
+            .contains("unknown component family"));
     }
 }

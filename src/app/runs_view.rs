@@ -114,6 +114,13 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                         .on_hover_text("each component with its family's λ");
                     ui.selectable_value(&mut f.selection, Selection::Multinomial, "multinomial")
                         .on_hover_text("exactly one family per item (per `;` group)");
+                    ui.checkbox(&mut f.auto_beta, "β auto").on_hover_text(
+                        "choose the families' weights β by 004's heuristic (§7, Algorithm 1)",
+                    );
+                    let l = ui.label("resample every");
+                    ui.add(egui::DragValue::new(&mut f.resample_every).range(0..=100_000))
+                        .labelled_by(l.id)
+                        .on_hover_text("draw Z anew every N iterations (0: once per run)");
                 });
             });
             ui.end_row();
