@@ -182,7 +182,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         if let Some(r) = job.poll() {
             state.sweep_job = None;
             match r {
-                Ok(s) => state.sweeps = Some(s),
+                Ok(s) => state.sweeps = Some(std::sync::Arc::new(s)),
                 Err(e) => state.error(format!("could not read the sweeps: {e}")),
             }
         }
@@ -201,6 +201,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         let ws = state.config.workspace.clone();
         state.sweep_job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
     }
+    // An Arc: the frame holds the sweeps without copying them.
     let Some(sweeps) = state.sweeps.clone() else {
         ui.spinner();
         return;
@@ -221,7 +222,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         egui::ComboBox::new("frontier-sweep", "sweep")
             .selected_text(p.sweep.clone().unwrap_or_default())
             .show_ui(ui, |ui| {
-                for s in &sweeps {
+                for s in sweeps.iter() {
                     ui.selectable_value(&mut p.sweep, Some(s.name.clone()), &s.name);
                 }
             });

@@ -175,7 +175,7 @@ pub struct AppState {
     focus: Option<&'static str>,
     new_panes: Vec<Pane>,
     /// SCL sweeps read from `workspace/sweeps` (the Frontier pane), and the job reading them.
-    pub sweeps: Option<Vec<frontier::SweepData>>,
+    pub sweeps: Option<Arc<Vec<frontier::SweepData>>>,
     sweep_job: Option<Job<Vec<frontier::SweepData>>>,
     /// Load the form's data at the next frame (start-up).
     load_pending: bool,

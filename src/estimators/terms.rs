@@ -465,11 +465,13 @@ fn evaluate_term(
             if !report.converged && g != GlobalInference::TreeBp {
                 *unconverged += 1;
             }
-            let free_energy = msgs.bethe_free_energy(inst, phi, work);
-            if let Some(d) = dphi {
-                inst.add_indicator(gold, w, d);
-                msgs.add_expectations(inst, phi, d, -w, work);
-            }
+            let free_energy = match dphi {
+                Some(d) => {
+                    inst.add_indicator(gold, w, d);
+                    msgs.bethe_and_expectations(inst, phi, Some((d, -w)), work)
+                }
+                None => msgs.bethe_free_energy(inst, phi, work),
+            };
             return w * (inst.score(phi, gold) + free_energy);
         }
         None => {}

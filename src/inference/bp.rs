@@ -364,31 +364,23 @@ impl BpMessages {
         softmax_in_place(out);
     }
 
-    /// Adds `scale · b_a(y_a)` into `dphi` (table-buffer layout) for every factor: the
-    /// belief expectations of the `bp` gradient.
-    pub fn add_expectations(
-        &self,
-        inst: &Instance,
-        phi: &[f64],
-        dphi: &mut [f64],
-        scale: f64,
-        work: &mut BpWork,
-    ) {
-        let mut b = std::mem::take(&mut work.out);
-        for (f, fac) in inst.factors.iter().enumerate() {
-            self.factor_belief(inst, phi, f, work, &mut b);
-            let off = inst.table_offset(fac);
-            for (d, &p) in dphi[off..off + b.len()].iter_mut().zip(&b) {
-                *d += scale * p;
-            }
-        }
-        work.out = b;
-    }
-
     /// The Bethe free energy at the current beliefs,
     /// `F = Σ_a Σ_{y_a} b_a (ln b_a − φ_a) − Σ_v (d_v − 1) Σ_{y_v} b_v ln b_v`;
     /// `−F` is BP's estimate of log Z (exact on a forest at convergence).
     pub fn bethe_free_energy(&self, inst: &Instance, phi: &[f64], work: &mut BpWork) -> f64 {
+        self.bethe_and_expectations(inst, phi, None, work)
+    }
+
+    /// [`bethe_free_energy`](Self::bethe_free_energy), adding `scale · b_a(y_a)` into `dphi`
+    /// (table-buffer layout) for every factor from the same pass over the factor beliefs (the
+    /// belief expectations of the `bp` gradient).
+    pub fn bethe_and_expectations(
+        &self,
+        inst: &Instance,
+        phi: &[f64],
+        mut expectations: Option<(&mut [f64], f64)>,
+        work: &mut BpWork,
+    ) -> f64 {
         let mut b = std::mem::take(&mut work.out);
         let mut f_energy = 0.0;
         for (f, fac) in inst.factors.iter().enumerate() {
@@ -396,6 +388,12 @@ impl BpMessages {
             for (&p, &x) in b.iter().zip(inst.table(fac, phi)) {
                 if p > 0.0 {
                     f_energy += p * (p.ln() - x);
+                }
+            }
+            if let Some((dphi, scale)) = expectations.as_mut() {
+                let off = inst.table_offset(fac);
+                for (d, &p) in dphi[off..off + b.len()].iter_mut().zip(&b) {
+                    *d += *scale * p;
                 }
             }
         }
