@@ -9,6 +9,7 @@ use piecewise_lab::error::{Error, Result};
 use piecewise_lab::estimators::{EstimatorSpec, Workspace};
 use piecewise_lab::eval::{evaluate, Decoder, Inference};
 use piecewise_lab::graph::boltzmann::BoltzmannOptions;
+use piecewise_lab::graph::boltzmann_chain::BoltzmannChainOptions;
 use piecewise_lab::graph::chain::{ChainOptions, Factorisation, FeatureSet};
 use piecewise_lab::graph::family::{self, FamilyKind};
 use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
@@ -299,7 +300,8 @@ enum Algo {
 #[derive(Args, Clone)]
 struct ModelArgs {
     /// Model family: chain (CRF++ templates on CoNLL data), grid (lattice of labels, grid
-    /// format), boltzmann (binary samples).
+    /// format), boltzmann (binary samples), boltzmann-chain (generative chain over CoNLL
+    /// labels and words; --min-freq sets which training words become <unk>).
     #[arg(long = "model", value_enum, default_value_t = FamilyKind::Chain)]
     family: FamilyKind,
     /// How the chain is cut into factors: split (state + transition) or edge.
@@ -329,6 +331,9 @@ impl ModelArgs {
             }),
             FamilyKind::Boltzmann => ModelSpec::Boltzmann(BoltzmannOptions {
                 biases: self.biases,
+            }),
+            FamilyKind::BoltzmannChain => ModelSpec::BoltzmannChain(BoltzmannChainOptions {
+                min_count: chain.min_freq.max(1) as usize,
             }),
         }
     }
@@ -477,6 +482,12 @@ struct RunArgs {
     /// Evaluate on --test every N iterations (0: at the end only).
     #[arg(long, default_value_t = 0)]
     eval_every: usize,
+    /// Train on N items of --train drawn without replacement with --seed (004 §8.3: 100).
+    #[arg(long, value_name = "N")]
+    train_sample: Option<usize>,
+    /// Also score the training data at the end (train NLL in the summary).
+    #[arg(long)]
+    eval_train: bool,
     /// Worker threads (0: all cores).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -528,6 +539,8 @@ impl RunArgs {
             seed: self.seed,
             threads: self.threads,
             decode: self.decode,
+            train_sample: self.train_sample,
+            eval_train: self.eval_train,
         })
     }
 }
@@ -1450,7 +1463,7 @@ fn theory(m: usize, theta: Option<&str>, scl: &SclArgs, json: bool) -> Result<()
 
 fn info(file: &Path, kind: FamilyKind, json: bool) -> Result<()> {
     let c = match kind {
-        FamilyKind::Chain => read_corpus(file)?,
+        FamilyKind::Chain | FamilyKind::BoltzmannChain => read_corpus(file)?,
         FamilyKind::Grid => piecewise_lab::data::grid::read_grid(file)?,
         FamilyKind::Boltzmann => piecewise_lab::data::samples::read_samples(file)?,
     };

@@ -449,6 +449,8 @@ fn compare_plots_and_exports_boltzmann_consistency() {
                 seed: 0,
                 threads: 1,
                 decode: Default::default(),
+                train_sample: None,
+                eval_train: false,
             };
             let dir = ws.path().join(format!("runs/{id:03}-{est}"));
             let s = execute(
@@ -554,6 +556,8 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
             seed: 0,
             threads: 2,
             decode: Default::default(),
+            train_sample: None,
+            eval_train: false,
         },
         low: ComponentFamily::Pseudo(1),
         high: ComponentFamily::Full,

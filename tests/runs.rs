@@ -24,6 +24,8 @@ fn spec() -> RunSpec {
         seed: 0,
         threads: 2,
         decode: Default::default(),
+        train_sample: None,
+        eval_train: false,
     }
 }
 

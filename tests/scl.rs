@@ -318,6 +318,8 @@ fn resampling_redraws_z_and_the_curve_counts_on() {
         seed: 0,
         threads: 1,
         decode: Default::default(),
+        train_sample: None,
+        eval_train: false,
     };
     let out = dir.path().join("run");
     let s = execute(
@@ -357,5 +359,75 @@ fn resampling_redraws_z_and_the_curve_counts_on() {
     assert!(
         per_eval.iter().any(|&c| (c - first_block).abs() > 1e-9),
         "every block selected the same components: {per_eval:?}"
+    );
+}
+
+/// Terms too large to enumerate are evaluated by sum-product over their reduced forest: on
+/// random trees (mixed cardinalities, unary factors, random A and B so that variables are
+/// clamped, free and summed out), value and gradient equal brute force over the joint.
+#[test]
+fn forest_terms_equal_brute_force() {
+    use piecewise_lab::estimators::forest_term::{forest_term, ForestWork};
+    use piecewise_lab::estimators::terms::LineCache;
+    let mut rng = StdRng::seed_from_u64(43);
+    let mut fw = ForestWork::default();
+    let (mut summed_seen, mut evaluated) = (0, 0);
+    for round in 0..60 {
+        let n = rng.random_range(2..8u32);
+        let card: Vec<u32> = (0..n).map(|_| rng.random_range(2..5)).collect();
+        let mut scopes: Vec<Vec<u32>> = (1..n).map(|v| vec![rng.random_range(0..v), v]).collect();
+        scopes.extend((0..n).filter(|_| rng.random::<bool>()).map(|v| vec![v]));
+        if round % 3 == 0 {
+            // Extra edges make cycles; clamping one endpoint of each can cut them.
+            scopes.push(vec![0, n - 1]);
+        }
+        let (_m, inst) = factor_graph(&card, &scopes);
+        let phi: Vec<f64> = (0..inst.table_len)
+            .map(|_| rng.random_range(-1.5..1.5))
+            .collect();
+        let y: Vec<u32> = card.iter().map(|&c| rng.random_range(0..c)).collect();
+        let mut a: Vec<u32> = (0..n).filter(|_| rng.random::<f64>() < 0.5).collect();
+        if a.is_empty() {
+            a.push(rng.random_range(0..n));
+        }
+        let b: Vec<u32> = (0..n)
+            .filter(|v| !a.contains(v) && rng.random::<bool>())
+            .collect();
+        let mut list = TermList::default();
+        component_term(&inst, &a, &b, 1.3, &mut list);
+        let t = list.get(0);
+        let mut dphi = vec![0.0; inst.table_len];
+        let Some(v) = forest_term(
+            &inst,
+            &phi,
+            &y,
+            &t,
+            Some(&mut dphi),
+            &mut fw,
+            &mut LineCache::default(),
+        ) else {
+            continue;
+        };
+        summed_seen += !t.summed.is_empty() as usize;
+        evaluated += 1;
+        let want = 1.3 * brute(&inst, &phi, &y, &a, &b);
+        assert!((v - want).abs() < 1e-10, "A={a:?} B={b:?}: {v} vs {want}");
+        let h = 1e-6;
+        for e in 0..inst.table_len {
+            let (mut p, mut m) = (phi.clone(), phi.clone());
+            p[e] += h;
+            m[e] -= h;
+            let fd =
+                1.3 * (brute(&inst, &p, &y, &a, &b) - brute(&inst, &m, &y, &a, &b)) / (2.0 * h);
+            assert!(
+                (fd - dphi[e]).abs() < 1e-6,
+                "A={a:?} B={b:?} entry {e}: FD {fd} vs {}",
+                dphi[e]
+            );
+        }
+    }
+    assert!(
+        evaluated > 40 && summed_seen > 10,
+        "too few forest terms: {evaluated}, with summed-out variables: {summed_seen}"
     );
 }

@@ -288,6 +288,8 @@ fn the_beta_heuristic_moves_weight_where_the_exact_variance_is_smallest() {
         seed: 0,
         threads: 2,
         decode: Default::default(),
+        train_sample: None,
+        eval_train: false,
     };
     let s = execute(
         &spec,

@@ -4,6 +4,7 @@
 
 use crate::data::{synth, Corpus};
 use crate::graph::boltzmann::BoltzmannOptions;
+use crate::graph::boltzmann_chain::BoltzmannChainOptions;
 use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet};
 use crate::graph::grid::GridOptions;
 use crate::graph::{Family, FamilyKind, ModelSpec};
@@ -61,6 +62,9 @@ impl DataSource {
             FamilyKind::Chain => ModelSpec::LinearChain(self.options()),
             FamilyKind::Grid => ModelSpec::Grid(self.grid.clone()),
             FamilyKind::Boltzmann => ModelSpec::Boltzmann(self.boltzmann.clone()),
+            FamilyKind::BoltzmannChain => ModelSpec::BoltzmannChain(BoltzmannChainOptions {
+                min_count: self.min_freq.max(1) as usize,
+            }),
         }
     }
 
@@ -75,6 +79,7 @@ impl DataSource {
             }
             ModelSpec::Grid(o) => self.grid = o.clone(),
             ModelSpec::Boltzmann(o) => self.boltzmann = o.clone(),
+            ModelSpec::BoltzmannChain(o) => self.min_freq = o.min_count as u64,
         }
     }
 

@@ -86,6 +86,7 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                             FamilyKind::Chain => "linear-chain CRF: CoNLL columns or a seminar folder, CRF++ template",
                             FamilyKind::Grid => "H×W lattice of labels: the grid format (cells `label obs…` separated by |)",
                             FamilyKind::Boltzmann => "fully connected Boltzmann machine: one 0/1 sample a line",
+                            FamilyKind::BoltzmannChain => "generative chain over labels and words (004 §8.3.1): CoNLL columns, word first, label last",
                         });
                 }
             });
@@ -130,6 +131,12 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
             }
             FamilyKind::Boltzmann => {
                 ui.checkbox(&mut src.boltzmann.biases, "biases");
+            }
+            FamilyKind::BoltzmannChain => {
+                let l = ui.label("Min freq");
+                ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
+                    .labelled_by(l.id)
+                    .on_hover_text("training words seen fewer times become <unk>");
             }
         }
     });

@@ -47,6 +47,11 @@ pub enum Quality {
     /// Held-out negative log-likelihood per item (lower is better).
     #[default]
     TestNll,
+    /// Held-out per-token perplexity, exp(NLL / tokens) (004 §8.3).
+    TestPerplexity,
+    /// Training-set NLL per item (the train contours of 004 Figs. 9, 11).
+    TrainNll,
+    TrainPerplexity,
     /// Test token accuracy (higher is better).
     TestAccuracy,
     /// ‖θ̂ − θ0‖ for data generated from known parameters (lower is better).
@@ -54,10 +59,20 @@ pub enum Quality {
 }
 
 impl Quality {
-    const ALL: [Quality; 3] = [Self::TestNll, Self::TestAccuracy, Self::ParamError];
+    const ALL: [Quality; 6] = [
+        Self::TestNll,
+        Self::TestPerplexity,
+        Self::TrainNll,
+        Self::TrainPerplexity,
+        Self::TestAccuracy,
+        Self::ParamError,
+    ];
     fn label(self) -> &'static str {
         match self {
             Self::TestNll => "held-out NLL per item",
+            Self::TestPerplexity => "held-out perplexity per token",
+            Self::TrainNll => "train NLL per item",
+            Self::TrainPerplexity => "train perplexity per token",
             Self::TestAccuracy => "test token accuracy %",
             Self::ParamError => "|θ − θ0|",
         }
@@ -65,12 +80,16 @@ impl Quality {
     fn lower_is_better(self) -> bool {
         self != Self::TestAccuracy
     }
-    fn of(self, s: &RunSummary) -> Option<f64> {
+    pub fn of(self, s: &RunSummary) -> Option<f64> {
         let t = s.test.as_ref();
+        let nll = |m: &crate::eval::Metrics| {
+            Some(-m.log_likelihood? / m.log_likelihood_sequences.max(1) as f64)
+        };
         match self {
-            Self::TestNll => {
-                t.and_then(|m| Some(-m.log_likelihood? / m.log_likelihood_sequences.max(1) as f64))
-            }
+            Self::TestNll => t.and_then(nll),
+            Self::TestPerplexity => t.and_then(|m| m.perplexity()),
+            Self::TrainNll => s.train.as_ref().and_then(nll),
+            Self::TrainPerplexity => s.train.as_ref().and_then(|m| m.perplexity()),
             Self::TestAccuracy => t.map(|m| m.token_accuracy),
             Self::ParamError => s.param_error,
         }
@@ -341,6 +360,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
                 };
                 plot.points(
                     egui_plot::Points::new(name, vec![[xf(q[0]), q[1]]])
+                        .id(("frontier-point", &r.dir))
                         .shape(shape)
                         .radius(5.0)
                         .filled(true)
@@ -350,6 +370,43 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         })
     });
     rect = rect.union(scope.response.rect);
+    // Hover names the run; a click opens it in Compare beside the runs already ticked.
+    let hovered = scope.inner.hovered_plot_item.and_then(|id| {
+        pts.iter()
+            .find(|(r, _)| egui_plot::ItemId::new(("frontier-point", &r.dir)) == id)
+    });
+    if let Some((r, q)) = hovered {
+        let resp = scope.inner.response.clone().on_hover_ui_at_pointer(|ui| {
+            ui.strong(format!("λ = {} · β = {}", r.lambda, r.beta));
+            if let Some(s) = r.sigma2 {
+                ui.label(format!("σ² = {s}"));
+            }
+            ui.label(format!("{}: {:.4}", p.x.label(), q[0]));
+            ui.label(format!("{}: {:.4}", p.y.label(), q[1]));
+            ui.label(format!(
+                "{} iterations · {:.1} s",
+                r.summary.iterations, r.summary.train_seconds
+            ));
+            ui.weak(format!("{} — click to open in Compare", r.dir));
+        });
+        if resp.clicked() {
+            let dir = state
+                .config
+                .workspace
+                .join("sweeps")
+                .join(&sweep.name)
+                .join(&r.dir);
+            let label = format!("{}/{}", sweep.name, r.dir.trim_start_matches("runs/"));
+            match state.runs.adopt(&dir, &label) {
+                Ok(id) => {
+                    state.selected.insert(id.clone());
+                    state.focus = Some("Compare");
+                    state.info(format!("{id} opened in Compare"));
+                }
+                Err(e) => state.error(format!("could not open {}: {e}", dir.display())),
+            }
+        }
+    }
     heat_map(ui, sweep, p.y);
     let stem = format!("frontier-{}", sweep.name);
     if save_png {

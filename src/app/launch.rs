@@ -133,6 +133,8 @@ impl LaunchForm {
             seed: self.seed,
             threads: self.threads,
             decode: Default::default(),
+            train_sample: None,
+            eval_train: false,
         })
     }
 

@@ -172,7 +172,7 @@ pub struct AppState {
     dialog: Option<Job<Option<(DialogTarget, PathBuf)>>>,
     exports: Vec<ExportRequest>,
     pub frames: FrameStats,
-    focus: Option<&'static str>,
+    pub focus: Option<&'static str>,
     new_panes: Vec<Pane>,
     /// SCL sweeps read from `workspace/sweeps` (the Frontier pane), and the job reading them.
     pub sweeps: Option<Arc<Vec<frontier::SweepData>>>,

@@ -177,6 +177,18 @@ impl Runs {
         (Runs { dir, entries }, problems)
     }
 
+    /// Adds a finished run that lives outside `runs/` (a sweep point) under the id `label`,
+    /// or finds it when already added; returns its id.
+    pub fn adopt(&mut self, dir: &Path, label: &str) -> Result<String, String> {
+        if let Some(e) = self.entries.iter().find(|e| e.dir == dir) {
+            return Ok(e.id.clone());
+        }
+        let mut e = load_entry(dir)?;
+        e.id = label.to_string();
+        self.entries.push(e);
+        Ok(label.to_string())
+    }
+
     pub fn get(&self, id: &str) -> Option<&RunEntry> {
         self.entries.iter().find(|e| e.id == id)
     }

@@ -48,6 +48,22 @@ pub enum LabelColumn {
 }
 
 impl Corpus {
+    /// `n` items drawn without replacement (seeded), kept in file order; all when `n` ≥ the size.
+    pub fn sample(&self, n: usize, seed: u64) -> Corpus {
+        use rand::SeedableRng;
+        if n >= self.sequences.len() {
+            return self.clone();
+        }
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5A3D_1E5B_0C1A_7F21);
+        let mut idx = rand::seq::index::sample(&mut rng, self.sequences.len(), n).into_vec();
+        idx.sort_unstable();
+        Corpus {
+            path: self.path.clone(),
+            sequences: idx.iter().map(|&i| self.sequences[i].clone()).collect(),
+            n_columns: self.n_columns,
+        }
+    }
+
     pub fn tokens(&self) -> usize {
         self.sequences.iter().map(|s| s.len()).sum()
     }

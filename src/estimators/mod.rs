@@ -4,6 +4,7 @@
 //! weights; [`crate::graph::Model::scatter`] does that for all. The term lists are data, so the
 //! GUI draws exactly what is computed.
 
+pub mod forest_term;
 pub mod local;
 pub mod ml;
 pub mod scl;

@@ -3,8 +3,9 @@
 //! A *component* is an m-pair (A, B): the likelihood object `log p(y_A | y_B)`, everything else
 //! summed out. As a term: the factors whose scope is not inside B (factors inside B cancel), A
 //! free, B clamped at the data, every other variable of those factors summed out. Families of
-//! components by name: `fl` (A = every variable) and `plk` (A = k variables, B = all the others:
-//! k consecutive positions on a chain, every k-subset on other graphs; `pl1` is pseudolikelihood).
+//! components by name: `fl` (A = every variable) and `plk` (A = k positions, B = all the others:
+//! k consecutive positions on a sequence — a chain's labels, a Boltzmann chain's (label, word)
+//! pairs — and every k-subset of variables on other graphs; `pl1` is pseudolikelihood).
 //!
 //! A [`SelectionPolicy`] gives each family a selection probability λ and a weight β — in the
 //! paper's notation `λ1β1 PL1 + λ2(1−β1) PL2` — and a selection model for Z: `independent`
@@ -58,14 +59,17 @@ impl ComponentFamily {
         }
     }
 
-    /// Number of components on an instance with `n` variables (chains: consecutive windows).
+    /// Number of components on an instance (sequences: windows of consecutive positions).
     pub fn count(&self, inst: &Instance) -> u128 {
         let n = inst.n_vars() as u128;
-        match *self {
-            ComponentFamily::Full => 1,
-            ComponentFamily::Pseudo(k) if k as u128 > n => 0,
-            ComponentFamily::Pseudo(k) if inst.chain.is_some() => n - k as u128 + 1,
-            ComponentFamily::Pseudo(k) => binomial(n, k as u128),
+        match (*self, inst.position_width()) {
+            (ComponentFamily::Full, _) => 1,
+            (ComponentFamily::Pseudo(k), Some(w)) => {
+                let p = (n / w as u128) as i128;
+                (p - k as i128 + 1).max(0) as u128
+            }
+            (ComponentFamily::Pseudo(k), None) if k as u128 > n => 0,
+            (ComponentFamily::Pseudo(k), None) => binomial(n, k as u128),
         }
     }
 
@@ -82,14 +86,16 @@ impl ComponentFamily {
                 buf.extend(0..n as u32);
                 f(buf);
             }
-            ComponentFamily::Pseudo(k) if k > n => {}
-            ComponentFamily::Pseudo(k) if inst.chain.is_some() => {
-                for t in 0..=n - k {
+            ComponentFamily::Pseudo(k) if inst.position_width().is_some() => {
+                let w = inst.position_width().unwrap();
+                let p = n / w;
+                for t in 0..(p + 1).saturating_sub(k) {
                     buf.clear();
-                    buf.extend(t as u32..(t + k) as u32);
+                    buf.extend((t * w) as u32..((t + k) * w) as u32);
                     f(buf);
                 }
             }
+            ComponentFamily::Pseudo(k) if k > n => {}
             ComponentFamily::Pseudo(k) => {
                 // k-subsets in lexicographic order.
                 buf.clear();

@@ -13,6 +13,7 @@
 //! loopy BP, whose `−F_Bethe` stands in for log Z. Every other term enumerates its free × summed
 //! states, reading each factor's entry through precomputed strides.
 
+use super::forest_term::{forest_term, is_forest_term, ForestWork};
 use crate::error::{Error, Result};
 use crate::graph::{Instance, TableReads};
 use crate::inference::bp::{self, BpOptions, Schedule, Semiring};
@@ -21,6 +22,10 @@ use crate::util::{exp_shifted_into, next_assignment};
 
 /// Largest number of free × summed states one enumerated term may have.
 pub const MAX_TERM_STATES: u128 = 1 << 20;
+
+/// Terms with more free × summed states than this are evaluated by sum-product when their
+/// reduced graph is a forest ([`super::forest_term`]); smaller ones are enumerated.
+pub const FOREST_MIN_STATES: u128 = 1 << 12;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Head {
@@ -218,6 +223,9 @@ impl Term<'_> {
             }
         }
         let states = self.states(inst);
+        if states > FOREST_MIN_STATES && !self.is_whole_graph(inst) && is_forest_term(inst, self) {
+            return Ok(());
+        }
         if states > MAX_TERM_STATES {
             if self.is_whole_graph(inst) {
                 return Err(Error::invalid(format!(
@@ -271,13 +279,23 @@ pub struct TermWork {
     marg_b: Vec<f64>,
     entries: Vec<usize>,
     gold_free: Vec<bool>,
+    pub(crate) cache: LineCache,
+    /// Terms too large to enumerate whose reduced graph is a forest.
+    forest: ForestWork,
+    pub ops: u64,
+}
+
+/// Softmaxes over *lines* of shared tables (a whole table, or a row/column with the rest
+/// clamped), computed once per instance and reused by every term over the same line.
+#[derive(Clone, Debug, Default)]
+pub struct LineCache {
     /// Factors per slot of the current instance; only shared slots are cached.
     slot_mult: Vec<u32>,
-    /// Softmaxes over *lines* of shared tables (a whole table, or a row/column with the rest
-    /// clamped), computed once per instance and reused by every term over the same line.
     lines: Vec<Line>,
     line_probs: Vec<f64>,
-    pub ops: u64,
+    scores: Vec<f64>,
+    probs: Vec<f64>,
+    pub(crate) ops: u64,
 }
 
 /// `phi[base + y·stride]` for y < len at temperature μ, with its log partition function, its
@@ -294,9 +312,32 @@ struct Line {
     coef: f64,
 }
 
-impl TermWork {
+impl LineCache {
+    /// Whether several factors of the current instance share slot `slot`.
+    pub(crate) fn shared(&self, slot: u32) -> bool {
+        self.slot_mult.get(slot as usize).copied().unwrap_or(0) > 1
+    }
+
+    /// log Σ_y exp(φ[base + y·stride]/μ) of line `i`.
+    pub(crate) fn lse(&self, i: usize) -> f64 {
+        self.lines[i].lse
+    }
+
+    /// Adds `c` to line `i`'s deferred coefficient: `c`·softmax is subtracted from the gradient
+    /// once, at the end of the instance.
+    pub(crate) fn add_coef(&mut self, i: usize, c: f64) {
+        self.lines[i].coef += c;
+    }
+
     /// Index of the cached line, computing it on first use.
-    fn line(&mut self, phi: &[f64], base: usize, stride: usize, len: usize, mu: f64) -> usize {
+    pub(crate) fn line(
+        &mut self,
+        phi: &[f64],
+        base: usize,
+        stride: usize,
+        len: usize,
+        mu: f64,
+    ) -> usize {
         if let Some(i) = self
             .lines
             .iter()
@@ -322,7 +363,9 @@ impl TermWork {
         });
         self.lines.len() - 1
     }
+}
 
+impl TermWork {
     /// A term `w·(φ[base + g·stride] − μ·log Σ_y exp(φ[base + y·stride]/μ))` over a line of a
     /// shared table.
     fn line_term(
@@ -334,12 +377,12 @@ impl TermWork {
         w: f64,
         dphi: Option<&mut [f64]>,
     ) -> f64 {
-        let i = self.line(phi, base, stride, len, mu);
+        let i = self.cache.line(phi, base, stride, len, mu);
         if let Some(d) = dphi {
             d[base + g * stride] += w;
-            self.lines[i].coef += w;
+            self.cache.add_coef(i, w);
         }
-        w * (phi[base + g * stride] - mu * self.lines[i].lse)
+        w * (phi[base + g * stride] - mu * self.cache.lse(i))
     }
 }
 
@@ -353,25 +396,28 @@ pub fn evaluate_terms(
     tw: &mut TermWork,
     infer: &mut InferWork,
 ) -> f64 {
-    tw.slot_mult.clear();
-    tw.slot_mult.resize(inst.slots.len(), 0);
+    let c = &mut tw.cache;
+    c.slot_mult.clear();
+    c.slot_mult.resize(inst.slots.len(), 0);
     for f in &inst.factors {
-        tw.slot_mult[f.slot as usize] += 1;
+        c.slot_mult[f.slot as usize] += 1;
     }
-    tw.lines.clear();
-    tw.line_probs.clear();
+    c.lines.clear();
+    c.line_probs.clear();
     let mut value = 0.0;
     for t in list.iter() {
         value += evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, infer);
     }
     // Deferred softmax part of the cached lines' gradients, once per line.
     if let Some(d) = dphi {
-        for l in &tw.lines {
-            for (y, &p) in tw.line_probs[l.start..l.start + l.len].iter().enumerate() {
+        let c = &tw.cache;
+        for l in &c.lines {
+            for (y, &p) in c.line_probs[l.start..l.start + l.len].iter().enumerate() {
                 d[l.base + y * l.stride] -= l.coef * p;
             }
         }
     }
+    tw.ops += std::mem::take(&mut tw.cache.ops);
     value
 }
 
@@ -438,6 +484,28 @@ fn evaluate_term(
     infer: &mut InferWork,
 ) -> f64 {
     let w = t.weight;
+    let mut dphi = dphi;
+    // Large terms over a forest (a whole tree-shaped instance too): two sum-product passes,
+    // with leaves hanging off shared tables read from the instance's cached lines.
+    let try_forest = match t.global_inference(inst) {
+        Some(GlobalInference::ForwardBackward) => false,
+        Some(_) => inst.forest,
+        None => true,
+    };
+    if try_forest && t.states(inst) > FOREST_MIN_STATES {
+        if let Some(v) = forest_term(
+            inst,
+            phi,
+            gold,
+            &t,
+            dphi.as_deref_mut(),
+            &mut tw.forest,
+            &mut tw.cache,
+        ) {
+            tw.ops += std::mem::take(&mut tw.forest.ops);
+            return v;
+        }
+    }
     match t.global_inference(inst) {
         Some(GlobalInference::ForwardBackward) => {
             let lay = inst.chain.as_ref().unwrap();
@@ -579,7 +647,7 @@ fn table_term(
     let sl = &inst.slots[fac.slot as usize];
     let (off, len) = (sl.offset as usize, sl.len as usize);
     let g = inst.entry(fac, gold);
-    if tw.slot_mult.get(fac.slot as usize).copied().unwrap_or(0) > 1 {
+    if tw.cache.shared(fac.slot) {
         return tw.line_term(phi, (off, 1, len), g, mu, w, dphi);
     }
     tw.scores.clear();
@@ -616,14 +684,7 @@ fn one_free_term(
         let base = factor_strides(inst, f, gold, &[s], &mut tw.stride[k..k + 1]);
         tw.base.push(base);
     }
-    if t.factors.len() == 1
-        && tw
-            .slot_mult
-            .get(inst.factors[t.factors[0] as usize].slot as usize)
-            .copied()
-            .unwrap_or(0)
-            > 1
-    {
+    if t.factors.len() == 1 && tw.cache.shared(inst.factors[t.factors[0] as usize].slot) {
         let (base, st) = (tw.base[0], tw.stride[0]);
         return tw.line_term(phi, (base, st, l), gold[s as usize] as usize, mu, w, dphi);
     }

@@ -37,9 +37,59 @@ pub fn component_flops(
     a: &[u32],
     n_params: usize,
 ) -> f64 {
-    let states: f64 = a.iter().map(|&v| inst.card[v as usize] as f64).product();
     let c = family.count(inst).max(1) as f64;
-    n_params as f64 * (states + 1.0 / c)
+    n_params as f64 * (component_states(inst, a) + 1.0 / c)
+}
+
+/// The states a component's normaliser visits: the joint states of A (the paper's 2^|A| on
+/// binary variables) or, when A's factors with the rest clamped form a forest of pairwise tables
+/// and that is cheaper, the table entries sum-product reads (Σ_v |Y_v| + Σ_edges |Y_u||Y_v|):
+/// full likelihood on a chain is forward–backward, not enumeration.
+pub fn component_states(inst: &Instance, a: &[u32]) -> f64 {
+    let card = |v: u32| inst.card[v as usize] as f64;
+    let product: f64 = a.iter().map(|&v| card(v)).product();
+    let mut parent: Vec<usize> = (0..a.len()).collect();
+    fn root(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    let local = |v: u32| {
+        if a.len() == inst.n_vars() {
+            Some(v as usize)
+        } else {
+            a.binary_search(&v).ok()
+        }
+    };
+    let mut cost: f64 = a.iter().map(|&v| card(v)).sum();
+    for &v in a {
+        for &f in inst.var_factors(v) {
+            let scope = inst.scope(&inst.factors[f as usize]);
+            let mut reduced = scope.iter().filter(|&&u| local(u).is_some());
+            if reduced.next() != Some(&v) {
+                continue; // counted from its first variable in A
+            }
+            let rest: Vec<u32> = reduced.copied().collect();
+            match rest[..] {
+                [] => {}
+                [u] => {
+                    let (x, y) = (
+                        root(&mut parent, local(v).unwrap()),
+                        root(&mut parent, local(u).unwrap()),
+                    );
+                    if x == y {
+                        return product;
+                    }
+                    parent[x] = y;
+                    cost += card(v) * card(u);
+                }
+                _ => return product,
+            }
+        }
+    }
+    product.min(cost)
 }
 
 /// The asymptotic variance of √n(θ̂ − θ0), and the MLE's, at θ0.

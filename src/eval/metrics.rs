@@ -55,6 +55,9 @@ pub struct Metrics {
     pub log_likelihood: Option<f64>,
     /// Sequences that entered `log_likelihood`.
     pub log_likelihood_sequences: usize,
+    /// Their tokens (positions).
+    #[serde(default)]
+    pub log_likelihood_tokens: u64,
     /// Of those, how many had the Bethe approximation in place of the exact log Z (loopy
     /// graphs too large to enumerate).
     #[serde(default)]
@@ -62,6 +65,15 @@ pub struct Metrics {
     /// How the predictions were decoded: decoder name → items.
     #[serde(default)]
     pub decoders: BTreeMap<String, usize>,
+}
+
+impl Metrics {
+    /// Per-token perplexity `exp(−log_likelihood / tokens)` (004 §8.3 reports "negative
+    /// log-likelihood, that is, perplexity").
+    pub fn perplexity(&self) -> Option<f64> {
+        let ll = self.log_likelihood?;
+        (self.log_likelihood_tokens > 0).then(|| (-ll / self.log_likelihood_tokens as f64).exp())
+    }
 }
 
 fn split_tag(label: &str) -> (&str, &str) {
@@ -175,6 +187,7 @@ impl Scorer {
                 .collect(),
             log_likelihood: None,
             log_likelihood_sequences: 0,
+            log_likelihood_tokens: 0,
             log_likelihood_bethe: 0,
             decoders: BTreeMap::new(),
         }

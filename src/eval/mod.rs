@@ -122,11 +122,19 @@ pub fn decode(
     }
 }
 
-fn names(family: &dyn Family, inst: &Instance, y: &[u32]) -> Vec<String> {
-    y.iter()
-        .enumerate()
-        .map(|(v, &i)| family.labels(inst, v as u32).names[i as usize].clone())
-        .collect()
+/// The family's test-time decoding when it has one, else [`decode`].
+fn decode_item(
+    family: &dyn Family,
+    inst: &Instance,
+    item: &crate::data::Sequence,
+    phi: &[f64],
+    how: &Inference,
+    ws: &mut Workspace,
+) -> Result<(Vec<u32>, &'static str)> {
+    match family.decode_given(inst, item, phi) {
+        Some(y) => Ok((y, "viterbi given the words")),
+        None => decode(inst, phi, how, ws),
+    }
 }
 
 /// Predicted labels (as strings) for every item of `corpus`.
@@ -139,9 +147,10 @@ pub fn predict(
     let insts = family.instances(corpus)?;
     insts
         .par_iter()
-        .map_init(Workspace::default, |ws, inst| {
-            decode(inst, &tables(family, theta, inst), how, ws)
-                .map(|(y, _)| names(family, inst, &y))
+        .zip(&corpus.sequences)
+        .map_init(Workspace::default, |ws, (inst, item)| {
+            decode_item(family, inst, item, &tables(family, theta, inst), how, ws)
+                .map(|(y, _)| family.token_labels(inst, &y))
         })
         .collect()
 }
@@ -166,9 +175,10 @@ pub fn evaluate(
     type Row = (Vec<String>, &'static str, Option<(f64, bool)>);
     let results: Vec<Row> = insts
         .par_iter()
-        .map_init(Workspace::default, |ws, inst| {
+        .zip(&corpus.sequences)
+        .map_init(Workspace::default, |ws, (inst, item)| {
             let phi = tables(family, theta, inst);
-            let (y, by) = decode(inst, &phi, how, ws)?;
+            let (y, by) = decode_item(family, inst, item, &phi, how, ws)?;
             let ll = inst.gold.as_ref().map(|_| {
                 if ExactMl.check(inst).is_ok() {
                     (ExactMl.evaluate(inst, &phi, None, ws), false)
@@ -176,11 +186,11 @@ pub fn evaluate(
                     (bethe.evaluate(inst, &phi, None, ws), true)
                 }
             });
-            Ok((names(family, inst, &y), by, ll))
+            Ok((family.token_labels(inst, &y), by, ll))
         })
         .collect::<Result<_>>()?;
     let mut scorer = Scorer::default();
-    let (mut ll, mut n_ll, mut n_bethe) = (0.0, 0, 0);
+    let (mut ll, mut n_ll, mut n_bethe, mut ll_tokens) = (0.0, 0, 0, 0u64);
     let mut decoders = std::collections::BTreeMap::new();
     for (s, (pred, by, l)) in corpus.sequences.iter().zip(&results) {
         scorer.add(&s.labels, pred);
@@ -188,12 +198,14 @@ pub fn evaluate(
         if let Some((l, b)) = l {
             ll += l;
             n_ll += 1;
+            ll_tokens += s.len() as u64;
             n_bethe += *b as usize;
         }
     }
     let mut m = scorer.finish();
     m.log_likelihood = Some(ll);
     m.log_likelihood_sequences = n_ll;
+    m.log_likelihood_tokens = ll_tokens;
     m.log_likelihood_bethe = n_bethe;
     m.decoders = decoders;
     Ok(m)

@@ -12,6 +12,7 @@
 //! variable, no observations). Metrics over items and tokens then apply to all.
 
 use super::boltzmann::{BoltzmannMachine, BoltzmannOptions};
+use super::boltzmann_chain::{BoltzmannChain, BoltzmannChainOptions};
 use super::chain::{ChainCrf, ChainOptions};
 use super::grid::{GridCrf, GridOptions};
 use super::{Instance, LabelSet, Model};
@@ -55,6 +56,20 @@ pub trait Family: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// An assignment's labels per token of the item (default: every variable's label).
+    fn token_labels(&self, inst: &Instance, y: &[u32]) -> Vec<String> {
+        y.iter()
+            .enumerate()
+            .map(|(v, &i)| self.labels(inst, v as u32).names[i as usize].clone())
+            .collect()
+    }
+
+    /// Test-time decoding for families whose task conditions on part of the item (a generative
+    /// chain tags given its words); `None` leaves it to the generic decoders.
+    fn decode_given(&self, _inst: &Instance, _item: &Sequence, _phi: &[f64]) -> Option<Vec<u32>> {
+        None
+    }
+
     /// Instances of every item of a data set.
     fn instances(&self, corpus: &Corpus) -> Result<Vec<Instance>> {
         self.check(corpus)?;
@@ -91,15 +106,22 @@ pub enum FamilyKind {
     Chain,
     Grid,
     Boltzmann,
+    BoltzmannChain,
 }
 
 impl FamilyKind {
-    pub const ALL: [FamilyKind; 3] = [FamilyKind::Chain, FamilyKind::Grid, FamilyKind::Boltzmann];
+    pub const ALL: [FamilyKind; 4] = [
+        FamilyKind::Chain,
+        FamilyKind::Grid,
+        FamilyKind::Boltzmann,
+        FamilyKind::BoltzmannChain,
+    ];
     pub fn name(&self) -> &'static str {
         match self {
             FamilyKind::Chain => "chain",
             FamilyKind::Grid => "grid",
             FamilyKind::Boltzmann => "boltzmann",
+            FamilyKind::BoltzmannChain => "boltzmann-chain",
         }
     }
 }
@@ -114,6 +136,8 @@ pub enum ModelSpec {
     Grid(GridOptions),
     /// Fully connected Boltzmann machine over binary variables (generative).
     Boltzmann(BoltzmannOptions),
+    /// Generative chain over labels and words (004 §8.3.1).
+    BoltzmannChain(BoltzmannChainOptions),
 }
 
 impl Default for ModelSpec {
@@ -128,6 +152,7 @@ impl ModelSpec {
             ModelSpec::LinearChain(_) => FamilyKind::Chain,
             ModelSpec::Grid(_) => FamilyKind::Grid,
             ModelSpec::Boltzmann(_) => FamilyKind::Boltzmann,
+            ModelSpec::BoltzmannChain(_) => FamilyKind::BoltzmannChain,
         }
     }
 
@@ -146,6 +171,7 @@ impl ModelSpec {
             ModelSpec::LinearChain(_) => crate::data::read_corpus(path),
             ModelSpec::Grid(_) => crate::data::grid::read_grid(path),
             ModelSpec::Boltzmann(_) => crate::data::samples::read_samples(path),
+            ModelSpec::BoltzmannChain(_) => crate::data::read_corpus(path),
         }
     }
 
@@ -178,6 +204,10 @@ impl ModelSpec {
                 let (m, i) = BoltzmannMachine::fit(train, o.clone())?;
                 (Arc::new(m), i)
             }
+            ModelSpec::BoltzmannChain(o) => {
+                let (m, i) = BoltzmannChain::fit(train, o.clone())?;
+                (Arc::new(m), i)
+            }
         })
     }
 }
@@ -195,6 +225,9 @@ pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>
         super::grid::MODEL_FORMAT => Arc::new(GridCrf::from_json(value).map_err(bad)?),
         super::boltzmann::MODEL_FORMAT => {
             Arc::new(BoltzmannMachine::from_json(value).map_err(bad)?)
+        }
+        super::boltzmann_chain::MODEL_FORMAT => {
+            Arc::new(BoltzmannChain::from_json(value).map_err(bad)?)
         }
         _ => {
             return Err(Error::file(

@@ -86,9 +86,21 @@ pub struct Instance {
     /// True when the factor graph (variables and factors as nodes) has no cycle, so belief
     /// propagation on it is exact.
     pub forest: bool,
+    /// Variables per position when the instance is a sequence of positions laid out
+    /// consecutively (1 on a chain; 2 on a Boltzmann chain, label then word), else 0:
+    /// k-th order pseudolikelihood takes k consecutive positions.
+    pub position_width: u32,
 }
 
 impl Instance {
+    /// Number of variables per position, when the instance is a sequence.
+    pub fn position_width(&self) -> Option<usize> {
+        if self.chain.is_some() {
+            Some(1)
+        } else {
+            (self.position_width > 0).then_some(self.position_width as usize)
+        }
+    }
     pub fn n_vars(&self) -> usize {
         self.card.len()
     }
@@ -187,6 +199,7 @@ impl<'m> InstanceBuilder<'m> {
                 table_len: 0,
                 chain: None,
                 forest: true,
+                position_width: 0,
             },
             dedup: FxHashMap::default(),
         }
@@ -298,6 +311,11 @@ impl<'m> InstanceBuilder<'m> {
             slot,
         });
         Ok((self.inst.factors.len() - 1) as u32)
+    }
+
+    /// Declares the instance a sequence of positions of `w` consecutive variables each.
+    pub fn set_position_width(&mut self, w: u32) {
+        self.inst.position_width = w;
     }
 
     pub fn set_gold(&mut self, gold: Vec<u32>) -> Result<()> {

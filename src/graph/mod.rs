@@ -8,6 +8,7 @@
 //! that turns table gradients back into parameter gradients.
 
 pub mod boltzmann;
+pub mod boltzmann_chain;
 pub mod chain;
 pub mod family;
 pub mod grid;

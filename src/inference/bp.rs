@@ -40,7 +40,8 @@ pub const MSG_FLOOR: f64 = -700.0;
 pub enum Schedule {
     /// Flooding: every message from the previous sweep's messages at once.
     Parallel,
-    /// Factor by factor, each using the newest messages (Gauss–Seidel).
+    /// Factor by factor, each using the newest messages (Gauss–Seidel), alternating forward
+    /// and backward over the factors.
     #[default]
     Sequential,
     /// Residual BP (Elidan, McGraw & Koller 2006): always the message that would change most.
@@ -905,7 +906,12 @@ fn run_sequential(c: &Call, msgs: &mut BpMessages, work: &mut BpWork, report: &m
             msgs.resum();
         }
         let mut residual: f64 = 0.0;
-        for f in 0..c.inst.factors.len() {
+        // Alternate directions (symmetric Gauss–Seidel): on a chain or a tree numbered along
+        // it, one forward and one backward sweep are exact, where one direction only would
+        // carry information one factor per sweep against it.
+        let n = c.inst.factors.len();
+        for i in 0..n {
+            let f = if sweep % 2 == 0 { i } else { n - 1 - i };
             if c.is_unary(f) {
                 continue;
             }

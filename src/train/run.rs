@@ -96,6 +96,9 @@ pub struct RunSummary {
     pub bp_unconverged: u64,
     /// Final test metrics; `test.decoders` says how the predictions were decoded.
     pub test: Option<Metrics>,
+    /// The same metrics on the training data, when the spec asks (`eval_train`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<Metrics>,
     pub error: Option<String>,
 }
 
@@ -167,7 +170,10 @@ fn run_inner(
     summary: &mut RunSummary,
 ) -> Result<()> {
     let setup = Instant::now();
-    let train = spec.model.read(&spec.train)?;
+    let mut train = spec.model.read(&spec.train)?;
+    if let Some(n) = spec.train_sample {
+        train = train.sample(n, spec.seed);
+    }
     let (fam, instances) = spec.model.fit(&train, spec.template.as_deref())?;
     let test = spec.test.as_deref().map(|p| fam.read(p)).transpose()?;
     if let Some(t) = &test {
@@ -368,6 +374,9 @@ fn run_inner(
     }
     if let Some(t) = &test {
         summary.test = Some(evaluate(fam.as_ref(), &result.theta, t, &how)?);
+    }
+    if spec.eval_train {
+        summary.train = Some(evaluate(fam.as_ref(), &result.theta, &train, &how)?);
     }
     summary.status = "finished".into();
     Ok(())

@@ -38,6 +38,14 @@ pub struct RunSpec {
     /// Test-time decoder (`auto` picks the exact one the graph allows).
     #[serde(default)]
     pub decode: Decoder,
+    /// Train on this many items of `train`, drawn without replacement with `seed` (004 §8.3
+    /// samples 100 CoNLL-2000 sentences); `None` uses them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train_sample: Option<usize>,
+    /// Also score the training data at the end (`summary.train`: the train-set NLL of 004's
+    /// train/test contour maps).
+    #[serde(default)]
+    pub eval_train: bool,
 }
 
 impl RunSpec {

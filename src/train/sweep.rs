@@ -118,6 +118,7 @@ impl SweepSpec {
         }
         spec.name = Some(format!("λ={} β={}", p.lambda, p.beta));
         spec.threads = threads;
+        spec.eval_train = true;
         spec
     }
 }
@@ -224,14 +225,14 @@ pub fn run_sweep(
 /// The results of every finished point, one row each.
 pub fn sweep_csv(dir: &Path, index: &SweepIndex) -> String {
     let mut o = String::from(
-        "lambda,beta,sigma2,status,iterations,train_seconds,paper_flops,ops,test_log_likelihood,test_token_accuracy,param_error,run\n",
+        "lambda,beta,sigma2,status,iterations,train_seconds,paper_flops,ops,test_log_likelihood,test_token_accuracy,param_error,run,train_log_likelihood,test_perplexity,train_perplexity\n",
     );
     for p in &index.points {
         let s: Option<RunSummary> = read_json(&dir.join(&p.dir).join("summary.json")).ok();
         let f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
         let s = s.as_ref();
         o.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             p.lambda,
             p.beta,
             f(p.sigma2),
@@ -243,7 +244,10 @@ pub fn sweep_csv(dir: &Path, index: &SweepIndex) -> String {
             f(s.and_then(|s| s.test.as_ref()?.log_likelihood)),
             f(s.and_then(|s| s.test.as_ref().map(|m| m.token_accuracy))),
             f(s.and_then(|s| s.param_error)),
-            PathBuf::from(&p.dir).display()
+            PathBuf::from(&p.dir).display(),
+            f(s.and_then(|s| s.train.as_ref()?.log_likelihood)),
+            f(s.and_then(|s| s.test.as_ref()?.perplexity())),
+            f(s.and_then(|s| s.train.as_ref()?.perplexity())),
         ));
     }
     o
