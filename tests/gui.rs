@@ -606,3 +606,114 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
         assert_eq!(on, !beaten, "row {i} of {csv}");
     }
 }
+
+/// The policy editor's preview of 004 Fig. 1 on 14 samples of the 5-node machine: PL costs
+/// 1,540 FLOPs in all (110 per sample), the relative efficiency appears once computed, and the
+/// editor's "add family" rewrites the policy text.
+#[test]
+fn policy_editor_previews_fig1() {
+    use piecewise_lab::data::samples::format_samples;
+    use piecewise_lab::data::synth_loopy::{boltzmann_samples, paper_theta};
+    let ws = tempfile::tempdir().unwrap();
+    let file = ws.path().join("bm.txt");
+    let theta = paper_theta(5);
+    let text = format!(
+        "# theta: {}\n{}",
+        theta
+            .iter()
+            .map(|t| t.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        format_samples(&boltzmann_samples(5, &theta, &[], 14, 3).unwrap())
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    {
+        let st = &mut h.state_mut().state;
+        st.form.family = piecewise_lab::graph::FamilyKind::Boltzmann;
+        st.form.train = file.display().to_string();
+        st.form.test.clear();
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(&mut h, "the samples to load", 30.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| d.family.kind() == "boltzmann")
+    });
+    runs_form(&mut h);
+    h.get_by_label("Use loaded data").click();
+    h.step();
+    h.get_by_label("scl").click();
+    h.step();
+    h.state_mut().state.launch.policy = "1:1*pl1".into();
+    h.step();
+    h.step();
+    h.get_by_label_contains("total complexity: 1540 FLOPs over 14 items");
+    wait_for(&mut h, "the relative efficiency", 30.0, |w| {
+        w.state.policy_preview_efficiency().is_some()
+    });
+    h.get_by_label_contains("relative efficiency (det, 004 eq. 8): paper's form 1.624");
+    h.get_by_label("add family").click();
+    h.step();
+    assert_eq!(h.state().state.launch.policy, "1:1*pl1 + 0.5:1*pl2");
+    h.step();
+    h.step();
+    // Fig. 1's per-component row for PL1 {1} exists, with PL2 rows after it.
+    h.get_by_label("pl1 {1}");
+    h.get_by_label("pl2 {1,2}");
+}
+
+/// The Theory pane draws Fig. 2's curves and adds Monte Carlo points of the estimator.
+#[test]
+fn theory_pane_draws_fig2_and_monte_carlo_points() {
+    use piecewise_lab::app::Pane;
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    h.get_by_label("Theory view").click();
+    h.step();
+    wait_for(&mut h, "the asymptotic variance", 60.0, |w| {
+        w.state.theory.curves().is_some()
+    });
+    let curves = h.state().state.theory.curves().unwrap().clone().unwrap();
+    assert_eq!(curves.len(), 3);
+    // Fig. 2: the paper's form falls monotonically in λ for each mixture; the exact form
+    // agrees with it at λ = 0 and 1 (deterministic policies) and lies above it in between
+    // (random selection adds Z's variance).
+    for c in &curves {
+        assert!(
+            c.points.windows(2).all(|w| w[1][1] <= w[0][1] + 1e-9),
+            "PL{}",
+            c.k + 1
+        );
+        let (first, last) = (c.points[0], c.points[c.points.len() - 1]);
+        assert!((first[1] - first[2]).abs() < 1e-9 && (last[1] - last[2]).abs() < 1e-9);
+        assert!(c.points[10][2] > c.points[10][1]);
+    }
+    for (_, tile) in h.state_mut().tree.tiles.iter_mut() {
+        if let egui_tiles::Tile::Pane(Pane::Theory(p)) = tile {
+            p.mc_n = 300;
+            p.mc_reps = 6;
+            p.mc_lambdas = "0.5".into();
+            p.orders = [true, false, false];
+        }
+    }
+    h.step();
+    wait_for(&mut h, "the curves again", 60.0, |w| {
+        w.state.theory.curves().is_some()
+    });
+    h.get_by_label("Run Monte Carlo").click();
+    h.step();
+    wait_for(&mut h, "the Monte Carlo", 120.0, |w| {
+        !w.state.theory.mc_running() && !w.state.theory.mc.is_empty()
+    });
+    let pt = &h.state().state.theory.mc[0];
+    assert_eq!((pt.k, pt.lambda, pt.reps), (1, 0.5, 6));
+    assert!(pt.trace.is_finite() && pt.trace > 0.0);
+}

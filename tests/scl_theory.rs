@@ -120,60 +120,21 @@ fn fig2_relative_variance_falls_with_the_higher_order_share() {
 /// which treats Z as its mean, is printed beside it.
 #[test]
 fn monte_carlo_matches_the_exact_form() {
-    use piecewise_lab::data::synth_loopy::boltzmann_samples;
-    use piecewise_lab::data::Corpus;
-    use piecewise_lab::estimators::EstimatorSpec;
-    use piecewise_lab::train::{minimize, DatasetObjective, LbfgsSpec, Prior};
-    use rayon::prelude::*;
     let (bm, inst) = machine(5);
     let theta0 = paper_theta(5);
     let text = "0.5:1*pl1";
     let v = asymptotic_variance(bm.model(), &inst, &theta0, &policy(text)).unwrap();
-    let (n, reps) = (1000usize, 400u64);
-    let draws: Vec<Vec<f64>> = (0..reps)
-        .into_par_iter()
-        .map(|r| {
-            let corpus = Corpus {
-                path: "mc".into(),
-                sequences: boltzmann_samples(5, &theta0, &[], n, 1000 + r).unwrap(),
-                n_columns: 1,
-            };
-            let insts = bm.instances(&corpus).unwrap();
-            let spec = EstimatorSpec::from_name("scl").unwrap().with_policy(
-                SelectionPolicy::parse(text, Selection::Independent, 5000 + r).unwrap(),
-            );
-            let est = spec.build(bm.model()).unwrap();
-            let obj =
-                DatasetObjective::new(bm.model(), &insts, est.as_ref(), Prior { sigma2: None }, 1)
-                    .unwrap();
-            let opt = LbfgsSpec {
-                max_iter: 300,
-                delta: 1e-12,
-                epsilon: 1e-9,
-                ..LbfgsSpec::default()
-            };
-            let res = minimize(
-                &obj,
-                vec![0.0; theta0.len()],
-                &opt,
-                &std::sync::atomic::AtomicBool::new(false),
-                &mut |_, _| {},
-            )
-            .unwrap();
-            res.theta
-                .iter()
-                .zip(&theta0)
-                .map(|(a, b)| (n as f64).sqrt() * (a - b))
-                .collect()
-        })
-        .collect();
-    let p = theta0.len();
-    let mean: Vec<f64> = (0..p)
-        .map(|j| draws.iter().map(|d| d[j]).sum::<f64>() / reps as f64)
-        .collect();
-    let emp_trace: f64 = (0..p)
-        .map(|j| draws.iter().map(|d| (d[j] - mean[j]).powi(2)).sum::<f64>() / (reps - 1) as f64)
-        .sum();
+    let (n, reps) = (1000usize, 400usize);
+    let mc = piecewise_lab::eval::asymptotic::monte_carlo(
+        &bm,
+        &theta0,
+        &policy(text),
+        (n, reps, 0),
+        &std::sync::atomic::AtomicBool::new(false),
+        &|_| {},
+    )
+    .unwrap();
+    let emp_trace = mc.trace;
     let (exact, paper) = (
         piecewise_lab::eval::asymptotic::trace(&v.exact),
         piecewise_lab::eval::asymptotic::trace(&v.paper),

@@ -10,8 +10,10 @@ mod graph_view;
 pub mod jobs;
 pub mod launch;
 mod plots;
+pub mod policy_view;
 pub mod runs;
 mod runs_view;
+pub mod theory;
 
 use data::{DataSource, GenerateForm, LoadedData, Split};
 use jobs::{take_finished, Job};
@@ -96,6 +98,7 @@ pub enum Pane {
     Fields(FieldsPane),
     Compare(CurvesPane),
     Frontier(frontier::FrontierPane),
+    Theory(theory::TheoryPane),
 }
 
 impl Pane {
@@ -108,6 +111,7 @@ impl Pane {
             Pane::Fields(_) => "Fields",
             Pane::Compare(_) => "Compare",
             Pane::Frontier(_) => "Frontier",
+            Pane::Theory(_) => "Theory",
         }
     }
 }
@@ -177,6 +181,10 @@ pub struct AppState {
     /// SCL sweeps read from `workspace/sweeps` (the Frontier pane), and the job reading them.
     pub sweeps: Option<Arc<Vec<frontier::SweepData>>>,
     sweep_job: Option<Job<Vec<frontier::SweepData>>>,
+    /// The Theory pane's curves, Monte Carlo points and jobs.
+    pub theory: theory::TheoryRuntime,
+    /// The launch form's policy preview (004 Fig. 1) and its relative-efficiency job.
+    pub policy_preview: policy_view::Preview,
     /// Load the form's data at the next frame (start-up).
     load_pending: bool,
     shot_tx: std::sync::mpsc::Sender<Result<PathBuf, String>>,
@@ -210,6 +218,7 @@ fn default_tree() -> egui_tiles::Tree<Pane> {
         tiles.insert_pane(Pane::Fields(FieldsPane::default())),
         tiles.insert_pane(Pane::Compare(CurvesPane::default())),
         tiles.insert_pane(Pane::Frontier(Default::default())),
+        tiles.insert_pane(Pane::Theory(Default::default())),
     ];
     let l = tiles.insert_tab_tile(left);
     let r = tiles.insert_tab_tile(right);
@@ -263,6 +272,8 @@ impl Workbench {
             new_panes: vec![],
             sweeps: None,
             sweep_job: None,
+            theory: Default::default(),
+            policy_preview: Default::default(),
             load_pending: false,
             shot_tx,
             shot_rx,
@@ -311,6 +322,9 @@ impl Workbench {
             if !found && kind == "Frontier" {
                 self.add_pane(Pane::Frontier(Default::default()));
             }
+            if !found && kind == "Theory" {
+                self.add_pane(Pane::Theory(Default::default()));
+            }
         }
         self.state.serve_exports(&ctx);
         if self.state.runs.any_live() || self.state.is_busy() {
@@ -327,7 +341,7 @@ impl Workbench {
             ui.strong("Piecewise Lab");
             ui.separator();
             for kind in [
-                "Data", "Graph", "Runs", "Curves", "Fields", "Compare", "Frontier",
+                "Data", "Graph", "Runs", "Curves", "Fields", "Compare", "Frontier", "Theory",
             ] {
                 if ui
                     .button(format!("{kind} view"))
@@ -359,6 +373,10 @@ impl Workbench {
                     self.state
                         .new_panes
                         .push(Pane::Frontier(Default::default()));
+                    ui.close();
+                }
+                if ui.button("Theory").clicked() {
+                    self.state.new_panes.push(Pane::Theory(Default::default()));
                     ui.close();
                 }
             });
@@ -439,6 +457,13 @@ impl AppState {
     /// Whether a data set is being loaded.
     pub fn is_loading(&self) -> bool {
         self.loading.is_some()
+    }
+
+    /// The launch form's policy preview: its relative efficiency once computed.
+    pub fn policy_preview_efficiency(
+        &self,
+    ) -> Option<&Result<crate::eval::asymptotic::Efficiency, String>> {
+        self.policy_preview.efficiency()
     }
 
     pub fn info(&mut self, text: impl Into<String>) {
@@ -740,6 +765,7 @@ impl egui_tiles::Behavior<Pane> for Behavior<'_> {
                 Pane::Fields(p) => plots::fields_ui(self.state, p, ui),
                 Pane::Compare(p) => plots::compare_ui(self.state, p, ui),
                 Pane::Frontier(p) => frontier::ui(self.state, p, ui),
+                Pane::Theory(p) => theory::ui(self.state, p, ui),
             });
         egui_tiles::UiResponse::None
     }

@@ -188,6 +188,15 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             state.launch = LaunchForm::for_data(&state.form);
         }
     });
+    // Below the buttons, so opening it moves nothing the user aims at.
+    if state.launch.estimator == "scl" {
+        egui::CollapsingHeader::new("SCL policy editor and preview (004 Fig. 1)")
+            .default_open(true)
+            .show(ui, |ui| {
+                super::policy_view::editor(ui, &mut state.launch);
+                super::policy_view::ui(state, ui);
+            });
+    }
 }
 
 /// Loopy BP options: schedule, damping, tolerance, sweep limit (the bp estimator; max-product

@@ -267,7 +267,7 @@ impl SelectionPolicy {
         }
     }
 
-    fn parts(&self) -> impl Iterator<Item = &PolicyPart> {
+    pub fn parts(&self) -> impl Iterator<Item = &PolicyPart> {
         self.groups.iter().flatten()
     }
 }
@@ -314,34 +314,82 @@ impl Scl {
         StdRng::seed_from_u64(mix)
     }
 
-    /// Calls `f(part, A)` for every component Z selects on this item: the one place the
-    /// selection is drawn, for the terms and for the FLOP count.
-    fn select(&self, inst: &Instance, buf: &mut Vec<u32>, mut f: impl FnMut(&PolicyPart, &[u32])) {
+    /// Calls `f(part index, part, component index, A, selected)` for every component of every
+    /// family on this item, drawing Z as it goes: the one place the selection is drawn, for the
+    /// terms, the FLOP count and the GUI's preview (004 Fig. 1).
+    fn visit(
+        &self,
+        inst: &Instance,
+        buf: &mut Vec<u32>,
+        mut f: impl FnMut(usize, &PolicyPart, usize, &[u32], bool),
+    ) {
         let mut rng = self.rng(inst);
         match self.policy.selection {
             Selection::Independent => {
-                for part in self.policy.parts() {
+                for (pi, part) in self.policy.parts().enumerate() {
+                    let mut i = 0;
                     part.family.for_each(inst, buf, |a| {
-                        if rng.random::<f64>() < part.lambda {
-                            f(part, a);
-                        }
+                        let on = rng.random::<f64>() < part.lambda;
+                        f(pi, part, i, a, on);
+                        i += 1;
                     });
                 }
             }
             Selection::Multinomial => {
+                let mut pi = 0;
                 for group in &self.policy.groups {
                     let u: f64 = rng.random();
                     let mut acc = 0.0;
-                    if let Some(part) = group.iter().find(|p| {
+                    let chosen = group.iter().position(|p| {
                         acc += p.lambda;
                         u < acc
-                    }) {
-                        part.family.for_each(inst, buf, |a| f(part, a));
+                    });
+                    for (gi, part) in group.iter().enumerate() {
+                        let mut i = 0;
+                        part.family.for_each(inst, buf, |a| {
+                            f(pi + gi, part, i, a, chosen == Some(gi));
+                            i += 1;
+                        });
                     }
+                    pi += group.len();
                 }
             }
         }
     }
+
+    /// Calls `f(part, A)` for every component Z selects on this item.
+    fn select(&self, inst: &Instance, buf: &mut Vec<u32>, mut f: impl FnMut(&PolicyPart, &[u32])) {
+        self.visit(inst, buf, |_, part, _, a, on| {
+            if on {
+                f(part, a)
+            }
+        });
+    }
+
+    /// Every component of every family on this item with whether Z selects it.
+    pub fn draw(&self, inst: &Instance) -> Vec<Drawn> {
+        let mut out = vec![];
+        self.visit(inst, &mut Vec::new(), |part, _, index, a, selected| {
+            out.push(Drawn {
+                part,
+                index,
+                a: a.to_vec(),
+                selected,
+            })
+        });
+        out
+    }
+}
+
+/// One component of one item's draw (see [`Scl::draw`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Drawn {
+    /// Index of the family in the policy (groups flattened).
+    pub part: usize,
+    /// Index of the component within its family on this item.
+    pub index: usize,
+    pub a: Vec<u32>,
+    pub selected: bool,
 }
 
 impl Estimator for Scl {

@@ -129,7 +129,7 @@ impl Family for BoltzmannChain {
         &self.model
     }
     fn labels(&self, _inst: &Instance, v: u32) -> &LabelSet {
-        if v % 2 == 0 {
+        if v.is_multiple_of(2) {
             &self.labels
         } else {
             &self.words

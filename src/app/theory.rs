@@ -1,0 +1,369 @@
+//! The Theory pane: the asymptotic variance of SCL on a small Boltzmann machine (004 Fig. 2),
+//! relative to the MLE's, against the share λ of the higher-order family in
+//! `λ:1*PL(k+1) + (1−λ):1*PL(k)` — det and trace ratios in both forms (the paper's, with Z
+//! replaced by λ, and the exact one for random selection) — with Monte Carlo points of the
+//! estimator itself beside them. Everything is computed on background threads.
+
+use super::jobs::{take_finished, Job};
+use super::AppState;
+use crate::data::synth_loopy::paper_theta;
+use crate::estimators::scl::{Selection, SelectionPolicy};
+use crate::eval::asymptotic::{asymptotic_variance, log_det, monte_carlo, trace};
+use crate::graph::boltzmann::{BoltzmannMachine, BoltzmannOptions};
+use crate::graph::Family;
+use egui::Color32;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The pane's settings (saved with the layout).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct TheoryPane {
+    /// Variables of the machine (θ0: the first five pairs −1, the rest +1, as `generate
+    /// boltzmann` draws them).
+    pub m: usize,
+    /// Which mixtures PL(k+1)/PL(k) to draw, k = 1, 2, 3.
+    pub orders: [bool; 3],
+    pub selection: Selection,
+    /// Draw the det ratio (else the trace ratio).
+    pub det: bool,
+    /// Monte Carlo: samples per data set, replications, and the λ values to run.
+    pub mc_n: usize,
+    pub mc_reps: usize,
+    pub mc_lambdas: String,
+}
+
+impl Default for TheoryPane {
+    fn default() -> Self {
+        TheoryPane {
+            m: 5,
+            orders: [true, true, true],
+            selection: Selection::Independent,
+            det: true,
+            mc_n: 1000,
+            mc_reps: 100,
+            mc_lambdas: "0.25, 0.5, 0.75".into(),
+        }
+    }
+}
+
+/// One curve: (λ, det paper, det exact, trace paper, trace exact) per grid point.
+#[derive(Clone, Debug)]
+pub struct TheoryCurve {
+    pub k: usize,
+    pub points: Vec<[f64; 5]>,
+}
+
+/// A Monte Carlo point: relative det and trace of the empirical variance.
+#[derive(Clone, Debug)]
+pub struct McPoint {
+    pub k: usize,
+    pub lambda: f64,
+    pub det: Option<f64>,
+    pub trace: f64,
+    pub reps: usize,
+}
+
+/// What the pane computes, kept in the app state (jobs do not serialise).
+#[derive(Default)]
+pub struct TheoryRuntime {
+    key: String,
+    curves: Option<Result<Vec<TheoryCurve>, String>>,
+    job: Option<Job<Vec<TheoryCurve>>>,
+    pub mc: Vec<McPoint>,
+    mc_job: Option<Job<Vec<McPoint>>>,
+    mc_done: Arc<AtomicUsize>,
+    mc_total: usize,
+    mc_cancel: Arc<AtomicBool>,
+}
+
+impl TheoryRuntime {
+    /// The curves once computed.
+    pub fn curves(&self) -> Option<&Result<Vec<TheoryCurve>, String>> {
+        self.curves.as_ref()
+    }
+    pub fn mc_running(&self) -> bool {
+        self.mc_job.is_some()
+    }
+}
+
+fn mixture(k: usize, lambda: f64, selection: Selection) -> Result<SelectionPolicy, String> {
+    let text = format!("{lambda}:1*pl{} + {}:1*pl{k}", k + 1, 1.0 - lambda);
+    SelectionPolicy::parse(&text, selection, 0).map_err(|e| e.to_string())
+}
+
+fn machine(m: usize) -> Result<(BoltzmannMachine, crate::graph::Instance, Vec<f64>), String> {
+    let bm = BoltzmannMachine::new(m, BoltzmannOptions::default()).map_err(|e| e.to_string())?;
+    let inst = bm
+        .instance(&crate::data::Sequence {
+            columns: vec![vec![]; m],
+            ..Default::default()
+        })
+        .map_err(|e| e.to_string())?;
+    let theta = bm.theta(&paper_theta(m), &[]).map_err(|e| e.to_string())?;
+    Ok((bm, inst, theta))
+}
+
+/// The curves of Fig. 2 for the pane's settings: λ = 0, 0.05, …, 1 for each order.
+pub fn compute_curves(p: &TheoryPane) -> Result<Vec<TheoryCurve>, String> {
+    let (bm, inst, theta) = machine(p.m)?;
+    let mut out = vec![];
+    for k in 1..=3 {
+        if !p.orders[k - 1] || k + 1 > p.m {
+            continue;
+        }
+        let mut points = vec![];
+        for i in 0..=20 {
+            let l = i as f64 / 20.0;
+            let e = asymptotic_variance(bm.model(), &inst, &theta, &mixture(k, l, p.selection)?)
+                .and_then(|v| v.efficiency())
+                .map_err(|e| e.to_string())?;
+            points.push([l, e.det_paper, e.det_exact, e.trace_paper, e.trace_exact]);
+        }
+        out.push(TheoryCurve { k, points });
+    }
+    Ok(out)
+}
+
+fn order_color(k: usize) -> Color32 {
+    [
+        Color32::from_rgb(60, 120, 220),
+        Color32::from_rgb(220, 110, 40),
+        Color32::from_rgb(60, 170, 90),
+    ][(k - 1) % 3]
+}
+
+pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
+    ui.heading("Theory");
+    ui.weak(
+        "Asymptotic variance of SCL relative to the MLE (004 Proposition 2, Fig. 2) on a Boltzmann \
+         machine with θ0 = −1 on the first five pairs, +1 on the rest; computed by enumerating \
+         every state. The paper's form replaces Z by λ; the exact form takes Z's variance into \
+         account. Points: Monte Carlo of the estimator itself.",
+    );
+    let ctx = ui.ctx().clone();
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label("m");
+        ui.add(egui::DragValue::new(&mut p.m).range(3..=9))
+            .labelled_by(l.id)
+            .on_hover_text("variables (2^m states are enumerated)");
+        for k in 1..=3 {
+            ui.checkbox(&mut p.orders[k - 1], format!("PL{}/PL{k}", k + 1));
+        }
+        ui.selectable_value(&mut p.selection, Selection::Independent, "independent");
+        ui.selectable_value(&mut p.selection, Selection::Multinomial, "multinomial");
+        ui.separator();
+        ui.selectable_value(&mut p.det, true, "det ratio");
+        ui.selectable_value(&mut p.det, false, "trace ratio");
+    });
+    let rt = &mut state.theory;
+    let key = format!("{}|{:?}|{:?}", p.m, p.orders, p.selection);
+    if key != rt.key {
+        rt.key = key;
+        rt.curves = None;
+        rt.mc.clear();
+        let pane = p.clone();
+        rt.job = Some(Job::spawn(&ctx, "asymptotic variance", move || {
+            compute_curves(&pane)
+        }));
+    }
+    if let Some(r) = take_finished(&mut rt.job) {
+        rt.curves = Some(r);
+    }
+    if let Some(r) = take_finished(&mut rt.mc_job) {
+        match r {
+            Ok(pts) => rt.mc.extend(pts),
+            Err(e) => state.error(format!("Monte Carlo: {e}")),
+        }
+    }
+    let rt = &mut state.theory;
+    let mut bad_lambdas = false;
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Monte Carlo:");
+        let l = ui.label("n");
+        ui.add(egui::DragValue::new(&mut p.mc_n).range(50..=100_000))
+            .labelled_by(l.id);
+        let l = ui.label("replications");
+        ui.add(egui::DragValue::new(&mut p.mc_reps).range(2..=10_000))
+            .labelled_by(l.id);
+        let l = ui.label("at λ");
+        ui.add(egui::TextEdit::singleline(&mut p.mc_lambdas).desired_width(120.0))
+            .labelled_by(l.id);
+        if rt.mc_job.is_some() {
+            ui.spinner();
+            ui.label(format!(
+                "{} of {} fits",
+                rt.mc_done.load(Ordering::Relaxed),
+                rt.mc_total
+            ));
+            if ui.button("Stop Monte Carlo").clicked() {
+                rt.mc_cancel.store(true, Ordering::Relaxed);
+            }
+        } else if ui
+            .button("Run Monte Carlo")
+            .on_hover_text("fit the estimator on fresh data sets drawn from θ0, a fresh Z each")
+            .clicked()
+        {
+            let lambdas: Result<Vec<f64>, _> = p
+                .mc_lambdas
+                .split(',')
+                .map(|s| s.trim().parse::<f64>())
+                .collect();
+            match lambdas {
+                Ok(ls) if ls.iter().all(|l| (0.0..=1.0).contains(l)) && !ls.is_empty() => {
+                    let pane = p.clone();
+                    let orders: Vec<usize> =
+                        (1..=3).filter(|&k| p.orders[k - 1] && k < p.m).collect();
+                    rt.mc_total = ls.len() * orders.len() * p.mc_reps;
+                    rt.mc_done = Arc::new(AtomicUsize::new(0));
+                    rt.mc_cancel = Arc::new(AtomicBool::new(false));
+                    let (done, cancel) = (rt.mc_done.clone(), rt.mc_cancel.clone());
+                    rt.mc_job = Some(Job::spawn(&ctx, "Monte Carlo", move || {
+                        run_mc(&pane, &orders, &ls, &done, &cancel)
+                    }));
+                }
+                _ => bad_lambdas = true,
+            }
+        }
+    });
+    if bad_lambdas {
+        state.error("Monte Carlo λ: comma-separated numbers in [0, 1]");
+    }
+    let mc = state.theory.mc.clone();
+    let curves = match &state.theory.curves {
+        None => {
+            ui.spinner();
+            return;
+        }
+        Some(Err(e)) => {
+            ui.colored_label(Color32::RED, e);
+            return;
+        }
+        Some(Ok(c)) => c.clone(),
+    };
+    let curves = &curves;
+    let det = p.det;
+    let what = if det { "det" } else { "trace" };
+    let scope = ui.scope(|ui| {
+        egui_plot::Plot::new("theory-plot")
+            .height((ui.available_height() - 60.0).max(220.0))
+            .x_axis_label("λ (share of the higher-order family)")
+            .y_axis_label(format!("relative {what} (MLE = 1)"))
+            .legend(egui_plot::Legend::default())
+            .show(ui, |plot| {
+                for c in curves {
+                    let (ip, ie) = if det { (1, 2) } else { (3, 4) };
+                    let col = order_color(c.k);
+                    let name = format!("PL{}/PL{}", c.k + 1, c.k);
+                    plot.line(
+                        egui_plot::Line::new(
+                            format!("{name} paper's form"),
+                            c.points.iter().map(|q| [q[0], q[ip]]).collect::<Vec<_>>(),
+                        )
+                        .color(col)
+                        .style(egui_plot::LineStyle::dashed_loose()),
+                    );
+                    plot.line(
+                        egui_plot::Line::new(
+                            format!("{name} exact form"),
+                            c.points.iter().map(|q| [q[0], q[ie]]).collect::<Vec<_>>(),
+                        )
+                        .color(col)
+                        .width(2.0),
+                    );
+                }
+                for pt in &mc {
+                    let y = if det { pt.det } else { Some(pt.trace) };
+                    if let Some(y) = y {
+                        plot.points(
+                            egui_plot::Points::new(
+                                format!("Monte Carlo PL{}/PL{} ({} fits)", pt.k + 1, pt.k, pt.reps),
+                                vec![[pt.lambda, y]],
+                            )
+                            .radius(5.0)
+                            .filled(true)
+                            .color(order_color(pt.k)),
+                        );
+                    }
+                }
+            })
+    });
+    let rect = scope.response.rect;
+    let (png, svg) = ui
+        .horizontal(|ui| {
+            (
+                ui.button("Save theory PNG").clicked(),
+                ui.button("Save theory SVG").clicked(),
+            )
+        })
+        .inner;
+    if png {
+        state.request_png(rect, "theory");
+    }
+    if svg {
+        {
+            let mut series = vec![];
+            for c in curves {
+                let (ip, ie) = if det { (1, 2) } else { (3, 4) };
+                for (form, i) in [("paper's form", ip), ("exact form", ie)] {
+                    series.push(super::export::Series {
+                        name: format!("PL{}/PL{} {form}", c.k + 1, c.k),
+                        color: order_color(c.k),
+                        points: c.points.iter().map(|q| [q[0], q[i]]).collect(),
+                        markers: false,
+                    });
+                }
+            }
+            for pt in &mc {
+                if let Some(y) = if det { pt.det } else { Some(pt.trace) } {
+                    series.push(super::export::Series {
+                        name: format!("Monte Carlo PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
+                        color: order_color(pt.k),
+                        points: vec![[pt.lambda, y]],
+                        markers: true,
+                    });
+                }
+            }
+            let svg = super::export::svg_lines(
+                &format!("SCL asymptotic variance, m = {}", p.m),
+                "λ",
+                &format!("relative {what}"),
+                &series,
+            );
+            state.save_svg("theory", &svg);
+        }
+    }
+}
+
+/// Monte Carlo points for each order and λ, relative to the MLE's variance.
+fn run_mc(
+    p: &TheoryPane,
+    orders: &[usize],
+    lambdas: &[f64],
+    done: &AtomicUsize,
+    cancel: &AtomicBool,
+) -> Result<Vec<McPoint>, String> {
+    let (bm, inst, theta) = machine(p.m)?;
+    let mut out = vec![];
+    for &k in orders {
+        for &l in lambdas {
+            let policy = mixture(k, l, p.selection)?;
+            let v = asymptotic_variance(bm.model(), &inst, &theta, &policy)
+                .map_err(|e| e.to_string())?;
+            let base = done.load(Ordering::Relaxed);
+            let mc = monte_carlo(&bm, &theta, &policy, (p.mc_n, p.mc_reps, 0), cancel, &|d| {
+                done.store(base + d, Ordering::Relaxed)
+            })
+            .map_err(|e| e.to_string())?;
+            let (dm, tm) = (log_det(&v.ml).map_err(|e| e.to_string())?, trace(&v.ml));
+            out.push(McPoint {
+                k,
+                lambda: l,
+                det: mc.log_det.map(|d| (d - dm).exp()),
+                trace: mc.trace / tm,
+                reps: mc.reps,
+            });
+        }
+    }
+    Ok(out)
+}
