@@ -620,3 +620,101 @@ fn loopy_families_round_trip() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("g-test.grid:1"), "{err}");
 }
+
+/// The Boltzmann chain end to end: a sampled training subset, SCL PL1/PL2, tagging given the
+/// words on held-out data with unseen words, perplexity, predict's columns, the train-set
+/// metrics, and a sweep's CSV carrying the train NLL and both perplexities.
+#[test]
+fn boltzmann_chain_round_trip_and_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = generate(dir.path());
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let out = p("bc");
+    let s = last_json(&run(&[
+        "train",
+        "--model",
+        "boltzmann-chain",
+        "--train",
+        &train,
+        "--test",
+        &test,
+        "--train-sample",
+        "30",
+        "--estimator",
+        "scl",
+        "--policy",
+        "1:0.5*pl1 + 0.5:0.5*pl2",
+        "--sigma2",
+        "10",
+        "--eval-train",
+        "--out",
+        &out,
+        "--summary-json",
+    ]));
+    assert_eq!(s["model"], "boltzmann-chain");
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("bc/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["n_sequences"], 30);
+    let t = &summary["test"];
+    assert!(
+        t["decoders"]["viterbi given the words"].as_u64().unwrap() > 0,
+        "{t}"
+    );
+    let ppl = (-t["log_likelihood"].as_f64().unwrap()
+        / t["log_likelihood_tokens"].as_f64().unwrap())
+    .exp();
+    assert!(ppl.is_finite() && ppl > 1.0);
+    assert!(summary["train"]["log_likelihood"].as_f64().unwrap() < 0.0);
+    // predict: word, the other columns, gold, predicted label — one token a line.
+    let pred = stdout(&run(&["predict", "--model", &out, "--data", &test]));
+    let first = pred.lines().next().unwrap();
+    let test_first = std::fs::read_to_string(&test).unwrap();
+    let test_first = test_first.lines().next().unwrap();
+    assert_eq!(
+        first.split_whitespace().count(),
+        test_first.split_whitespace().count() + 1
+    );
+    // A 2 × 1 sweep with train NLL and perplexities in its CSV.
+    let sw = p("sweep");
+    run(&[
+        "sweep",
+        "--model",
+        "boltzmann-chain",
+        "--train",
+        &train,
+        "--test",
+        &test,
+        "--train-sample",
+        "20",
+        "--families",
+        "pl1/fl",
+        "--lambdas",
+        "0.5,1",
+        "--betas",
+        "0.5",
+        "--sigma2",
+        "10",
+        "--jobs",
+        "2",
+        "--out",
+        &sw,
+    ]);
+    let csv = std::fs::read_to_string(dir.path().join("sweep/sweep.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f[col("status")], "finished");
+        for c in [
+            "train_log_likelihood",
+            "test_perplexity",
+            "train_perplexity",
+        ] {
+            assert!(
+                f[col(c)].parse::<f64>().unwrap().is_finite(),
+                "{c} in {row}"
+            );
+        }
+    }
+}

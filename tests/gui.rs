@@ -63,6 +63,25 @@ fn loaded(h: &mut Harness<'_, Workbench>) {
     });
 }
 
+/// Loads a Boltzmann-machine sample file through the Data pane's fields and *Load*.
+fn load_boltzmann(h: &mut Harness<'_, Workbench>, file: &Path) {
+    {
+        let st = &mut h.state_mut().state;
+        st.form.family = piecewise_lab::graph::FamilyKind::Boltzmann;
+        st.form.train = file.display().to_string();
+        st.form.test.clear();
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(h, "the samples to load", 30.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| d.family.kind() == "boltzmann")
+    });
+}
+
 #[test]
 fn starts_on_the_sample_data_and_steps_through_pwpl_and_pl_terms() {
     let ws = tempfile::tempdir().unwrap();
@@ -320,21 +339,7 @@ fn steps_bp_on_a_boltzmann_machine_and_shows_piecewise_as_messages_at_one() {
     let mut h = harness(ws.path());
     h.step();
     loaded(&mut h);
-    {
-        let st = &mut h.state_mut().state;
-        st.form.family = piecewise_lab::graph::FamilyKind::Boltzmann;
-        st.form.train = file.display().to_string();
-        st.form.test.clear();
-    }
-    h.get_by_label("Load").click();
-    h.step();
-    wait_for(&mut h, "the samples to load", 30.0, |w| {
-        !w.state.is_loading()
-            && w.state
-                .data
-                .as_ref()
-                .is_some_and(|d| d.family.kind() == "boltzmann")
-    });
+    load_boltzmann(&mut h, &file);
     runs_form(&mut h);
     h.get_by_label("Use loaded data").click();
     h.step();
@@ -630,21 +635,7 @@ fn policy_editor_previews_fig1() {
     let mut h = harness(ws.path());
     h.step();
     loaded(&mut h);
-    {
-        let st = &mut h.state_mut().state;
-        st.form.family = piecewise_lab::graph::FamilyKind::Boltzmann;
-        st.form.train = file.display().to_string();
-        st.form.test.clear();
-    }
-    h.get_by_label("Load").click();
-    h.step();
-    wait_for(&mut h, "the samples to load", 30.0, |w| {
-        !w.state.is_loading()
-            && w.state
-                .data
-                .as_ref()
-                .is_some_and(|d| d.family.kind() == "boltzmann")
-    });
+    load_boltzmann(&mut h, &file);
     runs_form(&mut h);
     h.get_by_label("Use loaded data").click();
     h.step();

@@ -77,6 +77,16 @@ impl Quality {
             Self::ParamError => "|θ − θ0|",
         }
     }
+    /// The train counterpart of a test likelihood and vice versa.
+    fn train_test_twin(self) -> Option<Quality> {
+        match self {
+            Self::TestNll => Some(Self::TrainNll),
+            Self::TrainNll => Some(Self::TestNll),
+            Self::TestPerplexity => Some(Self::TrainPerplexity),
+            Self::TrainPerplexity => Some(Self::TestPerplexity),
+            _ => None,
+        }
+    }
     fn lower_is_better(self) -> bool {
         self != Self::TestAccuracy
     }
@@ -313,10 +323,9 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             })
             .y_axis_label(p.y.label());
         if lx {
-            plot = plot
-                .x_grid_spacer(super::plots::log_grid)
-                .x_axis_formatter(|m, r| super::plots::axis_text(true, m.value, r));
+            plot = plot.x_grid_spacer(super::plots::log_grid);
         }
+        plot = plot.x_axis_formatter(move |m, r| super::plots::axis_text(lx, m.value, r));
         plot.show(ui, |plot| {
             if !front.is_empty() {
                 // The unachievable region: below (or above, for accuracy) the frontier's steps.
@@ -381,8 +390,8 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             if let Some(s) = r.sigma2 {
                 ui.label(format!("σ² = {s}"));
             }
-            ui.label(format!("{}: {:.4}", p.x.label(), q[0]));
-            ui.label(format!("{}: {:.4}", p.y.label(), q[1]));
+            ui.label(format!("{}: {}", p.x.label(), number(q[0])));
+            ui.label(format!("{}: {}", p.y.label(), number(q[1])));
             ui.label(format!(
                 "{} iterations · {:.1} s",
                 r.summary.iterations, r.summary.train_seconds
@@ -401,13 +410,23 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
                 Ok(id) => {
                     state.selected.insert(id.clone());
                     state.focus = Some("Compare");
-                    state.info(format!("{id} opened in Compare"));
+                    state.info(format!(
+                        "{id} opened in Compare beside the {} other ticked run(s)",
+                        state.selected.len() - 1
+                    ));
                 }
                 Err(e) => state.error(format!("could not open {}: {e}", dir.display())),
             }
         }
     }
-    heat_map(ui, sweep, p.y);
+    // Train and test side by side for likelihoods (004 Figs. 5, 9, 11).
+    ui.horizontal_top(|ui| {
+        heat_map(ui, sweep, p.y);
+        if let Some(other) = p.y.train_test_twin() {
+            ui.separator();
+            heat_map(ui, sweep, other);
+        }
+    });
     let stem = format!("frontier-{}", sweep.name);
     if save_png {
         state.request_png(rect, &stem);
@@ -459,6 +478,15 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     }
 }
 
+/// 4 significant digits, in e-notation when large.
+fn number(x: f64) -> String {
+    if x.abs() >= 1e5 {
+        format!("{x:.4e}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
 /// The quality over (β, λ) as a table of coloured cells (004 Figs. 5, 9, 11), one per σ².
 fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
     let mut sigmas: Vec<Option<f64>> = sweep.runs.iter().map(|r| r.sigma2).collect();
@@ -493,7 +521,7 @@ fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
                     Some(s) => format!("{} over (β, λ), σ² = {s}", q.label()),
                     None => format!("{} over (β, λ)", q.label()),
                 });
-                egui::Grid::new(("frontier-heat", s.map(f64::to_bits)))
+                egui::Grid::new(("frontier-heat", s.map(f64::to_bits), q.label()))
                     .spacing(egui::vec2(1.0, 1.0))
                     .show(ui, |ui| {
                         ui.label("λ \\ β");

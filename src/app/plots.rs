@@ -221,6 +221,13 @@ pub(crate) fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>
         } else {
             format!("{x:.1e}")
         }
+    } else if v.abs() >= 1e5 {
+        // 7e11, 1.25e11: axes of FLOP counts stay readable.
+        let t = format!("{v:.3e}");
+        match t.split_once('e') {
+            Some((m, e)) => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
+            None => t,
+        }
     } else {
         format!("{v}")
     }

@@ -287,17 +287,16 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
         }
         None => return,
     };
-    let max_fl = grid
+    let (min_fl, max_fl) = grid
         .cells
         .iter()
         .flatten()
         .flatten()
         .map(|c| c.1)
-        .fold(0.0f64, f64::max)
-        .max(1.0);
+        .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
     ui.label(format!(
-        "Components selected by Z for the first {} items (seed {}), shaded by paper FLOPs; \
-         totals per component (right) and per item (bottom).",
+        "Components selected by Z for the first {} items (seed {}), coloured by paper FLOPs \
+         (blue: cheapest, orange: dearest); totals per component (right) and per item (bottom).",
         grid.items, policy.seed
     ));
     let cell = 16.0;
@@ -307,6 +306,7 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
         .show(ui, |ui| {
             egui::Grid::new("policy-preview-grid")
                 .spacing([2.0, 1.0])
+                .min_col_width(cell)
                 .show(ui, |ui| {
                     ui.label("");
                     for i in 0..grid.items {
@@ -323,9 +323,15 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                             let m = rect.center();
                             match c {
                                 Some((true, fl)) => {
-                                    // Darker = more FLOPs (log scale: components differ by orders).
-                                    let t = ((1.0 + fl).ln() / (1.0 + max_fl).ln()) as f32;
-                                    let g = (235.0 - 200.0 * t) as u8;
+                                    // Blue (cheapest) to orange (dearest), on a log scale:
+                                    // components differ by orders of magnitude.
+                                    let t = if max_fl > min_fl {
+                                        ((fl / min_fl).ln() / (max_fl / min_fl).ln()) as f32
+                                    } else {
+                                        0.5
+                                    };
+                                    let fill = Color32::from_rgb(110, 150, 215)
+                                        .lerp_to_gamma(Color32::from_rgb(235, 120, 45), t);
                                     let h = cell * 0.45;
                                     p.add(Shape::convex_polygon(
                                         vec![
@@ -334,8 +340,8 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                                             Pos2::new(m.x, m.y + h),
                                             Pos2::new(m.x - h, m.y),
                                         ],
-                                        Color32::from_gray(g),
-                                        Stroke::new(1.0, Color32::from_gray(90)),
+                                        fill,
+                                        Stroke::new(1.0, Color32::from_gray(200)),
                                     ));
                                     resp.on_hover_text(format!(
                                         "{label}: {} FLOPs",

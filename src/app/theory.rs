@@ -75,6 +75,8 @@ pub struct TheoryRuntime {
     mc_done: Arc<AtomicUsize>,
     mc_total: usize,
     mc_cancel: Arc<AtomicBool>,
+    /// Points of the running Monte Carlo, shown as each (order, λ) finishes.
+    mc_partial: Arc<std::sync::Mutex<Vec<McPoint>>>,
 }
 
 impl TheoryRuntime {
@@ -171,10 +173,13 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
         rt.curves = Some(r);
     }
     if let Some(r) = take_finished(&mut rt.mc_job) {
+        rt.mc_partial.lock().unwrap().clear();
         match r {
             Ok(pts) => rt.mc.extend(pts),
             Err(e) => state.error(format!("Monte Carlo: {e}")),
         }
+    } else if rt.mc_job.is_some() {
+        ctx.request_repaint_after(std::time::Duration::from_millis(300));
     }
     let rt = &mut state.theory;
     let mut bad_lambdas = false;
@@ -218,8 +223,9 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
                     rt.mc_done = Arc::new(AtomicUsize::new(0));
                     rt.mc_cancel = Arc::new(AtomicBool::new(false));
                     let (done, cancel) = (rt.mc_done.clone(), rt.mc_cancel.clone());
+                    let partial = rt.mc_partial.clone();
                     rt.mc_job = Some(Job::spawn(&ctx, "Monte Carlo", move || {
-                        run_mc(&pane, &orders, &ls, &done, &cancel)
+                        run_mc(&pane, &orders, &ls, &done, &cancel, &partial)
                     }));
                 }
                 _ => bad_lambdas = true,
@@ -229,7 +235,8 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
     if bad_lambdas {
         state.error("Monte Carlo λ: comma-separated numbers in [0, 1]");
     }
-    let mc = state.theory.mc.clone();
+    let mut mc = state.theory.mc.clone();
+    mc.extend(state.theory.mc_partial.lock().unwrap().iter().cloned());
     let curves = match &state.theory.curves {
         None => {
             ui.spinner();
@@ -342,6 +349,7 @@ fn run_mc(
     lambdas: &[f64],
     done: &AtomicUsize,
     cancel: &AtomicBool,
+    partial: &std::sync::Mutex<Vec<McPoint>>,
 ) -> Result<Vec<McPoint>, String> {
     let (bm, inst, theta) = machine(p.m)?;
     let mut out = vec![];
@@ -356,13 +364,15 @@ fn run_mc(
             })
             .map_err(|e| e.to_string())?;
             let (dm, tm) = (log_det(&v.ml).map_err(|e| e.to_string())?, trace(&v.ml));
-            out.push(McPoint {
+            let pt = McPoint {
                 k,
                 lambda: l,
                 det: mc.log_det.map(|d| (d - dm).exp()),
                 trace: mc.trace / tm,
                 reps: mc.reps,
-            });
+            };
+            partial.lock().unwrap().push(pt.clone());
+            out.push(pt);
         }
     }
     Ok(out)

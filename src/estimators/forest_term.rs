@@ -21,6 +21,19 @@ struct Edge {
     b: u32,
 }
 
+/// A node's edge to its parent in one pass: offsets of the child's and the parent's states and
+/// of the upward message, the states each takes, and whether the child is a cached leaf.
+struct TreeEdge {
+    e: Edge,
+    p: u32,
+    oc: usize,
+    op: usize,
+    om: usize,
+    rp: std::ops::Range<usize>,
+    rc: std::ops::Range<usize>,
+    leaf: bool,
+}
+
 /// Reusable buffers (one per thread): nothing is allocated per term once warm.
 #[derive(Clone, Debug, Default)]
 pub struct ForestWork {
@@ -248,6 +261,25 @@ impl ForestWork {
         }
     }
 
+    /// Node `c`'s edge to its parent as a pass reads it; `None` for roots.
+    fn tree_edge(&self, c: usize, clamp: bool, n_free: usize, gold: &[u32]) -> Option<TreeEdge> {
+        let p = self.parent[c];
+        if p == NONE {
+            return None;
+        }
+        let rc = self.states(c, clamp, n_free, gold);
+        Some(TreeEdge {
+            e: self.edges[self.parent_edge[c] as usize],
+            p,
+            oc: self.off[c],
+            op: self.off[p as usize],
+            om: self.moff[c],
+            rp: self.states(p as usize, clamp, n_free, gold),
+            leaf: self.cached[c] && rc.len() == self.card[c],
+            rc,
+        })
+    }
+
     /// States of local variable `l` in this pass: only gold when clamped.
     #[inline]
     fn states(&self, l: usize, clamp: bool, n_free: usize, gold: &[u32]) -> std::ops::Range<usize> {
@@ -285,15 +317,19 @@ impl ForestWork {
         // Upward: children before parents.
         for i in (0..self.order.len()).rev() {
             let c = self.order[i] as usize;
-            let p = self.parent[c];
-            if p == NONE {
+            let Some(TreeEdge {
+                e,
+                p,
+                oc,
+                op,
+                om,
+                rp,
+                rc,
+                leaf,
+            }) = self.tree_edge(c, clamp, n_free, gold)
+            else {
                 continue;
-            }
-            let e = self.edges[self.parent_edge[c] as usize];
-            let (oc, op, om) = (self.off[c], self.off[p as usize], self.moff[c]);
-            let rp = self.states(p as usize, clamp, n_free, gold);
-            let rc = self.states(c, clamp, n_free, gold);
-            let leaf = self.cached[c] && rc.len() == self.card[c];
+            };
             for yp in rp.clone() {
                 let m = if leaf {
                     cache.lse(self.lines[om + yp] as usize)
@@ -373,16 +409,20 @@ impl ForestWork {
         }
         for i in 0..self.order.len() {
             let c = self.order[i] as usize;
-            let p = self.parent[c];
-            if p == NONE {
+            let Some(TreeEdge {
+                e,
+                p,
+                oc,
+                op,
+                om,
+                rp,
+                rc,
+                leaf,
+            }) = self.tree_edge(c, clamp, n_free, gold)
+            else {
                 continue;
-            }
-            let e = self.edges[self.parent_edge[c] as usize];
-            let (oc, op, om) = (self.off[c], self.off[p as usize], self.moff[c]);
+            };
             let z = self.tree_z[c];
-            let rp = self.states(p as usize, clamp, n_free, gold);
-            let rc = self.states(c, clamp, n_free, gold);
-            let leaf = self.cached[c] && rc.len() == self.card[c];
             for yp in rp.clone() {
                 if leaf {
                     // P(y_p, y_c) = P(y_p)·softmax of the line: deferred.
