@@ -14,6 +14,7 @@ use piecewise_lab::graph::chain::{ChainOptions, Factorisation, FeatureSet};
 use piecewise_lab::graph::family::{self, FamilyKind};
 use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
 use piecewise_lab::inference::{BpOptions, Schedule};
+use piecewise_lab::train::camel::CamelOptions;
 use piecewise_lab::train::{
     execute, load_model, LbfgsSpec, ModelSpec, Prior, RunEvent, RunSpec, RunSummary,
 };
@@ -370,7 +371,8 @@ impl BpArgs {
 /// An estimator and its knobs.
 #[derive(Args, Clone)]
 struct EstimatorArgs {
-    /// ml, bp, pl, pl-edge, pw, pw-reweighted, pwpl or scl.
+    /// ml, bp, pl, pl-edge, pw, pw-reweighted, pwpl, scl, camel0, cccp-camel or
+    /// cccp-camel-empirical.
     #[arg(long, default_value = "ml")]
     estimator: String,
     /// Pieces for pw, pw-reweighted and pwpl: groups of template names, `+` within a group, `;`
@@ -385,12 +387,24 @@ struct EstimatorArgs {
     bp: BpArgs,
     #[command(flatten)]
     scl: SclArgs,
+    /// CAMEL (camel0, cccp-camel, cccp-camel-empirical): stop relinearising when no entry of
+    /// the linearisation g moves by more than this.
+    #[arg(long, default_value_t = 1e-4)]
+    camel_tol: f64,
+    /// CAMEL: relinearisations of g at most.
+    #[arg(long, default_value_t = 20)]
+    camel_max_outer: usize,
 }
 
 impl EstimatorArgs {
     fn spec(&self) -> Result<EstimatorSpec> {
-        let spec = EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
+        let mut spec = EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
             .with_bp(self.bp.options());
+        if let EstimatorSpec::Camel { camel, .. } = &mut spec {
+            camel.tol = self.camel_tol;
+            camel.max_outer = self.camel_max_outer;
+            camel.check()?;
+        }
         self.scl.apply(spec)
     }
 }
@@ -1256,6 +1270,8 @@ fn compare(a: CompareArgs) -> Result<()> {
             mu: a.mu,
             bp: a.bp.clone(),
             scl: a.scl.clone(),
+            camel_tol: CamelOptions::default().tol,
+            camel_max_outer: CamelOptions::default().max_outer,
         };
         let spec = match name {
             "pw" | "pw-reweighted" | "pwpl" => est.spec()?,

@@ -126,6 +126,14 @@ pub enum EstimatorSpec {
         #[serde(default)]
         policy: SelectionPolicy,
     },
+    /// CAMEL (002): the factors as clusters, consistency multipliers δ per training instance and,
+    /// for CCCP, the linearised sepset entropies g. Its clusters are piecewise's pieces (factor
+    /// as piece), so the term view shows them; training runs `train::camel::fit`.
+    Camel {
+        variant: crate::train::camel::CamelVariant,
+        #[serde(default)]
+        camel: crate::train::camel::CamelOptions,
+    },
 }
 
 impl EstimatorSpec {
@@ -139,6 +147,9 @@ impl EstimatorSpec {
         "pw-reweighted",
         "pwpl",
         "scl",
+        "camel0",
+        "cccp-camel",
+        "cccp-camel-empirical",
     ];
 
     /// The estimator called `name`, with default knobs.
@@ -163,6 +174,17 @@ impl EstimatorSpec {
             "scl" => EstimatorSpec::Scl {
                 policy: SelectionPolicy::default(),
             },
+            "camel0" | "cccp-camel" | "cccp-camel-empirical" => {
+                use crate::train::camel::CamelVariant;
+                EstimatorSpec::Camel {
+                    variant: match name {
+                        "camel0" => CamelVariant::Camel0,
+                        "cccp-camel" => CamelVariant::Cccp,
+                        _ => CamelVariant::CccpEmpirical,
+                    },
+                    camel: Default::default(),
+                }
+            }
             _ => {
                 return Err(Error::invalid(format!(
                     "unknown estimator {name:?}; known: {}",
@@ -267,6 +289,11 @@ impl EstimatorSpec {
             EstimatorSpec::PwReweighted { .. } => "pw-reweighted",
             EstimatorSpec::Pwpl { .. } => "pwpl",
             EstimatorSpec::Scl { .. } => "scl",
+            EstimatorSpec::Camel { variant, .. } => match variant {
+                crate::train::camel::CamelVariant::Camel0 => "camel0",
+                crate::train::camel::CamelVariant::Cccp => "cccp-camel",
+                crate::train::camel::CamelVariant::CccpEmpirical => "cccp-camel-empirical",
+            },
         }
     }
 
@@ -293,6 +320,10 @@ impl EstimatorSpec {
             EstimatorSpec::Scl { policy } => Box::new(Scl {
                 policy: policy.clone(),
             }),
+            EstimatorSpec::Camel { camel, .. } => {
+                camel.check()?;
+                Box::new(Piecewise::new(Pieces::default().resolve(model)?, None))
+            }
         })
     }
 }

@@ -3,7 +3,7 @@
 //! below `delta`, or ‖g‖/max(1, ‖θ‖) below `epsilon`, or a maximum), report every iteration to
 //! an observer, and honour a cancel flag.
 
-use super::objective::{DatasetObjective, Evaluation};
+use super::objective::{Evaluation, Objective};
 use crate::error::{Error, Result};
 use argmin::core::{
     CostFunction, Gradient, IterState, LineSearch, Problem, Solver, State, TerminationStatus, KV,
@@ -62,6 +62,12 @@ pub struct IterReport {
     /// The paper's FLOPs so far (004 §3.1: evaluations × the objective's count), for SCL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paper_flops: Option<f64>,
+    /// CAMEL: which fit the iteration belongs to (0 = piecewise, then one per linearisation of
+    /// g) and the largest sepset consistency violation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub violation: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -94,7 +100,7 @@ struct Cached {
 /// The dataset objective as an argmin problem; value and gradient come from one pass and are
 /// cached, since argmin asks for the gradient again at the point the line search accepted.
 struct ArgminProblem<'a, 'b> {
-    obj: &'b DatasetObjective<'a>,
+    obj: &'b (dyn Objective + 'a),
     cache: Mutex<Cached>,
     cancel: &'b AtomicBool,
     evaluations: Mutex<(usize, u64)>,
@@ -213,7 +219,7 @@ fn norm(x: &Array1<f64>) -> f64 {
 
 /// Minimises the objective from `theta0`.
 pub fn minimize(
-    obj: &DatasetObjective,
+    obj: &dyn Objective,
     theta0: Vec<f64>,
     spec: &LbfgsSpec,
     cancel: &AtomicBool,
@@ -300,7 +306,9 @@ pub fn minimize(
             evaluations: evals,
             ops,
             bp_unconverged: eval.unconverged,
-            paper_flops: obj.paper_flops.map(|f| f * evals as f64),
+            paper_flops: obj.paper_flops().map(|f| f * evals as f64),
+            fit: None,
+            violation: None,
         };
         observer(&report, theta.as_slice().expect("contiguous"));
         last = Some(report);

@@ -1,6 +1,7 @@
 //! Dataset objective, optimiser, run specs, and runs on disk.
 
 pub mod beta;
+pub mod camel;
 pub mod lbfgs;
 pub mod objective;
 pub mod run;

@@ -63,6 +63,29 @@ pub struct Evaluation {
     pub unconverged: u64,
 }
 
+/// What L-BFGS minimises: a value and gradient over a flat parameter vector.
+pub trait Objective: Sync {
+    fn n_params(&self) -> usize;
+    /// Evaluates at `x`; when `grad` is given, writes ∂objective/∂x into it.
+    fn evaluate(&self, x: &[f64], grad: Option<&mut [f64]>) -> Evaluation;
+    /// The paper's FLOPs of one evaluation (004 §3.1), when counted.
+    fn paper_flops(&self) -> Option<f64> {
+        None
+    }
+}
+
+impl Objective for DatasetObjective<'_> {
+    fn n_params(&self) -> usize {
+        self.model.n_params
+    }
+    fn evaluate(&self, x: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
+        DatasetObjective::evaluate(self, x, grad)
+    }
+    fn paper_flops(&self) -> Option<f64> {
+        self.paper_flops
+    }
+}
+
 pub struct DatasetObjective<'a> {
     pub model: &'a Model,
     pub instances: &'a [Instance],

@@ -91,6 +91,14 @@ pub struct RunSummary {
     /// `‖θ̂ − θ0‖` when the training file records the parameters that generated it.
     #[serde(default)]
     pub param_error: Option<f64>,
+    /// CAMEL: each fit (piecewise, then one per linearisation of g) with its iterations, the
+    /// largest sepset violation after it and the change of g that followed; δ and g are in
+    /// `camel.json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub camel_fits: Vec<super::camel::OuterLoop>,
+    /// CAMEL: number of consistency multipliers δ over the training set.
+    #[serde(default)]
+    pub camel_multipliers: usize,
     /// Training instances whose loopy BP had not converged at the final weights.
     #[serde(default)]
     pub bp_unconverged: u64,
@@ -251,84 +259,86 @@ fn run_inner(
                 io_error.get_or_insert(e);
             }
         };
-        let resample = spec.estimator.policy().map_or(0, |p| p.resample_every);
-        let mut first = minimize(
-            &obj,
-            vec![0.0; fam.model().n_params],
-            &LbfgsSpec {
-                max_iter: if resample > 0 {
-                    resample.min(spec.optimiser.max_iter)
-                } else {
-                    spec.optimiser.max_iter
+        if let EstimatorSpec::Camel { variant, camel } = &spec.estimator {
+            // CAMEL (002): piecewise, then the dual with δ, relinearising g (CCCP); each fit
+            // continues the curve, with the fit index and the sepset violation on every point.
+            let n_w = fam.model().n_params;
+            let mut cobj = super::camel::CamelObjective::new(fam.model(), &instances, spec.prior);
+            let mut current = 0usize;
+            let r = super::camel::fit(
+                &mut cobj,
+                *variant,
+                vec![0.0; n_w],
+                camel,
+                &spec.optimiser,
+                cancel,
+                &mut |k, rep, x, violation| {
+                    if k != current {
+                        current = k;
+                        if let Some(l) = last_seen.borrow().as_ref() {
+                            offset.set(l.iteration);
+                            carried.set((
+                                l.evaluations,
+                                l.ops,
+                                l.seconds,
+                                l.paper_flops.unwrap_or(0.0),
+                            ));
+                        }
+                    }
+                    let rep = IterReport {
+                        fit: Some(k),
+                        violation: violation.is_finite().then_some(violation),
+                        ..rep.clone()
+                    };
+                    observer(&rep, &x[..n_w]);
                 },
-                ..spec.optimiser.clone()
-            },
-            cancel,
-            &mut observer,
-        )?;
-        // `--resample-every N`: a new Z (the policy's seed moved on) every N iterations, θ kept.
-        if let Some(p0) = spec.estimator.policy().filter(|_| resample > 0) {
-            let mut done = first.iterations;
-            let mut block = 0u64;
-            while first.reason == super::lbfgs::StopReason::MaxIterations
-                && done < spec.optimiser.max_iter
-            {
-                block += 1;
-                let mut policy = p0.clone();
-                policy.seed = p0.seed.wrapping_add(block);
-                let est = EstimatorSpec::Scl { policy }.build(fam.model())?;
-                let obj = DatasetObjective::new(
-                    fam.model(),
-                    &instances,
-                    est.as_ref(),
-                    spec.prior,
-                    spec.threads,
-                )?;
-                offset.set(done);
-                carry(&carried, &first);
-                let opt = LbfgsSpec {
-                    max_iter: resample.min(spec.optimiser.max_iter - done),
-                    ..spec.optimiser.clone()
-                };
-                first = minimize(&obj, first.theta.clone(), &opt, cancel, &mut observer)?;
-                done += first.iterations;
-                summary.resamples = block as usize;
+            )?;
+            summary.camel_fits = r.loops.clone();
+            summary.camel_multipliers = cobj.n_delta();
+            crate::util::write_json_atomic(
+                &out.join("camel.json"),
+                &serde_json::json!({
+                    "variant": variant,
+                    "options": camel,
+                    "fits": r.loops,
+                    "delta": &r.x[n_w..],
+                    "g": cobj.g,
+                }),
+            )?;
+            let iterations = last_seen.borrow().as_ref().map_or(0, |l| l.iteration);
+            super::lbfgs::OptimResult {
+                theta: r.x[..n_w].to_vec(),
+                iterations,
+                reason: r.reason,
+                last: None,
             }
-            first.iterations = done;
-        }
-        // 004 Algorithm 1: alternate choosing β (eq. 16, Hadamard approximation) and refitting θ
-        // from the last θ, until β settles.
-        match spec.estimator.policy().filter(|p| p.auto_beta) {
-            None => first,
-            Some(p0) => {
-                let mut policy = p0.clone();
-                let mut result = first;
-                let lambdas: Vec<f64> = policy.groups.iter().flatten().map(|x| x.lambda).collect();
-                for _ in 0..MAX_BETA_ROUNDS {
-                    if result.reason == super::lbfgs::StopReason::Cancelled {
-                        break;
-                    }
-                    let k = super::beta::diag_covariances(
-                        fam.model(),
-                        &instances,
-                        &policy,
-                        &result.theta,
-                    )?;
-                    let (beta, j) = k.best_beta(&lambdas);
-                    let old: Vec<f64> = policy.groups.iter().flatten().map(|x| x.beta).collect();
-                    summary.beta_rounds.push(BetaRound {
-                        beta: beta.clone(),
-                        j,
-                        iterations: result.iterations,
-                    });
-                    if old.iter().zip(&beta).all(|(a, b)| (a - b).abs() < 1e-3) {
-                        break;
-                    }
-                    policy.set_betas(&beta);
-                    let est = EstimatorSpec::Scl {
-                        policy: policy.clone(),
-                    }
-                    .build(fam.model())?;
+        } else {
+            let resample = spec.estimator.policy().map_or(0, |p| p.resample_every);
+            let mut first = minimize(
+                &obj,
+                vec![0.0; fam.model().n_params],
+                &LbfgsSpec {
+                    max_iter: if resample > 0 {
+                        resample.min(spec.optimiser.max_iter)
+                    } else {
+                        spec.optimiser.max_iter
+                    },
+                    ..spec.optimiser.clone()
+                },
+                cancel,
+                &mut observer,
+            )?;
+            // `--resample-every N`: a new Z (the policy's seed moved on) every N iterations, θ kept.
+            if let Some(p0) = spec.estimator.policy().filter(|_| resample > 0) {
+                let mut done = first.iterations;
+                let mut block = 0u64;
+                while first.reason == super::lbfgs::StopReason::MaxIterations
+                    && done < spec.optimiser.max_iter
+                {
+                    block += 1;
+                    let mut policy = p0.clone();
+                    policy.seed = p0.seed.wrapping_add(block);
+                    let est = EstimatorSpec::Scl { policy }.build(fam.model())?;
                     let obj = DatasetObjective::new(
                         fam.model(),
                         &instances,
@@ -336,15 +346,70 @@ fn run_inner(
                         spec.prior,
                         spec.threads,
                     )?;
-                    result = minimize(
-                        &obj,
-                        result.theta.clone(),
-                        &spec.optimiser,
-                        cancel,
-                        &mut observer,
-                    )?;
+                    offset.set(done);
+                    carry(&carried, &first);
+                    let opt = LbfgsSpec {
+                        max_iter: resample.min(spec.optimiser.max_iter - done),
+                        ..spec.optimiser.clone()
+                    };
+                    first = minimize(&obj, first.theta.clone(), &opt, cancel, &mut observer)?;
+                    done += first.iterations;
+                    summary.resamples = block as usize;
                 }
-                result
+                first.iterations = done;
+            }
+            // 004 Algorithm 1: alternate choosing β (eq. 16, Hadamard approximation) and refitting θ
+            // from the last θ, until β settles.
+            match spec.estimator.policy().filter(|p| p.auto_beta) {
+                None => first,
+                Some(p0) => {
+                    let mut policy = p0.clone();
+                    let mut result = first;
+                    let lambdas: Vec<f64> =
+                        policy.groups.iter().flatten().map(|x| x.lambda).collect();
+                    for _ in 0..MAX_BETA_ROUNDS {
+                        if result.reason == super::lbfgs::StopReason::Cancelled {
+                            break;
+                        }
+                        let k = super::beta::diag_covariances(
+                            fam.model(),
+                            &instances,
+                            &policy,
+                            &result.theta,
+                        )?;
+                        let (beta, j) = k.best_beta(&lambdas);
+                        let old: Vec<f64> =
+                            policy.groups.iter().flatten().map(|x| x.beta).collect();
+                        summary.beta_rounds.push(BetaRound {
+                            beta: beta.clone(),
+                            j,
+                            iterations: result.iterations,
+                        });
+                        if old.iter().zip(&beta).all(|(a, b)| (a - b).abs() < 1e-3) {
+                            break;
+                        }
+                        policy.set_betas(&beta);
+                        let est = EstimatorSpec::Scl {
+                            policy: policy.clone(),
+                        }
+                        .build(fam.model())?;
+                        let obj = DatasetObjective::new(
+                            fam.model(),
+                            &instances,
+                            est.as_ref(),
+                            spec.prior,
+                            spec.threads,
+                        )?;
+                        result = minimize(
+                            &obj,
+                            result.theta.clone(),
+                            &spec.optimiser,
+                            cancel,
+                            &mut observer,
+                        )?;
+                    }
+                    result
+                }
             }
         }
     };

@@ -1,0 +1,547 @@
+//! CAMEL — constrained approximate maximum-entropy learning (002): maximum entropy over
+//! pseudo-marginals π_a, one per factor (the clusters), with moment matching, local consistency
+//! on the sepsets and the Bethe entropy (eq. 7). Its dual (eq. 12) for fixed linearisation g is
+//!
+//! `Σ_m Σ_a [ φ_a(c_a^m) − log Σ_c exp(φ_a(c) + Σ_{e ∋ a} ±δ_e(c_v) − g_a(c)) ] − ‖w‖²/(2σ²)`
+//!
+//! — a sum of local log-likelihoods like piecewise training (000 eq. 8) plus, per training
+//! instance, multipliers δ_e(s) on the consistency features h_e (+1 in the edge's source cluster
+//! when it agrees with s, −1 in its target), and g. The cluster graph is Bethe's: the factors
+//! holding a variable v are chained by sepsets {v}, so Σ_a H(π_a) − Σ_e H(μ_e) is the Bethe
+//! entropy (counting number 1 − d_v for v) and on a tree the fixed point is exact ML.
+//!
+//! CCCP (Yuille 2002) linearises the convex −Σ_e H(μ_e) at the current beliefs, attaching each
+//! sepset to its source cluster: g_a(c) = −Σ_{e: source a} log μ_e(c_v) (the paper's −1 is a
+//! constant per cluster and cancels). `camel0` keeps g = 0; `cccp-camel` starts at g = 0 and
+//! relinearises until g moves by less than a tolerance; `cccp-camel-empirical` starts g at the
+//! empirical marginals, Laplace-smoothed (one conditional instance's empirical marginal is a
+//! point mass, whose log is −∞).
+//!
+//! Sign note: the Lagrangian of eq. (10) gives π ∝ exp(w·f + δ·h − g) for the g of the update
+//! rule; the paper prints "+ g". The tree test (fixed point = exact ML) is what decides it.
+
+use super::objective::{Evaluation, Objective, Prior};
+use crate::graph::{Instance, Model};
+use rayon::prelude::*;
+
+/// Which CAMEL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CamelVariant {
+    /// Piecewise plus the consistency multipliers δ; g = 0.
+    Camel0,
+    /// CCCP: g relinearised at the beliefs, from g = 0.
+    Cccp,
+    /// CCCP from g at the (smoothed) empirical marginals.
+    CccpEmpirical,
+}
+
+/// A sepset edge of the cluster graph: factors `src` → `dst` share variable `v`.
+#[derive(Clone, Copy, Debug)]
+struct Sep {
+    src: u32,
+    dst: u32,
+    card: u32,
+    /// Stride of v in each factor's table.
+    src_stride: u32,
+    dst_stride: u32,
+    /// Start of this edge's δ in the instance's block.
+    off: u32,
+}
+
+/// One instance's cluster graph.
+#[derive(Clone, Debug)]
+struct Graph {
+    seps: Vec<Sep>,
+    /// Per factor, the sepsets it is the source / target of.
+    as_src: Vec<Vec<u32>>,
+    as_dst: Vec<Vec<u32>>,
+    /// Start of each factor's table in the per-factor layout (g, beliefs).
+    factor_off: Vec<usize>,
+    n_entries: usize,
+    n_delta: usize,
+    /// Start of this instance's δ block after the weights.
+    delta_start: usize,
+}
+
+fn graph(inst: &Instance) -> Graph {
+    let nf = inst.factors.len();
+    let mut factor_off = Vec::with_capacity(nf);
+    let mut n_entries = 0;
+    for f in &inst.factors {
+        factor_off.push(n_entries);
+        n_entries += inst.slots[f.slot as usize].len as usize;
+    }
+    let stride_of = |a: u32, v: u32| -> u32 {
+        let f = &inst.factors[a as usize];
+        let mut stride = 1u32;
+        for &u in inst.scope(f).iter().rev() {
+            if u == v {
+                return stride;
+            }
+            stride *= inst.card[u as usize];
+        }
+        unreachable!("v is in the factor's scope")
+    };
+    let mut seps = vec![];
+    let mut off = 0u32;
+    for v in 0..inst.n_vars() as u32 {
+        let fs = inst.var_factors(v);
+        for w in fs.windows(2) {
+            let card = inst.card[v as usize];
+            seps.push(Sep {
+                src: w[0],
+                dst: w[1],
+                card,
+                src_stride: stride_of(w[0], v),
+                dst_stride: stride_of(w[1], v),
+                off,
+            });
+            off += card;
+        }
+    }
+    let mut as_src = vec![vec![]; nf];
+    let mut as_dst = vec![vec![]; nf];
+    for (i, s) in seps.iter().enumerate() {
+        as_src[s.src as usize].push(i as u32);
+        as_dst[s.dst as usize].push(i as u32);
+    }
+    Graph {
+        seps,
+        as_src,
+        as_dst,
+        factor_off,
+        n_entries,
+        n_delta: off as usize,
+        delta_start: 0,
+    }
+}
+
+/// v's state in entry `c` of a table where v has `stride` and `card` states.
+#[inline]
+fn digit(c: usize, stride: u32, card: u32) -> usize {
+    (c / stride as usize) % card as usize
+}
+
+/// The CAMEL dual for fixed g, over x = [w; δ] (δ left out, and held at 0, when `free_delta`
+/// is off: the piecewise objective).
+pub struct CamelObjective<'a> {
+    pub model: &'a Model,
+    pub instances: &'a [Instance],
+    pub prior: Prior,
+    graphs: Vec<Graph>,
+    /// Per instance, g in the per-factor layout.
+    pub g: Vec<Vec<f64>>,
+    pub free_delta: bool,
+    n_delta: usize,
+}
+
+#[derive(Default)]
+struct Scratch {
+    phi: Vec<f64>,
+    dphi: Vec<f64>,
+    cols: Vec<f64>,
+    t: Vec<f64>,
+    /// Beliefs of every factor of the instance (per-factor layout).
+    pi: Vec<f64>,
+    grad_w: Vec<f64>,
+}
+
+impl<'a> CamelObjective<'a> {
+    pub fn new(model: &'a Model, instances: &'a [Instance], prior: Prior) -> Self {
+        let mut graphs: Vec<Graph> = instances.iter().map(graph).collect();
+        let mut start = model.n_params;
+        for g in &mut graphs {
+            g.delta_start = start;
+            start += g.n_delta;
+        }
+        let g = graphs.iter().map(|g| vec![0.0; g.n_entries]).collect();
+        CamelObjective {
+            model,
+            instances,
+            prior,
+            graphs,
+            g,
+            free_delta: true,
+            n_delta: start - model.n_params,
+        }
+    }
+
+    /// Number of consistency multipliers δ over the data set.
+    pub fn n_delta(&self) -> usize {
+        self.n_delta
+    }
+
+    /// One instance: value, beliefs into `s.pi`, and (with `grad`) ∂(−value)/∂w into
+    /// `s.grad_w` and ∂(−value)/∂δ into `gd`.
+    fn instance(
+        &self,
+        i: usize,
+        x: &[f64],
+        s: &mut Scratch,
+        grad: Option<&mut [f64]>,
+        ops: &mut u64,
+    ) -> f64 {
+        let inst = &self.instances[i];
+        let gr = &self.graphs[i];
+        let gold = inst.gold.as_deref().expect("checked: gold labels");
+        let n_w = self.model.n_params;
+        let delta = |e: &Sep, k: usize| -> f64 {
+            if self.free_delta {
+                x[gr.delta_start + e.off as usize + k]
+            } else {
+                0.0
+            }
+        };
+        s.phi.clear();
+        s.phi.resize(inst.table_len, 0.0);
+        self.model
+            .build_tables(&x[..n_w], inst, &mut s.phi, &mut s.cols);
+        s.pi.clear();
+        s.pi.resize(gr.n_entries, 0.0);
+        let want = grad.is_some();
+        if want {
+            s.dphi.clear();
+            s.dphi.resize(inst.table_len, 0.0);
+        }
+        let g = &self.g[i];
+        let mut value = 0.0;
+        for (a, f) in inst.factors.iter().enumerate() {
+            let off = inst.table_offset(f);
+            let len = inst.slots[f.slot as usize].len as usize;
+            let fo = gr.factor_off[a];
+            s.t.clear();
+            s.t.extend((0..len).map(|c| s.phi[off + c] - g[fo + c]));
+            for &e in &gr.as_src[a] {
+                let e = &gr.seps[e as usize];
+                for (c, t) in s.t.iter_mut().enumerate() {
+                    *t += delta(e, digit(c, e.src_stride, e.card));
+                }
+            }
+            for &e in &gr.as_dst[a] {
+                let e = &gr.seps[e as usize];
+                for (c, t) in s.t.iter_mut().enumerate() {
+                    *t -= delta(e, digit(c, e.dst_stride, e.card));
+                }
+            }
+            let m = s.t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let mut z = 0.0;
+            for (c, &t) in s.t.iter().enumerate() {
+                let p = (t - m).exp();
+                s.pi[fo + c] = p;
+                z += p;
+            }
+            let inv = 1.0 / z;
+            s.pi[fo..fo + len].iter_mut().for_each(|p| *p *= inv);
+            let ga = inst.entry(f, gold);
+            value += s.phi[off + ga] - (m + z.ln());
+            *ops += 2 * len as u64;
+            if want {
+                for c in 0..len {
+                    s.dphi[off + c] -= s.pi[fo + c];
+                }
+                s.dphi[off + ga] += 1.0;
+            }
+        }
+        if let Some(gd) = grad {
+            // ∂(−value)/∂w: minus the table gradient, scattered to the weights.
+            self.model
+                .scatter(inst, &s.dphi, -1.0, &mut s.grad_w, &mut s.cols);
+            if self.free_delta {
+                // ∂(−value)/∂δ_e(s) = μ_src(s) − μ_dst(s): the consistency violation.
+                for e in &gr.seps {
+                    let o = e.off as usize;
+                    for k in 0..e.card as usize {
+                        gd[o + k] = 0.0;
+                    }
+                    let (fs, fd) = (gr.factor_off[e.src as usize], gr.factor_off[e.dst as usize]);
+                    let ls = inst.slots[inst.factors[e.src as usize].slot as usize].len as usize;
+                    let ld = inst.slots[inst.factors[e.dst as usize].slot as usize].len as usize;
+                    for c in 0..ls {
+                        gd[o + digit(c, e.src_stride, e.card)] += s.pi[fs + c];
+                    }
+                    for c in 0..ld {
+                        gd[o + digit(c, e.dst_stride, e.card)] -= s.pi[fd + c];
+                    }
+                }
+            }
+        }
+        value
+    }
+
+    /// Sepset marginals of edge `e` from its source and target clusters.
+    fn sep_marginals(&self, i: usize, pi: &[f64], e: &Sep) -> (Vec<f64>, Vec<f64>) {
+        let inst = &self.instances[i];
+        let gr = &self.graphs[i];
+        let mut ms = vec![0.0; e.card as usize];
+        let mut md = vec![0.0; e.card as usize];
+        let (fs, fd) = (gr.factor_off[e.src as usize], gr.factor_off[e.dst as usize]);
+        let ls = inst.slots[inst.factors[e.src as usize].slot as usize].len as usize;
+        let ld = inst.slots[inst.factors[e.dst as usize].slot as usize].len as usize;
+        for c in 0..ls {
+            ms[digit(c, e.src_stride, e.card)] += pi[fs + c];
+        }
+        for c in 0..ld {
+            md[digit(c, e.dst_stride, e.card)] += pi[fd + c];
+        }
+        (ms, md)
+    }
+
+    /// Beliefs of every factor of every instance at x (per-factor layout).
+    pub fn beliefs(&self, x: &[f64]) -> Vec<Vec<f64>> {
+        (0..self.instances.len())
+            .into_par_iter()
+            .map(|i| {
+                let mut s = Scratch::default();
+                self.instance(i, x, &mut s, None, &mut 0);
+                s.pi
+            })
+            .collect()
+    }
+
+    /// The largest |μ_src(s) − μ_dst(s)| over every sepset of every instance at x.
+    pub fn max_violation(&self, x: &[f64]) -> f64 {
+        let beliefs = self.beliefs(x);
+        let mut worst = 0.0f64;
+        for (i, pi) in beliefs.iter().enumerate() {
+            for e in &self.graphs[i].seps {
+                let (ms, md) = self.sep_marginals(i, pi, e);
+                for (a, b) in ms.iter().zip(&md) {
+                    worst = worst.max((a - b).abs());
+                }
+            }
+        }
+        worst
+    }
+
+    /// CCCP: relinearises g at the beliefs of x; returns the largest change of g.
+    pub fn relinearise(&mut self, x: &[f64]) -> f64 {
+        let beliefs = self.beliefs(x);
+        let mut change = 0.0f64;
+        for (i, pi) in beliefs.iter().enumerate() {
+            let new = self.linearisation(i, |e| self.sep_marginals(i, pi, e).0);
+            for (old, n) in self.g[i].iter_mut().zip(new) {
+                change = change.max((*old - n).abs());
+                *old = n;
+            }
+        }
+        change
+    }
+
+    /// g at the empirical marginals with one pseudo-count per state (Laplace).
+    pub fn linearise_at_empirical(&mut self) {
+        for i in 0..self.instances.len() {
+            let inst = &self.instances[i];
+            let gold = inst.gold.as_deref().expect("checked: gold labels");
+            let new = self.linearisation(i, |e| {
+                let f = &inst.factors[e.src as usize];
+                let y = inst.entry(f, gold) / e.src_stride as usize % e.card as usize;
+                let n = e.card as f64;
+                (0..e.card as usize)
+                    .map(|s| ((s == y) as u8 as f64 + 1.0) / (1.0 + n))
+                    .collect()
+            });
+            self.g[i] = new;
+        }
+    }
+
+    /// g_a(c) = −Σ_{e: source a} log μ_e(c_v) for sepset marginals `mu(e)`.
+    fn linearisation(&self, i: usize, mu: impl Fn(&Sep) -> Vec<f64>) -> Vec<f64> {
+        let inst = &self.instances[i];
+        let gr = &self.graphs[i];
+        let mut g = vec![0.0; gr.n_entries];
+        for e in &gr.seps {
+            let m = mu(e);
+            let fo = gr.factor_off[e.src as usize];
+            let len = inst.slots[inst.factors[e.src as usize].slot as usize].len as usize;
+            for c in 0..len {
+                g[fo + c] -= m[digit(c, e.src_stride, e.card)].max(1e-300).ln();
+            }
+        }
+        g
+    }
+}
+
+impl Objective for CamelObjective<'_> {
+    fn n_params(&self) -> usize {
+        self.model.n_params + if self.free_delta { self.n_delta } else { 0 }
+    }
+
+    fn evaluate(&self, x: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
+        let n_w = self.model.n_params;
+        let w = &x[..n_w];
+        let (value, ops) = match grad {
+            None => (0..self.instances.len())
+                .into_par_iter()
+                .map_init(Scratch::default, |s, i| {
+                    let mut ops = 0;
+                    (self.instance(i, x, s, None, &mut ops), ops)
+                })
+                .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
+            Some(grad) => {
+                let (gw, gd) = grad.split_at_mut(n_w);
+                // Each instance owns a contiguous block of δ.
+                let mut blocks: Vec<&mut [f64]> = Vec::with_capacity(self.instances.len());
+                let mut rest = gd;
+                for g in &self.graphs {
+                    let take = if self.free_delta { g.n_delta } else { 0 };
+                    let (b, r) = rest.split_at_mut(take);
+                    blocks.push(b);
+                    rest = r;
+                }
+                let (value, ops, sum_w) = blocks
+                    .into_par_iter()
+                    .enumerate()
+                    .fold(
+                        || (0.0, 0u64, Scratch::default()),
+                        |(v, o, mut s), (i, block)| {
+                            if s.grad_w.len() != n_w {
+                                s.grad_w = vec![0.0; n_w];
+                            }
+                            let mut ops = 0;
+                            let val = self.instance(i, x, &mut s, Some(block), &mut ops);
+                            (v + val, o + ops, s)
+                        },
+                    )
+                    .map(|(v, o, s)| (v, o, s.grad_w))
+                    .reduce(
+                        || (0.0, 0, vec![0.0; n_w]),
+                        |mut a, b| {
+                            if b.2.len() == n_w {
+                                a.2.iter_mut().zip(&b.2).for_each(|(x, y)| *x += y);
+                            }
+                            (a.0 + b.0, a.1 + b.1, a.2)
+                        },
+                    );
+                let inv_s2 = self.prior.sigma2.map(|s| 1.0 / s).unwrap_or(0.0);
+                for ((g, s), &wj) in gw.iter_mut().zip(&sum_w).zip(w) {
+                    *g = s + wj * inv_s2;
+                }
+                (value, ops)
+            }
+        };
+        Evaluation {
+            objective: -value + self.prior.penalty(w),
+            value,
+            ops,
+            unconverged: 0,
+        }
+    }
+}
+
+/// CAMEL's outer-loop knobs.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CamelOptions {
+    /// Stop relinearising when no entry of g moves by more than this.
+    pub tol: f64,
+    /// Relinearisations at most.
+    pub max_outer: usize,
+}
+
+impl Default for CamelOptions {
+    fn default() -> Self {
+        CamelOptions {
+            tol: 1e-4,
+            max_outer: 20,
+        }
+    }
+}
+
+impl CamelOptions {
+    pub fn check(&self) -> crate::error::Result<()> {
+        if self.tol.is_nan() || self.tol <= 0.0 || self.max_outer == 0 {
+            return Err(crate::error::Error::invalid(
+                "CAMEL needs a positive tolerance on g and at least one outer loop",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One inner optimisation: which phase, its iterations, and the state after it.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OuterLoop {
+    /// `piecewise` (δ held at 0), then `camel` fits, one per linearisation.
+    pub phase: String,
+    pub iterations: usize,
+    /// Largest |μ_src − μ_dst| over the sepsets after the fit.
+    pub violation: f64,
+    /// Largest change of g at the relinearisation that followed (CCCP only).
+    pub g_change: Option<f64>,
+}
+
+pub struct CamelResult {
+    /// [w; δ].
+    pub x: Vec<f64>,
+    pub loops: Vec<OuterLoop>,
+    pub reason: super::StopReason,
+}
+
+/// Sees each inner iteration: the fit's index, the report, x = [w; δ], the sepset violation.
+pub type FitObserver<'o> = dyn FnMut(usize, &super::IterReport, &[f64], f64) + 'o;
+
+/// Fits CAMEL (002 §3): piecewise first (δ = 0, g = 0), then the CAMEL dual with δ free; for
+/// CCCP, relinearise g and refit until g settles. `observer` sees every inner iteration with the
+/// index of the fit it belongs to and the largest sepset violation (NaN in the piecewise fit,
+/// where δ is held at 0).
+pub fn fit(
+    obj: &mut CamelObjective,
+    variant: CamelVariant,
+    w0: Vec<f64>,
+    opts: &CamelOptions,
+    lbfgs: &super::LbfgsSpec,
+    cancel: &std::sync::atomic::AtomicBool,
+    observer: &mut FitObserver,
+) -> crate::error::Result<CamelResult> {
+    let n_w = obj.model.n_params;
+    let mut loops = vec![];
+    obj.free_delta = false;
+    let r = {
+        let o: &CamelObjective = obj;
+        super::minimize(o, w0, lbfgs, cancel, &mut |rep, x| {
+            observer(0, rep, x, f64::NAN)
+        })?
+    };
+    loops.push(OuterLoop {
+        phase: "piecewise".into(),
+        iterations: r.iterations,
+        violation: f64::NAN,
+        g_change: None,
+    });
+    obj.free_delta = true;
+    let mut x = r.theta;
+    x.resize(n_w + obj.n_delta(), 0.0);
+    loops[0].violation = obj.max_violation(&x);
+    if variant == CamelVariant::CccpEmpirical {
+        obj.linearise_at_empirical();
+    }
+    let mut reason = r.reason;
+    for k in 1.. {
+        let r = {
+            let o: &CamelObjective = obj;
+            super::minimize(o, x, lbfgs, cancel, &mut |rep, x| {
+                observer(k, rep, x, o.max_violation(x))
+            })?
+        };
+        x = r.theta;
+        reason = r.reason;
+        let mut l = OuterLoop {
+            phase: "camel".into(),
+            iterations: r.iterations,
+            violation: obj.max_violation(&x),
+            g_change: None,
+        };
+        if variant == CamelVariant::Camel0 || reason == super::StopReason::Cancelled {
+            loops.push(l);
+            break;
+        }
+        let change = obj.relinearise(&x);
+        l.g_change = Some(change);
+        loops.push(l);
+        if change < opts.tol || k >= opts.max_outer {
+            break;
+        }
+    }
+    Ok(CamelResult { x, loops, reason })
+}
