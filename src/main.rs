@@ -260,6 +260,10 @@ enum Generate {
         /// Observation noise σ.
         #[arg(long, default_value_t = 1.0)]
         noise: f64,
+        /// Observations are a weak per-pixel classifier's log-probabilities (log softmax of the
+        /// noisy evidence) instead of the evidence itself (CAMEL's segmentation task, 002 §4).
+        #[arg(long)]
+        scores: bool,
         #[arg(long, default_value_t = 0)]
         seed: u64,
         #[arg(long)]
@@ -733,6 +737,7 @@ fn run(command: Command) -> Result<()> {
             beta,
             sweeps,
             noise,
+            scores,
             seed,
             out,
             test_images,
@@ -746,6 +751,7 @@ fn run(command: Command) -> Result<()> {
                 beta,
                 sweeps,
                 noise,
+                scores,
             };
             let n_test = test_images.unwrap_or(0);
             let all = g.images(images + n_test, seed)?;

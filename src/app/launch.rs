@@ -31,6 +31,8 @@ pub struct LaunchForm {
     /// Choose β by 004's heuristic; redraw Z every this many iterations (0: never).
     pub auto_beta: bool,
     pub resample_every: usize,
+    /// CAMEL's outer loop: tolerance on g and relinearisations at most.
+    pub camel: crate::train::camel::CamelOptions,
     /// CRFsuite's c2 (σ² = 1/(2·c2)); 0 = no prior.
     pub c2: f64,
     pub max_iter: usize,
@@ -62,6 +64,7 @@ impl Default for LaunchForm {
             selection: Selection::Independent,
             auto_beta: false,
             resample_every: 0,
+            camel: Default::default(),
             c2: 1.0,
             max_iter: 100,
             threads: 1,
@@ -100,6 +103,13 @@ impl LaunchForm {
                 p.auto_beta = self.auto_beta;
                 p.resample_every = self.resample_every;
                 spec.with_policy(p)
+            }
+            EstimatorSpec::Camel { variant, .. } => {
+                self.camel.check()?;
+                EstimatorSpec::Camel {
+                    variant,
+                    camel: self.camel,
+                }
             }
             s => s,
         })
@@ -166,6 +176,10 @@ impl LaunchForm {
                 .unwrap_or_default(),
             auto_beta: spec.estimator.policy().is_some_and(|p| p.auto_beta),
             resample_every: spec.estimator.policy().map_or(0, |p| p.resample_every),
+            camel: match &spec.estimator {
+                EstimatorSpec::Camel { camel, .. } => *camel,
+                _ => Default::default(),
+            },
             estimator: spec.estimator.name().to_string(),
             pieces: spec
                 .estimator
@@ -215,6 +229,13 @@ mod tests {
             ),
             (f.policy.as_str(), f.selection, true, 5)
         );
+        // CAMEL's outer-loop knobs too.
+        f.estimator = "cccp-camel".into();
+        f.camel.tol = 1e-3;
+        f.camel.max_outer = 7;
+        let g = LaunchForm::from_spec(&f.to_spec().unwrap());
+        assert_eq!((g.estimator.as_str(), g.camel), ("cccp-camel", f.camel));
+        f.estimator = "scl".into();
         f.policy = "0.7:1*pl9x".into();
         assert!(f
             .to_spec()

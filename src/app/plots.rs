@@ -15,16 +15,19 @@ pub enum Metric {
     GradNorm,
     /// Training instances whose loopy BP did not converge at each iteration.
     BpUnconverged,
+    /// CAMEL: the largest disagreement of two clusters' marginals on a sepset.
+    SepsetViolation,
 }
 
 impl Metric {
-    const ALL: [Metric; 6] = [
+    const ALL: [Metric; 7] = [
         Metric::Objective,
         Metric::HeldOutLogLikelihood,
         Metric::TokenAccuracy,
         Metric::SegmentF1,
         Metric::GradNorm,
         Metric::BpUnconverged,
+        Metric::SepsetViolation,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -34,6 +37,7 @@ impl Metric {
             Metric::SegmentF1 => "segment F1",
             Metric::GradNorm => "gradient norm",
             Metric::BpUnconverged => "instances with unconverged BP",
+            Metric::SepsetViolation => "largest sepset violation (CAMEL)",
         }
     }
     fn value(self, p: &crate::train::run::CurvePoint) -> Option<f64> {
@@ -44,6 +48,7 @@ impl Metric {
             Metric::SegmentF1 => p.test_segment_f1,
             Metric::GradNorm => Some(p.report.grad_norm),
             Metric::BpUnconverged => Some(p.report.bp_unconverged as f64),
+            Metric::SepsetViolation => p.report.violation,
         }
     }
 }
@@ -113,8 +118,23 @@ pub fn run_color(id: &str) -> Color32 {
 /// The points of one run's curve, in plot coordinates (log10 where asked; with log y the
 /// magnitude |y| is plotted, so negative log-likelihoods work too).
 pub fn series(run: &RunEntry, p: &CurvesPane) -> Vec<[f64; 2]> {
-    run.curve
-        .iter()
+    curve_points(run.curve.iter(), p)
+}
+
+/// CAMEL's relinearisations of g: the first point of every fit after the first CAMEL fit.
+pub fn relinearisations(run: &RunEntry, p: &CurvesPane) -> Vec<[f64; 2]> {
+    let starts = run.curve.iter().enumerate().filter(|(i, c)| {
+        let fit = c.report.fit.unwrap_or(0);
+        fit >= 2 && (*i == 0 || run.curve[i - 1].report.fit != c.report.fit)
+    });
+    curve_points(starts.map(|(_, c)| c), p)
+}
+
+fn curve_points<'a>(
+    points: impl Iterator<Item = &'a crate::train::run::CurvePoint>,
+    p: &CurvesPane,
+) -> Vec<[f64; 2]> {
+    points
         .filter_map(|c| {
             let x = match p.x {
                 XAxis::Iteration => c.report.iteration as f64,
@@ -294,6 +314,16 @@ fn curve_plot(
                             .color(run_color(&r.id))
                             .width(1.8),
                     );
+                    let marks = relinearisations(r, p);
+                    if !marks.is_empty() {
+                        plot.points(
+                            egui_plot::Points::new(format!("{}: g relinearised", r.label()), marks)
+                                .shape(egui_plot::MarkerShape::Diamond)
+                                .radius(4.5)
+                                .filled(true)
+                                .color(run_color(&r.id)),
+                        );
+                    }
                 }
             })
     });

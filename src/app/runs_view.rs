@@ -124,6 +124,24 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                 });
             });
             ui.end_row();
+            ui.label("CAMEL");
+            ui.add_enabled_ui(matches!(spec, Some(EstimatorSpec::Camel { .. })), |ui| {
+                ui.horizontal(|ui| {
+                    let l = ui.label("g tolerance");
+                    ui.add(
+                        egui::DragValue::new(&mut f.camel.tol)
+                            .range(1e-9..=10.0)
+                            .speed(1e-4),
+                    )
+                    .labelled_by(l.id)
+                    .on_hover_text("stop relinearising when no entry of g moves more");
+                    let l = ui.label("max outer loops");
+                    ui.add(egui::DragValue::new(&mut f.camel.max_outer).range(1..=1000))
+                        .labelled_by(l.id);
+                    ui.weak("camel0, cccp-camel, cccp-camel-empirical");
+                });
+            });
+            ui.end_row();
             ui.label("Loopy BP");
             ui.add_enabled_ui(
                 matches!(spec, Some(EstimatorSpec::Bp { .. })) || !chain,

@@ -48,6 +48,10 @@ pub struct GridGen {
     pub sweeps: usize,
     /// Observation noise σ.
     pub noise: f64,
+    /// Write a weak per-pixel classifier's log-probabilities, log softmax(e), in place of the
+    /// noisy one-hot evidence e (002 §4's node potentials from a pre-trained classifier).
+    #[serde(default)]
+    pub scores: bool,
 }
 
 impl Default for GridGen {
@@ -60,6 +64,7 @@ impl Default for GridGen {
             beta: 1.3,
             sweeps: 60,
             noise: 1.0,
+            scores: false,
         }
     }
 }
@@ -125,13 +130,19 @@ impl GridGen {
         let columns = y
             .iter()
             .map(|&yv| {
-                (0..k)
+                let e: Vec<f64> = (0..k)
                     .map(|j| {
-                        let e: f64 = StandardNormal.sample(rng);
-                        let x = (j == yv) as u8 as f64 + self.noise * e;
-                        format!("{x:.3}")
+                        let n: f64 = StandardNormal.sample(rng);
+                        (j == yv) as u8 as f64 + self.noise * n
                     })
-                    .collect()
+                    .collect();
+                let lse = if self.scores {
+                    let m = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    m + e.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+                } else {
+                    0.0
+                };
+                e.iter().map(|x| format!("{:.3}", x - lse)).collect()
             })
             .collect();
         Sequence {
