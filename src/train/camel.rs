@@ -10,12 +10,14 @@
 //! holding a variable v are chained by sepsets {v}, so Σ_a H(π_a) − Σ_e H(μ_e) is the Bethe
 //! entropy (counting number 1 − d_v for v) and on a tree the fixed point is exact ML.
 //!
-//! CCCP (Yuille 2002) linearises the convex −Σ_e H(μ_e) at the current beliefs, attaching each
-//! sepset to its source cluster: g_a(c) = −Σ_{e: source a} log μ_e(c_v) (the paper's −1 is a
-//! constant per cluster and cancels). `camel0` keeps g = 0; `cccp-camel` starts at g = 0 and
-//! relinearises until g moves by less than a tolerance; `cccp-camel-empirical` starts g at the
-//! empirical marginals, Laplace-smoothed (one conditional instance's empirical marginal is a
-//! point mass, whose log is −∞).
+//! CCCP (Yuille 2002) linearises the convex −Σ_e H(μ_e) at the current beliefs. As 002 §3
+//! suggests, each sepset marginal is taken as the mean of its two clusters' marginals and its
+//! linearisation split evenly between them: g_a(c) = −½ Σ_{e ∋ a} log μ_e(c_v) (the paper's −1
+//! is a constant per cluster and cancels). At a consistent fixed point this is the same as
+//! attaching each sepset to one cluster; on loopy grids it halves the swings of g. `camel0`
+//! keeps g = 0; `cccp-camel` starts at g = 0 and relinearises until g moves by less than a
+//! tolerance; `cccp-camel-empirical` starts g at the empirical marginals, Laplace-smoothed (one
+//! conditional instance's empirical marginal is a point mass, whose log is −∞).
 //!
 //! Sign note: the Lagrangian of eq. (10) gives π ∝ exp(w·f + δ·h − g) for the g of the update
 //! rule; the paper prints "+ g". The tree test (fixed point = exact ML) is what decides it.
@@ -319,7 +321,10 @@ impl<'a> CamelObjective<'a> {
         let beliefs = self.beliefs(x);
         let mut change = 0.0f64;
         for (i, pi) in beliefs.iter().enumerate() {
-            let new = self.linearisation(i, |e| self.sep_marginals(i, pi, e).0);
+            let new = self.linearisation(i, |e| {
+                let (a, b) = self.sep_marginals(i, pi, e);
+                a.iter().zip(&b).map(|(x, y)| 0.5 * (x + y)).collect()
+            });
             for (old, n) in self.g[i].iter_mut().zip(new) {
                 change = change.max((*old - n).abs());
                 *old = n;
@@ -345,17 +350,19 @@ impl<'a> CamelObjective<'a> {
         }
     }
 
-    /// g_a(c) = −Σ_{e: source a} log μ_e(c_v) for sepset marginals `mu(e)`.
+    /// g_a(c) = −½ Σ_{e ∋ a} log μ_e(c_v) for sepset marginals `mu(e)`.
     fn linearisation(&self, i: usize, mu: impl Fn(&Sep) -> Vec<f64>) -> Vec<f64> {
         let inst = &self.instances[i];
         let gr = &self.graphs[i];
         let mut g = vec![0.0; gr.n_entries];
         for e in &gr.seps {
             let m = mu(e);
-            let fo = gr.factor_off[e.src as usize];
-            let len = inst.slots[inst.factors[e.src as usize].slot as usize].len as usize;
-            for c in 0..len {
-                g[fo + c] -= m[digit(c, e.src_stride, e.card)].max(1e-300).ln();
+            for (f, stride) in [(e.src, e.src_stride), (e.dst, e.dst_stride)] {
+                let fo = gr.factor_off[f as usize];
+                let len = inst.slots[inst.factors[f as usize].slot as usize].len as usize;
+                for c in 0..len {
+                    g[fo + c] -= 0.5 * m[digit(c, stride, e.card)].max(1e-300).ln();
+                }
             }
         }
         g
