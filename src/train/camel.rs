@@ -7,8 +7,11 @@
 //! — a sum of local log-likelihoods like piecewise training (000 eq. 8) plus, per training
 //! instance, multipliers δ_e(s) on the consistency features h_e (+1 in the edge's source cluster
 //! when it agrees with s, −1 in its target), and g. The cluster graph is Bethe's: the factors
-//! holding a variable v are chained by sepsets {v}, so Σ_a H(π_a) − Σ_e H(μ_e) is the Bethe
-//! entropy (counting number 1 − d_v for v) and on a tree the fixed point is exact ML.
+//! holding a variable v are joined by sepsets {v} in a star around v's first factor (d_v − 1
+//! sepsets), so Σ_a H(π_a) − Σ_e H(μ_e) is the Bethe entropy (counting number 1 − d_v for v)
+//! and on a tree the fixed point is exact ML. (A chain of the same factors is as valid, but on
+//! an 8-connected grid its consistency has to travel down paths of eight sepsets: camel0 reached
+//! 53.8 % there against the star's 63.4 % at the same iteration budget.)
 //!
 //! CCCP (Yuille 2002) linearises the convex −Σ_e H(μ_e) at the current beliefs. As 002 §3
 //! suggests, each sepset marginal is taken as the mean of its two clusters' marginals and its
@@ -89,14 +92,16 @@ fn graph(inst: &Instance) -> Graph {
     let mut off = 0u32;
     for v in 0..inst.n_vars() as u32 {
         let fs = inst.var_factors(v);
-        for w in fs.windows(2) {
+        // A star around v's first factor (its unary factor when it has one): every other
+        // factor is one sepset away from it, so consistency does not travel down a path.
+        for &f in fs.iter().skip(1) {
             let card = inst.card[v as usize];
             seps.push(Sep {
-                src: w[0],
-                dst: w[1],
+                src: fs[0],
+                dst: f,
                 card,
-                src_stride: stride_of(w[0], v),
-                dst_stride: stride_of(w[1], v),
+                src_stride: stride_of(fs[0], v),
+                dst_stride: stride_of(f, v),
                 off,
             });
             off += card;
