@@ -1392,6 +1392,13 @@ fn objective(
     let text = piecewise_lab::util::read_text(weights)?;
     let theta = family::read_weights(fam.as_ref(), &text, &weights.display().to_string())?;
     let est = spec.build(fam.model())?;
+    if matches!(spec, EstimatorSpec::Camel { .. }) {
+        eprintln!(
+            "note: {} is evaluated at δ = 0 and g = 0, where its dual is piecewise; its \
+             multipliers belong to a training run (camel.json)",
+            spec.name()
+        );
+    }
     let mut ws = Workspace::default();
     let mut value = 0.0;
     let mut phi = Vec::new();
@@ -1434,10 +1441,7 @@ fn theory(m: usize, theta: Option<&str>, scl: &SclArgs, json: bool) -> Result<()
     };
     let bm = BoltzmannMachine::new(m, BoltzmannOptions::default())?;
     let theta = bm.theta(&theta, &[])?;
-    let inst = bm.instance(&piecewise_lab::data::Sequence {
-        columns: vec![vec![]; m],
-        ..Default::default()
-    })?;
+    let inst = bm.graph()?;
     let policy = match scl.apply(EstimatorSpec::from_name("scl")?)? {
         EstimatorSpec::Scl { policy } => policy,
         _ => unreachable!("scl"),

@@ -29,6 +29,9 @@ fn gradient_in_w_and_delta_matches_finite_differences() {
         let mut grad = vec![0.0; n];
         let e = obj.evaluate(&x, Some(&mut grad));
         assert!(e.objective.is_finite());
+        // The violation read off the δ gradient is the one a pass over the beliefs finds.
+        assert!((obj.violation_at(&x) - obj.max_violation(&x)).abs() < 1e-12);
+        assert!(obj.max_violation(&x) > 1e-3);
         let h = 1e-6;
         for j in 0..n {
             let (mut p, mut m) = (x.clone(), x.clone());

@@ -63,6 +63,16 @@ fn loaded(h: &mut Harness<'_, Workbench>) {
     });
 }
 
+/// The text of the export under `workspace/exports` whose name contains `stem`.
+fn exported(workspace: &Path, stem: &str) -> String {
+    std::fs::read_dir(workspace.join("exports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_string_lossy().contains(stem))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap_or_else(|| panic!("no {stem} export"))
+}
+
 /// Loads a Boltzmann-machine sample file through the Data pane's fields and *Load*.
 fn load_boltzmann(h: &mut Harness<'_, Workbench>, file: &Path) {
     {
@@ -488,12 +498,7 @@ fn compare_plots_and_exports_boltzmann_consistency() {
     h.get_by_label("Save consistency CSV").click();
     h.step();
     h.step();
-    let csv = std::fs::read_dir(ws.path().join("exports"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains("consistency"))
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .expect("consistency CSV");
+    let csv = exported(ws.path(), "consistency");
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("estimator,n,param_error"));
     let rows: Vec<(String, usize, f64)> = lines
@@ -588,12 +593,7 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
     h.get_by_label("Save frontier CSV").click();
     h.step();
     h.step();
-    let csv = std::fs::read_dir(ws.path().join("exports"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.to_string_lossy().contains("frontier"))
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .expect("frontier CSV");
+    let csv = exported(ws.path(), "frontier");
     let rows: Vec<(f64, f64, bool)> = csv
         .lines()
         .skip(1)

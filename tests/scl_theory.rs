@@ -2,7 +2,6 @@
 //! asymptotic variance in the paper's and the exact form against known identities.
 
 use piecewise_lab::data::synth_loopy::paper_theta;
-use piecewise_lab::data::Sequence;
 use piecewise_lab::estimators::scl::{ComponentFamily, Selection, SelectionPolicy};
 use piecewise_lab::eval::asymptotic::{asymptotic_variance, component_flops, components};
 use piecewise_lab::graph::boltzmann::{BoltzmannMachine, BoltzmannOptions};
@@ -10,12 +9,7 @@ use piecewise_lab::graph::Family;
 
 fn machine(m: usize) -> (BoltzmannMachine, piecewise_lab::graph::Instance) {
     let bm = BoltzmannMachine::new(m, BoltzmannOptions::default()).unwrap();
-    let inst = bm
-        .instance(&Sequence {
-            columns: vec![vec![]; m],
-            ..Default::default()
-        })
-        .unwrap();
+    let inst = bm.graph().unwrap();
     (bm, inst)
 }
 

@@ -17,6 +17,15 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
         });
 }
 
+/// Which line of the estimator picker a name goes on.
+fn kind(name: &str) -> u8 {
+    match name {
+        "ml" | "bp" | "pl" | "pl-edge" => 0,
+        "pw" | "pw-reweighted" | "pwpl" => 1,
+        _ => 2,
+    }
+}
+
 fn text_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) {
     text_row_if(ui, true, label, value, hint);
 }
@@ -64,9 +73,15 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             super::data_view::model_row(ui, "launch", &mut f.data);
             ui.end_row();
             ui.label("Estimator");
-            ui.horizontal_wrapped(|ui| {
-                for name in EstimatorSpec::NAMES {
-                    ui.selectable_value(&mut f.estimator, name.to_string(), *name);
+            // One line per kind (likelihoods, pieces, SCL and CAMEL): wrapped buttons inside a
+            // grid cell overlapped the next row when the pane was narrow.
+            ui.vertical(|ui| {
+                for group in EstimatorSpec::NAMES.chunk_by(|a, b| kind(a) == kind(b)) {
+                    ui.horizontal(|ui| {
+                        for name in group {
+                            ui.selectable_value(&mut f.estimator, name.to_string(), *name);
+                        }
+                    });
                 }
             });
             ui.end_row();

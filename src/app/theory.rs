@@ -96,12 +96,7 @@ fn mixture(k: usize, lambda: f64, selection: Selection) -> Result<SelectionPolic
 
 fn machine(m: usize) -> Result<(BoltzmannMachine, crate::graph::Instance, Vec<f64>), String> {
     let bm = BoltzmannMachine::new(m, BoltzmannOptions::default()).map_err(|e| e.to_string())?;
-    let inst = bm
-        .instance(&crate::data::Sequence {
-            columns: vec![vec![]; m],
-            ..Default::default()
-        })
-        .map_err(|e| e.to_string())?;
+    let inst = bm.graph().map_err(|e| e.to_string())?;
     let theta = bm.theta(&paper_theta(m), &[]).map_err(|e| e.to_string())?;
     Ok((bm, inst, theta))
 }

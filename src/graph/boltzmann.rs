@@ -79,6 +79,14 @@ impl BoltzmannMachine {
         Ok(f.machine)
     }
 
+    /// The machine's factor graph with no sample attached (for the theory: enumeration over it).
+    pub fn graph(&self) -> Result<Instance> {
+        self.instance(&Sequence {
+            columns: vec![vec![]; self.m],
+            ..Default::default()
+        })
+    }
+
     /// θ in this model's layout from couplings in pair order (and biases, when the model has them).
     pub fn theta(&self, couplings: &[f64], biases: &[f64]) -> Result<Vec<f64>> {
         let p = self.m * (self.m - 1) / 2;

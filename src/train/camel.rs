@@ -22,6 +22,11 @@
 //! tolerance; `cccp-camel-empirical` starts g at the empirical marginals, Laplace-smoothed (one
 //! conditional instance's empirical marginal is a point mass, whose log is −∞).
 //!
+//! Why not the term machinery: δ and g are per-instance offsets on each factor's table, while
+//! terms read slot tables that several factors share. CAMEL builds and scatters tables through
+//! the model like every estimator, and normalises its clusters itself; its clusters are the
+//! `pw` pieces, which the term view shows.
+//!
 //! Sign note: the Lagrangian of eq. (10) gives π ∝ exp(w·f + δ·h − g) for the g of the update
 //! rule; the paper prints "+ g". The tree test (fixed point = exact ML) is what decides it.
 
@@ -141,6 +146,9 @@ pub struct CamelObjective<'a> {
     pub g: Vec<Vec<f64>>,
     pub free_delta: bool,
     n_delta: usize,
+    /// The point of the last gradient evaluation and its largest sepset violation, which the
+    /// δ gradient holds: the per-iteration report reads it instead of a second pass.
+    last: std::sync::Mutex<Option<(Vec<f64>, f64)>>,
 }
 
 #[derive(Default)]
@@ -171,6 +179,7 @@ impl<'a> CamelObjective<'a> {
             g,
             free_delta: true,
             n_delta: start - model.n_params,
+            last: std::sync::Mutex::new(None),
         }
     }
 
@@ -321,6 +330,17 @@ impl<'a> CamelObjective<'a> {
         worst
     }
 
+    /// The largest sepset violation at x: from the last gradient evaluation when it was at x
+    /// (the point L-BFGS just accepted), else by a pass over the beliefs.
+    pub fn violation_at(&self, x: &[f64]) -> f64 {
+        if let Some((lx, v)) = self.last.lock().unwrap().as_ref() {
+            if lx.as_slice() == x {
+                return *v;
+            }
+        }
+        self.max_violation(x)
+    }
+
     /// CCCP: relinearises g at the beliefs of x; returns the largest change of g.
     pub fn relinearise(&mut self, x: &[f64]) -> f64 {
         let beliefs = self.beliefs(x);
@@ -429,6 +449,11 @@ impl Objective for CamelObjective<'_> {
                 for ((g, s), &wj) in gw.iter_mut().zip(&sum_w).zip(w) {
                     *g = s + wj * inv_s2;
                 }
+                if self.free_delta {
+                    // ∂/∂δ_e(s) = μ_src(s) − μ_dst(s): its largest entry is the violation.
+                    let v = grad[n_w..].iter().fold(0.0f64, |m, g| m.max(g.abs()));
+                    *self.last.lock().unwrap() = Some((x.to_vec(), v));
+                }
                 (value, ops)
             }
         };
@@ -533,7 +558,7 @@ pub fn fit(
         let r = {
             let o: &CamelObjective = obj;
             super::minimize(o, x, lbfgs, cancel, &mut |rep, x| {
-                observer(k, rep, x, o.max_violation(x))
+                observer(k, rep, x, o.violation_at(x))
             })?
         };
         x = r.theta;
@@ -541,7 +566,7 @@ pub fn fit(
         let mut l = OuterLoop {
             phase: "camel".into(),
             iterations: r.iterations,
-            violation: obj.max_violation(&x),
+            violation: obj.violation_at(&x),
             g_change: None,
         };
         if variant == CamelVariant::Camel0 || reason == super::StopReason::Cancelled {
