@@ -398,6 +398,10 @@ struct EstimatorArgs {
     /// CAMEL: relinearisations of g at most.
     #[arg(long, default_value_t = 20)]
     camel_max_outer: usize,
+    /// CAMEL: each evaluation sweeps the multipliers δ until no sepset marginal is off by
+    /// more than this.
+    #[arg(long, default_value_t = 1e-4)]
+    camel_sweep_tol: f64,
 }
 
 impl EstimatorArgs {
@@ -407,6 +411,7 @@ impl EstimatorArgs {
         if let EstimatorSpec::Camel { camel, .. } = &mut spec {
             camel.tol = self.camel_tol;
             camel.max_outer = self.camel_max_outer;
+            camel.sweep_tol = self.camel_sweep_tol;
             camel.check()?;
         }
         self.scl.apply(spec)
@@ -1278,6 +1283,7 @@ fn compare(a: CompareArgs) -> Result<()> {
             scl: a.scl.clone(),
             camel_tol: CamelOptions::default().tol,
             camel_max_outer: CamelOptions::default().max_outer,
+            camel_sweep_tol: CamelOptions::default().sweep_tol,
         };
         let spec = match name {
             "pw" | "pw-reweighted" | "pwpl" => est.spec()?,

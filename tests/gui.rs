@@ -708,3 +708,110 @@ fn theory_pane_draws_fig2_and_monte_carlo_points() {
     assert_eq!((pt.k, pt.lambda, pt.reps), (1, 0.5, 6));
     assert!(pt.trace.is_finite() && pt.trace > 0.0);
 }
+
+/// CAMEL from the launch form (pw, camel0, cccp-camel on a loopy grid), its sepset violation as
+/// a curve metric, and the Constraints pane: piecewise's clusters disagree on their sepsets,
+/// CAMEL's agree to the δ sweeps' tolerance.
+#[test]
+fn camel_runs_show_what_the_constraints_buy() {
+    use piecewise_lab::data::synth_loopy::GridGen;
+    let ws = tempfile::tempdir().unwrap();
+    let items = GridGen {
+        classes: 3,
+        height: 3,
+        width: 3,
+        ..GridGen::default()
+    }
+    .images(4, 2)
+    .unwrap();
+    let file = ws.path().join("g.grid");
+    std::fs::write(&file, piecewise_lab::data::grid::format_grid(&items, None)).unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    {
+        let f = &mut h.state_mut().state.form;
+        f.family = piecewise_lab::graph::FamilyKind::Grid;
+        f.train = file.display().to_string();
+        f.test.clear();
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(&mut h, "the grid to load", 30.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| d.family.kind() == "grid")
+    });
+    runs_form(&mut h);
+    for (k, est) in ["pw", "camel0", "cccp-camel"].into_iter().enumerate() {
+        h.get_by_label(est).click();
+        h.step();
+        h.get_by_label("Train").click();
+        h.step();
+        wait_for(&mut h, est, 120.0, |w| {
+            w.state.runs.entries.len() == k + 1
+                && w.state.runs.entries[k].status == RunStatus::Finished
+        });
+    }
+    let cccp = &h.state().state.runs.entries[2];
+    let fits = &cccp.summary.as_ref().unwrap().camel_fits;
+    assert!(
+        fits.len() >= 3,
+        "piecewise, then at least two linearisations: {fits:?}"
+    );
+    // The violation is a curve metric.
+    h.get_by_label("on the y axis").click();
+    h.step();
+    h.step();
+    h.step();
+    h.get_by_label("largest sepset violation (CAMEL)").click();
+    h.step();
+    h.step();
+    let shown = h
+        .get_by_label("on the y axis")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default()
+        .to_string();
+    assert!(shown.contains("sepset violation"), "{shown}");
+    // The Constraints pane picks the three runs and shows their sepset disagreement.
+    h.get_by_label("Constraints view").click();
+    h.step();
+    let t = Instant::now();
+    let largest = |h: &Harness<'_, Workbench>, which: &str| -> Option<f64> {
+        let node = h.query_by_label_contains(which)?;
+        let text = node
+            .accesskit_node()
+            .value()
+            .unwrap_or_default()
+            .to_string();
+        let v = text
+            .split("largest ")
+            .nth(1)?
+            .split(',')
+            .next()?
+            .trim()
+            .to_string();
+        Some(v.parse().unwrap_or_else(|_| panic!("{text}")))
+    };
+    while h
+        .query_all_by_label_contains("disagreement: largest")
+        .count()
+        < 3
+    {
+        assert!(t.elapsed().as_secs() < 60, "cluster beliefs did not appear");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pw = largest(&h, "no δ, no g").expect("pw panel");
+    assert!(pw > 1e-2, "piecewise's clusters disagree: {pw}");
+    for which in ["with δ, g = 0", "with δ and g"] {
+        let v = largest(&h, which).expect(which);
+        assert!(
+            v <= 2e-4,
+            "CAMEL's clusters agree to the sweep tolerance: {v}"
+        );
+    }
+}

@@ -1494,7 +1494,7 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn heat_table(
+pub(super) fn heat_table(
     ui: &mut egui::Ui,
     title: &str,
     corner: &str,

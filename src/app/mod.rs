@@ -2,6 +2,7 @@
 //! background threads (`jobs`, `runs`) and report through channels the UI drains each frame.
 //! [`Workbench::ui`] is the whole app without eframe, so tests drive it with egui_kittest.
 
+pub mod camel_view;
 pub mod data;
 mod data_view;
 pub mod export;
@@ -99,6 +100,7 @@ pub enum Pane {
     Compare(CurvesPane),
     Frontier(frontier::FrontierPane),
     Theory(theory::TheoryPane),
+    Constraints(camel_view::ConstraintsPane),
 }
 
 impl Pane {
@@ -112,6 +114,7 @@ impl Pane {
             Pane::Compare(_) => "Compare",
             Pane::Frontier(_) => "Frontier",
             Pane::Theory(_) => "Theory",
+            Pane::Constraints(_) => "Constraints",
         }
     }
 }
@@ -183,6 +186,7 @@ pub struct AppState {
     sweep_job: Option<Job<Vec<frontier::SweepData>>>,
     /// The Theory pane's curves, Monte Carlo points and jobs.
     pub theory: theory::TheoryRuntime,
+    pub constraints: camel_view::ConstraintsRuntime,
     /// The launch form's policy preview (004 Fig. 1) and its relative-efficiency job.
     pub policy_preview: policy_view::Preview,
     /// Load the form's data at the next frame (start-up).
@@ -219,6 +223,7 @@ fn default_tree() -> egui_tiles::Tree<Pane> {
         tiles.insert_pane(Pane::Compare(CurvesPane::default())),
         tiles.insert_pane(Pane::Frontier(Default::default())),
         tiles.insert_pane(Pane::Theory(Default::default())),
+        tiles.insert_pane(Pane::Constraints(Default::default())),
     ];
     let l = tiles.insert_tab_tile(left);
     let r = tiles.insert_tab_tile(right);
@@ -273,6 +278,7 @@ impl Workbench {
             sweeps: None,
             sweep_job: None,
             theory: Default::default(),
+            constraints: Default::default(),
             policy_preview: Default::default(),
             load_pending: false,
             shot_tx,
@@ -325,6 +331,9 @@ impl Workbench {
             if !found && kind == "Theory" {
                 self.add_pane(Pane::Theory(Default::default()));
             }
+            if !found && kind == "Constraints" {
+                self.add_pane(Pane::Constraints(Default::default()));
+            }
         }
         self.state.serve_exports(&ctx);
         if self.state.runs.any_live() || self.state.is_busy() {
@@ -341,7 +350,15 @@ impl Workbench {
             ui.strong("Piecewise Lab");
             ui.separator();
             for kind in [
-                "Data", "Graph", "Runs", "Curves", "Fields", "Compare", "Frontier", "Theory",
+                "Data",
+                "Graph",
+                "Runs",
+                "Curves",
+                "Fields",
+                "Compare",
+                "Frontier",
+                "Theory",
+                "Constraints",
             ] {
                 if ui
                     .button(format!("{kind} view"))
@@ -377,6 +394,12 @@ impl Workbench {
                 }
                 if ui.button("Theory").clicked() {
                     self.state.new_panes.push(Pane::Theory(Default::default()));
+                    ui.close();
+                }
+                if ui.button("Constraints").clicked() {
+                    self.state
+                        .new_panes
+                        .push(Pane::Constraints(Default::default()));
                     ui.close();
                 }
             });
@@ -766,6 +789,7 @@ impl egui_tiles::Behavior<Pane> for Behavior<'_> {
                 Pane::Compare(p) => plots::compare_ui(self.state, p, ui),
                 Pane::Frontier(p) => frontier::ui(self.state, p, ui),
                 Pane::Theory(p) => theory::ui(self.state, p, ui),
+                Pane::Constraints(p) => camel_view::ui(self.state, p, ui),
             });
         egui_tiles::UiResponse::None
     }

@@ -56,7 +56,8 @@ pub struct IterReport {
     pub evaluations: usize,
     /// Counted multiply-adds of inference and normalisation so far.
     pub ops: u64,
-    /// Training instances whose loopy BP did not converge at this iteration's weights.
+    /// Training instances whose inference did not converge at this iteration's weights (loopy
+    /// BP, or CAMEL's δ sweeps).
     #[serde(default)]
     pub bp_unconverged: u64,
     /// The paper's FLOPs so far (004 §3.1: evaluations × the objective's count), for SCL.
@@ -344,7 +345,7 @@ fn noisy(msg: String, problem: &Problem<ArgminProblem<'_, '_>>) -> String {
         .map(|p| p.cache.lock().unwrap().eval.unconverged)
         .unwrap_or(0);
     if unconverged > 0 {
-        format!("{msg} (BP did not converge on {unconverged} instances: the gradient is noisy)")
+        format!("{msg} (inference (BP, or CAMEL's δ sweeps) did not converge on {unconverged} instances: the gradient is noisy)")
     } else {
         msg
     }

@@ -297,13 +297,13 @@ fn run_inner(
             summary.camel_multipliers = cobj.n_delta();
             crate::util::write_json_atomic(
                 &out.join("camel.json"),
-                &serde_json::json!({
-                    "variant": variant,
-                    "options": camel,
-                    "fits": r.loops,
-                    "delta": &r.x[n_w..],
-                    "g": cobj.g,
-                }),
+                &super::camel::CamelRecord {
+                    variant: *variant,
+                    options: *camel,
+                    fits: r.loops.clone(),
+                    delta: cobj.delta_blocks(&r.x).iter().map(|d| d.to_vec()).collect(),
+                    g: cobj.g.clone(),
+                },
             )?;
             let iterations = last_seen.borrow().as_ref().map_or(0, |l| l.iteration);
             super::lbfgs::OptimResult {
