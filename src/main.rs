@@ -477,7 +477,8 @@ struct RunArgs {
     #[command(flatten)]
     model: ModelArgs,
     /// Test-time decoder: auto (Viterbi on chains, exact max-product on trees, enumeration on
-    /// small graphs, loopy max-product otherwise), viterbi, max-product or exact.
+    /// small graphs, loopy max-product otherwise), viterbi, max-product, exact, or marginal
+    /// (each variable's most probable state under sum-product BP's beliefs).
     #[arg(long, value_enum, default_value_t = Decoder::Auto)]
     decode: Decoder,
     /// L2 penalty c2·‖w‖² as in CRFsuite (σ² = 1/(2·c2)); default 1.0.

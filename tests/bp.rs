@@ -376,3 +376,50 @@ fn threaded_parallel_sweeps_reach_the_sequential_fixed_point() {
         "parallel vs sequential fixed point: {worst:.2e}"
     );
 }
+
+/// Max-marginal decoding: on trees, each variable's argmax of its exact marginal (by
+/// enumeration); on a loopy grid, the argmax of loopy sum-product's variable beliefs.
+#[test]
+fn marginal_decoder_takes_each_variables_most_probable_state() {
+    use piecewise_lab::estimators::Workspace;
+    use piecewise_lab::eval::{decode, Decoder, Inference};
+    let mut rng = StdRng::seed_from_u64(41);
+    let argmax = |m: &[f64]| {
+        m.iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap()
+            .0 as u32
+    };
+    let how = Inference {
+        decoder: Decoder::Marginal,
+        bp: tight(Schedule::Sequential),
+    };
+    for trial in 0..30 {
+        let (card, scopes) = random_tree(&mut rng, trial % 3);
+        let (_, inst) = factor_graph(&card, &scopes);
+        let phi = random_phi(&mut rng, inst.table_len, 2.0);
+        let exact = enumerate(&inst, &phi).unwrap();
+        let (y, name) = decode(&inst, &phi, &how, &mut Workspace::default()).unwrap();
+        assert!(name.starts_with("max-marginal"), "{name}");
+        let want: Vec<u32> = exact.node_marginals.iter().map(|m| argmax(m)).collect();
+        assert_eq!(y, want, "trial {trial}");
+    }
+    let (card, scopes) = grid(3, 3, 3);
+    let (_, inst) = factor_graph(&card, &scopes);
+    let phi = random_phi(&mut rng, inst.table_len, 1.0);
+    let (msgs, _, r) = run_bp(
+        &inst,
+        &phi,
+        &tight(Schedule::Sequential),
+        Semiring::SumProduct,
+    );
+    assert!(r.converged);
+    let (y, name) = decode(&inst, &phi, &how, &mut Workspace::default()).unwrap();
+    assert_eq!(name, "max-marginal loopy BP");
+    let mut b = vec![];
+    for (v, &yv) in y.iter().enumerate() {
+        msgs.var_belief(v, &mut b);
+        assert_eq!(yv, argmax(&b), "variable {v}");
+    }
+}

@@ -153,7 +153,18 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                     let l = ui.label("max outer loops");
                     ui.add(egui::DragValue::new(&mut f.camel.max_outer).range(1..=1000))
                         .labelled_by(l.id);
-                    ui.weak("camel0, cccp-camel, cccp-camel-empirical");
+                    let l = ui.label("δ sweeps to");
+                    ui.add(
+                        egui::DragValue::new(&mut f.camel.sweep_tol)
+                            .range(1e-12..=0.1)
+                            .speed(1e-5),
+                    )
+                    .labelled_by(l.id)
+                    .on_hover_text(
+                        "each evaluation sweeps the multipliers δ until no two clusters \
+                         disagree on a shared variable by more than this",
+                    );
+                    ui.weak("camel0, cccp-camel(-empirical)");
                 });
             });
             ui.end_row();

@@ -41,6 +41,10 @@ pub enum Decoder {
     MaxProduct,
     /// Enumeration of every joint assignment (small graphs only).
     Exact,
+    /// Max-marginal (MPM): each variable's most probable state under sum-product BP's beliefs
+    /// (exact marginals on forests) — the per-pixel error's Bayes decision, and what "RBP for
+    /// inference" at test time gives on a loopy graph (002 §4).
+    Marginal,
 }
 
 /// Test-time inference: the decoder and the BP options its loopy max-product uses.
@@ -118,6 +122,43 @@ pub fn decode(
                 "max-product loopy BP (unconverged)"
             };
             Ok((w.msgs.decode(inst, phi, &mut w.bp), name))
+        }
+        Decoder::Marginal => {
+            let (opts, name) = if inst.forest {
+                (
+                    crate::estimators::terms::tree_bp_options(inst),
+                    "max-marginal (exact on a forest)",
+                )
+            } else {
+                (how.bp, "max-marginal loopy BP")
+            };
+            let w = &mut ws.infer;
+            w.msgs.reset();
+            let r = bp::run(
+                inst,
+                phi,
+                &opts,
+                Semiring::SumProduct,
+                &mut w.msgs,
+                &mut w.bp,
+            );
+            w.ops += r.ops;
+            let name = if r.converged || inst.forest {
+                name
+            } else {
+                "max-marginal loopy BP (unconverged)"
+            };
+            let mut b = Vec::new();
+            let y = (0..inst.n_vars())
+                .map(|v| {
+                    w.msgs.var_belief(v, &mut b);
+                    b.iter()
+                        .enumerate()
+                        .max_by(|a, b| a.1.total_cmp(b.1))
+                        .map_or(0, |(k, _)| k as u32)
+                })
+                .collect();
+            Ok((y, name))
         }
     }
 }

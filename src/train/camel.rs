@@ -346,6 +346,8 @@ impl<'a> CamelObjective<'a> {
         while sweeps < max_sweeps && worst >= tol {
             sweeps += 1;
             worst = 0.0;
+            // (Alternating the direction, as sequential BP does, cost 20–60 % more operations
+            // per evaluation on chains and grids: the warm start keeps the updates local.)
             for &(a, b) in &gr.stars {
                 let star = &gr.seps[a as usize..b as usize];
                 let k = star[0].card as usize;
