@@ -376,6 +376,7 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
         _ => String::new(),
     };
     ui.vertical(|ui| {
+        ui.set_max_width(60.0 + 52.0 * shape.last().copied().unwrap_or(1) as f32);
         super::graph_view::heat_table(
             ui,
             &format!("{label}: cluster {a} over {scope:?}"),
@@ -404,16 +405,19 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
                     .collect::<Vec<_>>()
                     .join(" ")
             };
-            ui.label(
-                egui::RichText::new(format!(
-                    "y{}: here [{}] vs cluster {other} [{}] — off by {:.1e}",
-                    s.var,
-                    fmt(mine),
-                    fmt(theirs),
-                    s.violation()
-                ))
-                .color(violation_color(s.violation()))
-                .small(),
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(format!(
+                        "y{} off by {:.1e}: here [{}], cluster {other} [{}]",
+                        s.var,
+                        s.violation(),
+                        fmt(mine),
+                        fmt(theirs),
+                    ))
+                    .color(violation_color(s.violation()))
+                    .small(),
+                )
+                .wrap(),
             );
         }
     });
