@@ -14,7 +14,6 @@ use piecewise_lab::graph::chain::{ChainOptions, Factorisation, FeatureSet};
 use piecewise_lab::graph::family::{self, FamilyKind};
 use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
 use piecewise_lab::inference::{BpOptions, Schedule};
-use piecewise_lab::train::camel::CamelOptions;
 use piecewise_lab::train::{
     execute, load_model, LbfgsSpec, ModelSpec, Prior, RunEvent, RunSpec, RunSummary,
 };
@@ -391,6 +390,12 @@ struct EstimatorArgs {
     bp: BpArgs,
     #[command(flatten)]
     scl: SclArgs,
+    #[command(flatten)]
+    camel: CamelArgs,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+struct CamelArgs {
     /// CAMEL (camel0, cccp-camel, cccp-camel-empirical): stop relinearising when no entry of
     /// the linearisation g moves by more than this.
     #[arg(long, default_value_t = 1e-4)]
@@ -404,16 +409,23 @@ struct EstimatorArgs {
     camel_sweep_tol: f64,
 }
 
-impl EstimatorArgs {
-    fn spec(&self) -> Result<EstimatorSpec> {
-        let mut spec = EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
-            .with_bp(self.bp.options());
+impl CamelArgs {
+    fn apply(&self, mut spec: EstimatorSpec) -> Result<EstimatorSpec> {
         if let EstimatorSpec::Camel { camel, .. } = &mut spec {
             camel.tol = self.camel_tol;
             camel.max_outer = self.camel_max_outer;
             camel.sweep_tol = self.camel_sweep_tol;
             camel.check()?;
         }
+        Ok(spec)
+    }
+}
+
+impl EstimatorArgs {
+    fn spec(&self) -> Result<EstimatorSpec> {
+        let spec = EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
+            .with_bp(self.bp.options());
+        let spec = self.camel.apply(spec)?;
         self.scl.apply(spec)
     }
 }
@@ -630,6 +642,8 @@ struct CompareArgs {
     bp: BpArgs,
     #[command(flatten)]
     scl: SclArgs,
+    #[command(flatten)]
+    camel: CamelArgs,
     /// Directory for the runs (one subdirectory per estimator).
     #[arg(long)]
     out: PathBuf,
@@ -1282,14 +1296,14 @@ fn compare(a: CompareArgs) -> Result<()> {
             mu: a.mu,
             bp: a.bp.clone(),
             scl: a.scl.clone(),
-            camel_tol: CamelOptions::default().tol,
-            camel_max_outer: CamelOptions::default().max_outer,
-            camel_sweep_tol: CamelOptions::default().sweep_tol,
+            camel: a.camel.clone(),
         };
         let spec = match name {
             "pw" | "pw-reweighted" | "pwpl" => est.spec()?,
             "scl" => a.scl.apply(EstimatorSpec::from_name(name)?)?,
-            _ => EstimatorSpec::from_name(name)?.with_bp(a.bp.options()),
+            _ => a
+                .camel
+                .apply(EstimatorSpec::from_name(name)?.with_bp(a.bp.options()))?,
         };
         let spec = a.run.spec(spec)?;
         let dir = a.out.join(name);
