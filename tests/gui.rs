@@ -73,6 +73,51 @@ fn exported(workspace: &Path, stem: &str) -> String {
         .unwrap_or_else(|| panic!("no {stem} export"))
 }
 
+/// Loads a grid file through the Data pane's fields and *Load*.
+fn load_grid(h: &mut Harness<'_, Workbench>, file: &Path) {
+    {
+        let f = &mut h.state_mut().state.form;
+        f.family = piecewise_lab::graph::FamilyKind::Grid;
+        f.train = file.display().to_string();
+        f.test.clear();
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(h, "the grid to load", 30.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| d.family.kind() == "grid")
+    });
+}
+
+/// A workbench on `workspace` with four generated 3×3 images (3 classes, seed `seed`) loaded.
+fn with_grid(
+    workspace: &Path,
+    seed: u64,
+) -> (
+    Harness<'static, Workbench>,
+    Vec<piecewise_lab::data::Sequence>,
+) {
+    use piecewise_lab::data::synth_loopy::GridGen;
+    let items = GridGen {
+        classes: 3,
+        height: 3,
+        width: 3,
+        ..GridGen::default()
+    }
+    .images(4, seed)
+    .unwrap();
+    let file = workspace.join("g.grid");
+    std::fs::write(&file, piecewise_lab::data::grid::format_grid(&items, None)).unwrap();
+    let mut h = harness(workspace);
+    h.step();
+    loaded(&mut h);
+    load_grid(&mut h, &file);
+    (h, items)
+}
+
 /// Loads a Boltzmann-machine sample file through the Data pane's fields and *Load*.
 fn load_boltzmann(h: &mut Harness<'_, Workbench>, file: &Path) {
     {
@@ -273,36 +318,8 @@ fn the_train_button_does_not_move_when_the_estimator_changes() {
 /// pixel's term clamps its four neighbours at their gold labels.
 #[test]
 fn loads_a_grid_and_steps_through_its_pseudolikelihood_terms() {
-    use piecewise_lab::data::synth_loopy::GridGen;
     let ws = tempfile::tempdir().unwrap();
-    let items = GridGen {
-        classes: 3,
-        height: 3,
-        width: 3,
-        ..GridGen::default()
-    }
-    .images(4, 1)
-    .unwrap();
-    let file = ws.path().join("g.grid");
-    std::fs::write(&file, piecewise_lab::data::grid::format_grid(&items, None)).unwrap();
-    let mut h = harness(ws.path());
-    h.step();
-    loaded(&mut h);
-    {
-        let f = &mut h.state_mut().state.form;
-        f.family = piecewise_lab::graph::FamilyKind::Grid;
-        f.train = file.display().to_string();
-        f.test.clear();
-    }
-    h.get_by_label("Load").click();
-    h.step();
-    wait_for(&mut h, "the grid to load", 30.0, |w| {
-        !w.state.is_loading()
-            && w.state
-                .data
-                .as_ref()
-                .is_some_and(|d| d.family.kind() == "grid")
-    });
+    let (mut h, items) = with_grid(ws.path(), 1);
     h.get_by_label_contains("grid (Potts pairwise, 4-connected)");
     h.get_by_label("Graph view").click();
     h.step();
@@ -714,36 +731,8 @@ fn theory_pane_draws_fig2_and_monte_carlo_points() {
 /// CAMEL's agree to the δ sweeps' tolerance.
 #[test]
 fn camel_runs_show_what_the_constraints_buy() {
-    use piecewise_lab::data::synth_loopy::GridGen;
     let ws = tempfile::tempdir().unwrap();
-    let items = GridGen {
-        classes: 3,
-        height: 3,
-        width: 3,
-        ..GridGen::default()
-    }
-    .images(4, 2)
-    .unwrap();
-    let file = ws.path().join("g.grid");
-    std::fs::write(&file, piecewise_lab::data::grid::format_grid(&items, None)).unwrap();
-    let mut h = harness(ws.path());
-    h.step();
-    loaded(&mut h);
-    {
-        let f = &mut h.state_mut().state.form;
-        f.family = piecewise_lab::graph::FamilyKind::Grid;
-        f.train = file.display().to_string();
-        f.test.clear();
-    }
-    h.get_by_label("Load").click();
-    h.step();
-    wait_for(&mut h, "the grid to load", 30.0, |w| {
-        !w.state.is_loading()
-            && w.state
-                .data
-                .as_ref()
-                .is_some_and(|d| d.family.kind() == "grid")
-    });
+    let (mut h, _) = with_grid(ws.path(), 2);
     runs_form(&mut h);
     for (k, est) in ["pw", "camel0", "cccp-camel"].into_iter().enumerate() {
         h.get_by_label(est).click();

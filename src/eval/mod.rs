@@ -96,58 +96,44 @@ pub fn decode(
             }
             Ok((enumerate(inst, phi)?.map, "enumeration"))
         }
-        Decoder::MaxProduct | Decoder::Auto => {
-            let (opts, name) = if inst.forest {
+        Decoder::MaxProduct | Decoder::Auto | Decoder::Marginal => {
+            // (forest name, loopy name, unconverged name) of each BP decoder.
+            let (semiring, names) = if decoder == Decoder::Marginal {
                 (
-                    crate::estimators::terms::tree_bp_options(inst),
-                    "max-product (exact on a forest)",
+                    Semiring::SumProduct,
+                    [
+                        "max-marginal (exact on a forest)",
+                        "max-marginal loopy BP",
+                        "max-marginal loopy BP (unconverged)",
+                    ],
                 )
             } else {
-                (how.bp, "max-product loopy BP")
+                (
+                    Semiring::MaxProduct,
+                    [
+                        "max-product (exact on a forest)",
+                        "max-product loopy BP",
+                        "max-product loopy BP (unconverged)",
+                    ],
+                )
+            };
+            let opts = if inst.forest {
+                crate::estimators::terms::tree_bp_options(inst)
+            } else {
+                how.bp
             };
             let w = &mut ws.infer;
             w.msgs.reset();
-            let r = bp::run(
-                inst,
-                phi,
-                &opts,
-                Semiring::MaxProduct,
-                &mut w.msgs,
-                &mut w.bp,
-            );
+            let r = bp::run(inst, phi, &opts, semiring, &mut w.msgs, &mut w.bp);
             w.ops += r.ops;
-            let name = if r.converged || inst.forest {
-                name
-            } else {
-                "max-product loopy BP (unconverged)"
+            let name = match (inst.forest, r.converged) {
+                (true, _) => names[0],
+                (false, true) => names[1],
+                (false, false) => names[2],
             };
-            Ok((w.msgs.decode(inst, phi, &mut w.bp), name))
-        }
-        Decoder::Marginal => {
-            let (opts, name) = if inst.forest {
-                (
-                    crate::estimators::terms::tree_bp_options(inst),
-                    "max-marginal (exact on a forest)",
-                )
-            } else {
-                (how.bp, "max-marginal loopy BP")
-            };
-            let w = &mut ws.infer;
-            w.msgs.reset();
-            let r = bp::run(
-                inst,
-                phi,
-                &opts,
-                Semiring::SumProduct,
-                &mut w.msgs,
-                &mut w.bp,
-            );
-            w.ops += r.ops;
-            let name = if r.converged || inst.forest {
-                name
-            } else {
-                "max-marginal loopy BP (unconverged)"
-            };
+            if semiring == Semiring::MaxProduct {
+                return Ok((w.msgs.decode(inst, phi, &mut w.bp), name));
+            }
             let mut b = Vec::new();
             let y = (0..inst.n_vars())
                 .map(|v| {
