@@ -35,6 +35,9 @@ for seed in $SEEDS; do
     $B eval --model "$d-$e" --data "$d-test.grid" --decode marginal --json \
       > "$d-$e/eval-marginal.json.tmp" 2>/dev/null
     mv "$d-$e/eval-marginal.json.tmp" "$d-$e/eval-marginal.json"
+    # The weights, for their distance to LBP training's (CCCP-CAMEL's fixed points are
+    # Bethe ML's, which LBP training reaches when BP converges).
+    $B dump --model "$d-$e" > "$d-$e/weights.tsv" 2>/dev/null
   done
 done
 python3 benches/camel_segmentation_report.py "$OUT" $SEEDS -- $EST | tee "$OUT/report.md"
