@@ -24,8 +24,9 @@
 //!
 //! Fitting: piecewise first (δ = 0), then L-BFGS over w on the dual with δ minimised out
 //! (`ProfiledCamel`): every evaluation solves each instance's δ by exact block coordinate
-//! descent over the variables' stars, warm-started — the convex message passing 002's discussion names
-//! for this inner loop. Joint L-BFGS over (w, δ) has the same optimum but stalled on loopy grids.
+//! descent over the variables' stars, warm-started — the convex message passing that 002's
+//! discussion names for this inner loop. Joint L-BFGS over (w, δ) has the same optimum but
+//! stalled on loopy grids.
 //!
 //! Why not the term machinery: δ and g are per-instance offsets on each factor's table, while
 //! terms read slot tables that several factors share. CAMEL builds and scatters tables through
