@@ -181,6 +181,8 @@ struct Scratch {
     theta: Vec<f64>,
     /// Per cluster of one star, its log-marginal of the shared variable.
     lm: Vec<f64>,
+    /// ∂(−value)/∂δ of one instance when the caller keeps no δ gradient.
+    gd: Vec<f64>,
 }
 
 impl<'a> CamelObjective<'a> {
@@ -209,12 +211,14 @@ impl<'a> CamelObjective<'a> {
         self.n_delta
     }
 
-    /// One instance: value, beliefs into `s.pi`, and (with `grad`) ∂(−value)/∂w into
-    /// `s.grad_w` and ∂(−value)/∂δ into `gd`.
+    /// One instance at weights `w` and its multipliers `delta` (empty: δ = 0): value, beliefs
+    /// into `s.pi`, and (with `grad`) ∂(−value)/∂w into `s.grad_w` and ∂(−value)/∂δ into the
+    /// given block. `w` None: `s.phi` already holds the tables (the δ sweeps built them).
     fn instance(
         &self,
         i: usize,
-        x: &[f64],
+        w: Option<&[f64]>,
+        delta: &[f64],
         s: &mut Scratch,
         grad: Option<&mut [f64]>,
         ops: &mut u64,
@@ -222,18 +226,18 @@ impl<'a> CamelObjective<'a> {
         let inst = &self.instances[i];
         let gr = &self.graphs[i];
         let gold = inst.gold.as_deref().expect("checked: gold labels");
-        let n_w = self.model.n_params;
         let delta = |e: &Sep, k: usize| -> f64 {
-            if self.free_delta {
-                x[gr.delta_start + e.off as usize + k]
-            } else {
+            if delta.is_empty() {
                 0.0
+            } else {
+                delta[e.off as usize + k]
             }
         };
-        s.phi.clear();
-        s.phi.resize(inst.table_len, 0.0);
-        self.model
-            .build_tables(&x[..n_w], inst, &mut s.phi, &mut s.cols);
+        if let Some(w) = w {
+            s.phi.clear();
+            s.phi.resize(inst.table_len, 0.0);
+            self.model.build_tables(w, inst, &mut s.phi, &mut s.cols);
+        }
         s.pi.clear();
         s.pi.resize(gr.n_entries, 0.0);
         let want = grad.is_some();
@@ -284,7 +288,7 @@ impl<'a> CamelObjective<'a> {
             // ∂(−value)/∂w: minus the table gradient, scattered to the weights.
             self.model
                 .scatter(inst, &s.dphi, -1.0, &mut s.grad_w, &mut s.cols);
-            if self.free_delta {
+            if !gd.is_empty() {
                 // ∂(−value)/∂δ_e(s) = μ_src(s) − μ_dst(s): the consistency violation.
                 for e in &gr.seps {
                     let o = e.off as usize;
@@ -454,7 +458,8 @@ impl<'a> CamelObjective<'a> {
     /// both clusters' marginals of the shared variable.
     pub fn cluster_beliefs(&self, i: usize, x: &[f64]) -> ClusterBeliefs {
         let mut s = Scratch::default();
-        self.instance(i, x, &mut s, None, &mut 0);
+        let w = &x[..self.model.n_params];
+        self.instance(i, Some(w), self.delta_of(i, x), &mut s, None, &mut 0);
         let gr = &self.graphs[i];
         let inst = &self.instances[i];
         let beliefs = (0..inst.factors.len())
@@ -480,6 +485,16 @@ impl<'a> CamelObjective<'a> {
         ClusterBeliefs { beliefs, sepsets }
     }
 
+    /// Instance `i`'s δ in x = [w; δ] (empty when x holds w alone or δ is held at 0).
+    fn delta_of<'x>(&self, i: usize, x: &'x [f64]) -> &'x [f64] {
+        let g = &self.graphs[i];
+        if self.free_delta && x.len() > self.model.n_params {
+            &x[g.delta_start..g.delta_start + g.n_delta]
+        } else {
+            &[]
+        }
+    }
+
     /// x's δ split per instance.
     pub fn delta_blocks<'x>(&self, x: &'x [f64]) -> Vec<&'x [f64]> {
         let n_w = self.model.n_params;
@@ -496,7 +511,8 @@ impl<'a> CamelObjective<'a> {
             .into_par_iter()
             .map(|i| {
                 let mut s = Scratch::default();
-                self.instance(i, x, &mut s, None, &mut 0);
+                let w = &x[..self.model.n_params];
+                self.instance(i, Some(w), self.delta_of(i, x), &mut s, None, &mut 0);
                 s.pi
             })
             .collect()
@@ -581,6 +597,138 @@ impl<'a> CamelObjective<'a> {
     }
 }
 
+/// What one pass over the instances returns.
+struct Pass {
+    value: f64,
+    ops: u64,
+    /// Σ over instances of ∂(−value)/∂w (no prior); empty without a gradient.
+    grad_w: Vec<f64>,
+    /// Largest |μ_src − μ_dst| (0 without a gradient or δ).
+    violation: f64,
+    /// Instances whose δ sweeps stopped at the cap.
+    unconverged: u64,
+}
+
+impl CamelObjective<'_> {
+    /// A buffer over every instance's δ (or empty) split into per-instance blocks.
+    fn blocks<'d>(&self, mut rest: &'d mut [f64]) -> Vec<&'d mut [f64]> {
+        let mut blocks = Vec::with_capacity(self.instances.len());
+        for g in &self.graphs {
+            let (b, r) = rest.split_at_mut(if rest.is_empty() { 0 } else { g.n_delta });
+            blocks.push(b);
+            rest = r;
+        }
+        blocks
+    }
+
+    /// One parallel pass: per instance, the tables of w; with `solve` = (tolerance, cap) its
+    /// δ block swept in place first; then its clusters' values and, with `grad`, the gradient
+    /// in w and ∂(−value)/∂δ into `grad_delta` (or a scratch block), whose largest entry is
+    /// the violation. `delta` holds every instance's δ (empty: δ = 0).
+    fn pass(
+        &self,
+        w: &[f64],
+        delta: &mut [f64],
+        solve: Option<(f64, usize)>,
+        grad: bool,
+        grad_delta: Option<&mut [f64]>,
+    ) -> Pass {
+        let n_w = self.model.n_params;
+        let gd_blocks: Vec<Option<&mut [f64]>> = match grad_delta {
+            Some(gd) => self.blocks(gd).into_iter().map(Some).collect(),
+            None => (0..self.instances.len()).map(|_| None).collect(),
+        };
+        self.blocks(delta)
+            .into_par_iter()
+            .zip(gd_blocks)
+            .enumerate()
+            .fold(
+                || (zero_pass(), Scratch::default()),
+                |(mut p, mut s), (i, (d, gd))| {
+                    // The sweeps build the tables; else `instance` does.
+                    let mut tables_of = Some(w);
+                    if let Some((tol, cap)) = solve {
+                        let (_, worst, ops) = self.solve_delta(i, w, d, &mut s, tol, cap);
+                        p.ops += ops;
+                        p.unconverged += (worst >= tol) as u64;
+                        tables_of = None;
+                    }
+                    if grad && s.grad_w.len() != n_w {
+                        s.grad_w = vec![0.0; n_w];
+                    }
+                    let mut gd_scratch = std::mem::take(&mut s.gd);
+                    let gd: Option<&mut [f64]> = match (grad, gd) {
+                        (false, _) => None,
+                        (true, Some(b)) => Some(b),
+                        (true, None) => {
+                            gd_scratch.clear();
+                            gd_scratch.resize(d.len(), 0.0);
+                            Some(&mut gd_scratch)
+                        }
+                    };
+                    let mut ops = 0;
+                    let (val, viol) = match gd {
+                        Some(gd) => {
+                            let v =
+                                self.instance(i, tables_of, d, &mut s, Some(&mut *gd), &mut ops);
+                            (v, gd.iter().fold(0.0f64, |m, g| m.max(g.abs())))
+                        }
+                        None => (self.instance(i, tables_of, d, &mut s, None, &mut ops), 0.0),
+                    };
+                    s.gd = gd_scratch;
+                    p.value += val;
+                    p.ops += ops;
+                    p.violation = p.violation.max(viol);
+                    (p, s)
+                },
+            )
+            .map(|(mut p, s)| {
+                p.grad_w = s.grad_w;
+                p
+            })
+            .reduce(zero_pass, |mut a, b| {
+                if a.grad_w.len() < b.grad_w.len() {
+                    a.grad_w = vec![0.0; b.grad_w.len()];
+                }
+                a.grad_w
+                    .iter_mut()
+                    .zip(&b.grad_w)
+                    .for_each(|(x, y)| *x += y);
+                a.value += b.value;
+                a.ops += b.ops;
+                a.violation = a.violation.max(b.violation);
+                a.unconverged += b.unconverged;
+                a
+            })
+    }
+}
+
+fn zero_pass() -> Pass {
+    Pass {
+        value: 0.0,
+        ops: 0,
+        grad_w: vec![],
+        violation: 0.0,
+        unconverged: 0,
+    }
+}
+
+/// −value + prior, and the prior's gradient added to `grad` (which holds Σ ∂(−value)/∂w).
+fn with_prior(prior: &Prior, w: &[f64], p: &Pass, grad: Option<&mut [f64]>) -> Evaluation {
+    if let Some(g) = grad {
+        let inv_s2 = prior.sigma2.map(|s| 1.0 / s).unwrap_or(0.0);
+        for ((g, s), &wj) in g.iter_mut().zip(&p.grad_w).zip(w) {
+            *g = s + wj * inv_s2;
+        }
+    }
+    Evaluation {
+        objective: -p.value + prior.penalty(w),
+        value: p.value,
+        ops: p.ops,
+        unconverged: p.unconverged,
+    }
+}
+
 impl Objective for CamelObjective<'_> {
     fn n_params(&self) -> usize {
         self.model.n_params + if self.free_delta { self.n_delta } else { 0 }
@@ -588,68 +736,22 @@ impl Objective for CamelObjective<'_> {
 
     fn evaluate(&self, x: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
         let n_w = self.model.n_params;
-        let w = &x[..n_w];
-        let (value, ops) = match grad {
-            None => (0..self.instances.len())
-                .into_par_iter()
-                .map_init(Scratch::default, |s, i| {
-                    let mut ops = 0;
-                    (self.instance(i, x, s, None, &mut ops), ops)
-                })
-                .reduce(|| (0.0, 0), |a, b| (a.0 + b.0, a.1 + b.1)),
-            Some(grad) => {
-                let (gw, gd) = grad.split_at_mut(n_w);
-                // Each instance owns a contiguous block of δ.
-                let mut blocks: Vec<&mut [f64]> = Vec::with_capacity(self.instances.len());
-                let mut rest = gd;
-                for g in &self.graphs {
-                    let take = if self.free_delta { g.n_delta } else { 0 };
-                    let (b, r) = rest.split_at_mut(take);
-                    blocks.push(b);
-                    rest = r;
-                }
-                let (value, ops, sum_w) = blocks
-                    .into_par_iter()
-                    .enumerate()
-                    .fold(
-                        || (0.0, 0u64, Scratch::default()),
-                        |(v, o, mut s), (i, block)| {
-                            if s.grad_w.len() != n_w {
-                                s.grad_w = vec![0.0; n_w];
-                            }
-                            let mut ops = 0;
-                            let val = self.instance(i, x, &mut s, Some(block), &mut ops);
-                            (v + val, o + ops, s)
-                        },
-                    )
-                    .map(|(v, o, s)| (v, o, s.grad_w))
-                    .reduce(
-                        || (0.0, 0, vec![0.0; n_w]),
-                        |mut a, b| {
-                            if b.2.len() == n_w {
-                                a.2.iter_mut().zip(&b.2).for_each(|(x, y)| *x += y);
-                            }
-                            (a.0 + b.0, a.1 + b.1, a.2)
-                        },
-                    );
-                let inv_s2 = self.prior.sigma2.map(|s| 1.0 / s).unwrap_or(0.0);
-                for ((g, s), &wj) in gw.iter_mut().zip(&sum_w).zip(w) {
-                    *g = s + wj * inv_s2;
-                }
-                if self.free_delta {
-                    // ∂/∂δ_e(s) = μ_src(s) − μ_dst(s): its largest entry is the violation.
-                    let v = grad[n_w..].iter().fold(0.0f64, |m, g| m.max(g.abs()));
-                    *self.last.lock().unwrap() = Some((x.to_vec(), v));
-                }
-                (value, ops)
+        let (w, d) = x.split_at(n_w);
+        // The pass takes δ mutably (the profiled dual sweeps it); here it is only read.
+        let mut delta = d.to_vec();
+        let want = grad.is_some();
+        let (gw, gd) = match grad {
+            Some(g) => {
+                let (gw, gd) = g.split_at_mut(n_w);
+                (Some(gw), Some(gd))
             }
+            None => (None, None),
         };
-        Evaluation {
-            objective: -value + self.prior.penalty(w),
-            value,
-            ops,
-            unconverged: 0,
+        let p = self.pass(w, &mut delta, None, want, gd);
+        if want && self.free_delta {
+            *self.last.lock().unwrap() = Some((x.to_vec(), p.violation));
         }
+        with_prior(&self.prior, w, &p, gw)
     }
 }
 
@@ -705,7 +807,6 @@ impl Objective for ProfiledCamel<'_, '_> {
 
     fn evaluate(&self, w: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
         let dual = self.dual;
-        let n_w = dual.model.n_params;
         if !w.iter().all(|v| v.is_finite()) {
             // A failed line-search step: keep the warm start intact.
             return Evaluation {
@@ -715,37 +816,11 @@ impl Objective for ProfiledCamel<'_, '_> {
             };
         }
         let mut delta = self.delta.lock().unwrap();
-        let mut blocks: Vec<&mut [f64]> = Vec::with_capacity(dual.instances.len());
-        let mut rest = delta.as_mut_slice();
-        for g in &dual.graphs {
-            let (b, r) = rest.split_at_mut(g.n_delta);
-            blocks.push(b);
-            rest = r;
-        }
-        let (ops, unconverged) = blocks
-            .into_par_iter()
-            .enumerate()
-            .map_init(Scratch::default, |s, (i, block)| {
-                let (_, worst, ops) = dual.solve_delta(i, w, block, s, self.tol, self.max_sweeps);
-                (ops, (worst >= self.tol) as u64)
-            })
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let mut x = Vec::with_capacity(n_w + delta.len());
-        x.extend_from_slice(w);
-        x.extend_from_slice(&delta);
+        // Always with the gradient: its δ part is the violation the report shows.
+        let p = dual.pass(w, &mut delta, Some((self.tol, self.max_sweeps)), true, None);
         drop(delta);
-        let mut full = vec![0.0; x.len()];
-        let e = dual.evaluate(&x, Some(&mut full));
-        let violation = full[n_w..].iter().fold(0.0f64, |m, g| m.max(g.abs()));
-        if let Some(grad) = grad {
-            grad.copy_from_slice(&full[..n_w]);
-        }
-        *self.last.lock().unwrap() = Some((w.to_vec(), violation));
-        Evaluation {
-            ops: e.ops + ops,
-            unconverged,
-            ..e
-        }
+        *self.last.lock().unwrap() = Some((w.to_vec(), p.violation));
+        with_prior(&dual.prior, w, &p, grad)
     }
 }
 

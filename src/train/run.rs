@@ -170,6 +170,23 @@ pub fn execute(
     }
 }
 
+/// SCL refitted from θ under another policy (a resampled Z, or new β), same prior and threads.
+#[allow(clippy::too_many_arguments)]
+fn refit_scl(
+    spec: &RunSpec,
+    model: &crate::graph::Model,
+    instances: &[crate::graph::Instance],
+    policy: crate::estimators::scl::SelectionPolicy,
+    theta: Vec<f64>,
+    opt: &LbfgsSpec,
+    cancel: &AtomicBool,
+    observer: &mut dyn FnMut(&IterReport, &[f64]),
+) -> Result<super::lbfgs::OptimResult> {
+    let est = EstimatorSpec::Scl { policy }.build(model)?;
+    let obj = DatasetObjective::new(model, instances, est.as_ref(), spec.prior, spec.threads)?;
+    minimize(&obj, theta, opt, cancel, observer)
+}
+
 fn run_inner(
     spec: &RunSpec,
     out: &Path,
@@ -338,21 +355,22 @@ fn run_inner(
                     block += 1;
                     let mut policy = p0.clone();
                     policy.seed = p0.seed.wrapping_add(block);
-                    let est = EstimatorSpec::Scl { policy }.build(fam.model())?;
-                    let obj = DatasetObjective::new(
-                        fam.model(),
-                        &instances,
-                        est.as_ref(),
-                        spec.prior,
-                        spec.threads,
-                    )?;
                     offset.set(done);
                     carry(&carried, &first);
                     let opt = LbfgsSpec {
                         max_iter: resample.min(spec.optimiser.max_iter - done),
                         ..spec.optimiser.clone()
                     };
-                    first = minimize(&obj, first.theta.clone(), &opt, cancel, &mut observer)?;
+                    first = refit_scl(
+                        spec,
+                        fam.model(),
+                        &instances,
+                        policy,
+                        first.theta.clone(),
+                        &opt,
+                        cancel,
+                        &mut observer,
+                    )?;
                     done += first.iterations;
                     summary.resamples = block as usize;
                 }
@@ -389,19 +407,11 @@ fn run_inner(
                             break;
                         }
                         policy.set_betas(&beta);
-                        let est = EstimatorSpec::Scl {
-                            policy: policy.clone(),
-                        }
-                        .build(fam.model())?;
-                        let obj = DatasetObjective::new(
+                        result = refit_scl(
+                            spec,
                             fam.model(),
                             &instances,
-                            est.as_ref(),
-                            spec.prior,
-                            spec.threads,
-                        )?;
-                        result = minimize(
-                            &obj,
+                            policy.clone(),
                             result.theta.clone(),
                             &spec.optimiser,
                             cancel,
