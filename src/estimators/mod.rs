@@ -6,12 +6,14 @@
 
 pub mod forest_term;
 pub mod local;
+pub mod memm;
 pub mod ml;
 pub mod scl;
 pub mod terms;
 
 pub use crate::graph::pieces::Pieces;
 pub use local::{EdgePseudolikelihood, Piecewise, Pseudolikelihood, Pwpl};
+pub use memm::{Memm, NotaPt, NotaSelection};
 pub use ml::{BetheMl, ExactMl};
 pub use scl::{Scl, SelectionPolicy};
 pub use terms::{evaluate_terms, Term, TermList, TermWork};
@@ -126,6 +128,14 @@ pub enum EstimatorSpec {
         #[serde(default)]
         policy: SelectionPolicy,
     },
+    /// The MEMM's conditional likelihood: next-state classifiers, trained on gold source
+    /// states (001 eq. 1).
+    Memm,
+    /// Piecewise training with "none of the above" (CRF-PT; 001 eq. 6, 003 §3).
+    Nota {
+        #[serde(default)]
+        selection: NotaSelection,
+    },
     /// CAMEL (002): the factors as clusters, consistency multipliers δ per training instance and,
     /// for CCCP, the linearised sepset entropies g. Its clusters are piecewise's pieces (factor
     /// as piece), so the term view shows them; training runs `train::camel::fit`.
@@ -147,6 +157,8 @@ impl EstimatorSpec {
         "pw-reweighted",
         "pwpl",
         "scl",
+        "memm",
+        "nota",
         "camel0",
         "cccp-camel",
         "cccp-camel-empirical",
@@ -173,6 +185,10 @@ impl EstimatorSpec {
             },
             "scl" => EstimatorSpec::Scl {
                 policy: SelectionPolicy::default(),
+            },
+            "memm" => EstimatorSpec::Memm,
+            "nota" => EstimatorSpec::Nota {
+                selection: NotaSelection::default(),
             },
             "camel0" | "cccp-camel" | "cccp-camel-empirical" => {
                 use crate::train::camel::CamelVariant;
@@ -248,6 +264,20 @@ impl EstimatorSpec {
         self
     }
 
+    /// Whether the estimator trains a chain's next-state classifiers locally (memm, nota):
+    /// such runs decode with local normalisation unless asked otherwise (001 §4).
+    pub fn is_locally_normalised(&self) -> bool {
+        matches!(self, EstimatorSpec::Memm | EstimatorSpec::Nota { .. })
+    }
+
+    /// The NOTA selection, for `nota`.
+    pub fn nota(&self) -> Option<&NotaSelection> {
+        match self {
+            EstimatorSpec::Nota { selection } => Some(selection),
+            _ => None,
+        }
+    }
+
     /// Whether the estimator is defined by pieces.
     pub fn has_pieces(&self) -> bool {
         matches!(
@@ -289,6 +319,8 @@ impl EstimatorSpec {
             EstimatorSpec::PwReweighted { .. } => "pw-reweighted",
             EstimatorSpec::Pwpl { .. } => "pwpl",
             EstimatorSpec::Scl { .. } => "scl",
+            EstimatorSpec::Memm => "memm",
+            EstimatorSpec::Nota { .. } => "nota",
             EstimatorSpec::Camel { variant, .. } => match variant {
                 crate::train::camel::CamelVariant::Camel0 => "camel0",
                 crate::train::camel::CamelVariant::Cccp => "cccp-camel",
@@ -320,6 +352,11 @@ impl EstimatorSpec {
             EstimatorSpec::Scl { policy } => Box::new(Scl {
                 policy: policy.clone(),
             }),
+            EstimatorSpec::Memm => Box::new(Memm),
+            EstimatorSpec::Nota { selection } => {
+                selection.check()?;
+                Box::new(NotaPt::new(selection.clone()))
+            }
             EstimatorSpec::Camel { camel, .. } => {
                 camel.check()?;
                 Box::new(Piecewise::new(Pieces::default().resolve(model)?, None))

@@ -12,6 +12,12 @@
 //! a small graph, and — only when its list allows the Bethe approximation (the `bp` estimator) —
 //! loopy BP, whose `−F_Bethe` stands in for log Z. Every other term enumerates its free × summed
 //! states, reading each factor's entry through precomputed strides.
+//!
+//! Two extensions serve piecewise training with "none of the above" (001 eq. 6, 003 §3): a
+//! term's normaliser may hold the extra outcome NOTA, whose score is fixed at 0
+//! (`log(1 + Σ exp S)`), and its numerator may be that outcome instead of the gold labels
+//! (`log p̃(NOTA | y′) = −log(1 + Σ_y exp S(y, y′))`); and one clamped variable may be held at a
+//! state other than its gold label (the wrong source state y′ of a NOTA term).
 
 use super::forest_term::{forest_term, is_forest_term, ForestWork};
 use crate::error::{Error, Result};
@@ -27,6 +33,18 @@ pub const MAX_TERM_STATES: u128 = 1 << 20;
 /// reduced graph is a forest ([`super::forest_term`]); smaller ones are enumerated.
 pub const FOREST_MIN_STATES: u128 = 1 << 12;
 
+/// Whether a term's local distribution has the extra outcome "none of the above" (001 eq. 6).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Nota {
+    /// No NOTA outcome: `log p̃(y*_free | ·)` normalised over the free states.
+    #[default]
+    Without,
+    /// NOTA in the normaliser, the gold labels in the numerator: `S(y*) − log(1 + Σ exp S)`.
+    Normaliser,
+    /// NOTA is the outcome: `log p̃(NOTA | ·) = −log(1 + Σ exp S)`.
+    Outcome,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Head {
     factors: (u32, u32),
@@ -35,6 +53,8 @@ struct Head {
     summed: (u32, u32),
     weight: f64,
     temperature: f64,
+    nota: Nota,
+    off_gold: Option<(u32, u32)>,
 }
 
 /// The terms of one instance, stored flat so refilling it allocates nothing once warm.
@@ -46,6 +66,8 @@ pub struct TermList {
     clamped: Vec<u32>,
     summed: Vec<u32>,
     open: Option<(u32, u32, u32, u32)>,
+    open_nota: Nota,
+    open_off_gold: Option<(u32, u32)>,
     /// When set, whole-graph terms on graphs with cycles take log Z from loopy BP (Bethe) with
     /// these options instead of requiring exact inference.
     pub bethe: Option<BpOptions>,
@@ -65,6 +87,10 @@ pub struct Term<'a> {
     pub summed: &'a [u32],
     pub weight: f64,
     pub temperature: f64,
+    /// The NOTA outcome, in the normaliser or as the outcome.
+    pub nota: Nota,
+    /// A clamped variable held at this state instead of its gold label.
+    pub off_gold: Option<(u32, u32)>,
 }
 
 impl TermList {
@@ -75,6 +101,8 @@ impl TermList {
         self.clamped.clear();
         self.summed.clear();
         self.open = None;
+        self.open_nota = Nota::Without;
+        self.open_off_gold = None;
         self.bethe = None;
     }
     /// Drops scratch and spare capacity, for a list that is kept (one per instance).
@@ -121,6 +149,16 @@ impl TermList {
     pub fn sum(&mut self, v: u32) {
         self.summed.push(v);
     }
+    /// Clamps `v` at `state` rather than at its gold label (one such variable per term).
+    pub fn clamp_at(&mut self, v: u32, state: u32) {
+        assert!(self.open_off_gold.is_none(), "one off-gold clamp per term");
+        self.clamp(v);
+        self.open_off_gold = Some((v, state));
+    }
+    /// Gives the open term the NOTA outcome (001 eq. 6).
+    pub fn nota(&mut self, mode: Nota) {
+        self.open_nota = mode;
+    }
     /// Whether the open term already has `v` free.
     pub fn has_free(&self, v: u32) -> bool {
         let (_, b, ..) = self.open.expect("begin() first");
@@ -145,6 +183,8 @@ impl TermList {
             summed: (d, self.summed.len() as u32),
             weight,
             temperature,
+            nota: std::mem::take(&mut self.open_nota),
+            off_gold: self.open_off_gold.take(),
         });
     }
     pub fn get(&self, i: usize) -> Term<'_> {
@@ -158,6 +198,8 @@ impl TermList {
             summed: &self.summed[r(h.summed)],
             weight: h.weight,
             temperature: h.temperature,
+            nota: h.nota,
+            off_gold: h.off_gold,
         }
     }
     pub fn iter(&self) -> impl Iterator<Item = Term<'_>> {
@@ -170,6 +212,7 @@ impl Term<'_> {
     /// function is the model's, and inference computes it.
     pub fn is_whole_graph(&self, inst: &Instance) -> bool {
         self.temperature == 1.0
+            && self.nota == Nota::Without
             && self.clamped.is_empty()
             && self.summed.is_empty()
             && self.factors.len() == inst.factors.len()
@@ -206,6 +249,19 @@ impl Term<'_> {
         }
         if let Some(o) = self.bethe {
             o.check()?;
+        }
+        if let Some((v, y)) = self.off_gold {
+            if !self.clamped.contains(&v) || y >= inst.card[v as usize] {
+                return Err(Error::invalid(format!(
+                    "a term holds variable {v} at state {y}, which it does not clamp or which \
+                     is out of range"
+                )));
+            }
+        }
+        if self.nota != Nota::Without && self.states(inst) > MAX_TERM_STATES {
+            return Err(Error::invalid(
+                "a term with the NOTA outcome is enumerated and has too many states",
+            ));
         }
         if self.global_inference(inst).is_some() {
             return Ok(());
@@ -279,6 +335,8 @@ pub struct TermWork {
     marg_b: Vec<f64>,
     entries: Vec<usize>,
     gold_free: Vec<bool>,
+    /// The gold labels with one term's off-gold clamp applied.
+    assign: Vec<u32>,
     pub(crate) cache: LineCache,
     /// Terms too large to enumerate whose reduced graph is a forest.
     forest: ForestWork,
@@ -307,6 +365,8 @@ struct Line {
     stride: usize,
     len: usize,
     mu: f64,
+    /// The normaliser holds the NOTA outcome (score 0).
+    nota: bool,
     lse: f64,
     start: usize,
     coef: f64,
@@ -338,17 +398,26 @@ impl LineCache {
         len: usize,
         mu: f64,
     ) -> usize {
-        if let Some(i) = self
-            .lines
-            .iter()
-            .position(|l| l.base == base && l.stride == stride && l.len == len && l.mu == mu)
-        {
+        self.line_nota(phi, (base, stride, len), mu, false)
+    }
+
+    /// [`line`](Self::line), optionally with the NOTA outcome in the normaliser.
+    pub(crate) fn line_nota(
+        &mut self,
+        phi: &[f64],
+        (base, stride, len): (usize, usize, usize),
+        mu: f64,
+        nota: bool,
+    ) -> usize {
+        if let Some(i) = self.lines.iter().position(|l| {
+            l.base == base && l.stride == stride && l.len == len && l.mu == mu && l.nota == nota
+        }) {
             return i;
         }
         self.scores.clear();
         self.scores
             .extend((0..len).map(|y| phi[base + y * stride] / mu));
-        let lse = log_sum_exp_into(&self.scores, None, &mut self.probs);
+        let lse = log_sum_exp_into(&self.scores, None, nota, &mut self.probs);
         let start = self.line_probs.len();
         self.line_probs.extend_from_slice(&self.probs);
         self.ops += len as u64;
@@ -357,6 +426,7 @@ impl LineCache {
             stride,
             len,
             mu,
+            nota,
             lse,
             start,
             coef: 0.0,
@@ -367,22 +437,31 @@ impl LineCache {
 
 impl TermWork {
     /// A term `w·(φ[base + g·stride] − μ·log Σ_y exp(φ[base + y·stride]/μ))` over a line of a
-    /// shared table.
+    /// shared table; with NOTA, the normaliser holds a 1 and the outcome is `g` or NOTA (score 0).
+    #[allow(clippy::too_many_arguments)]
     fn line_term(
         &mut self,
         phi: &[f64],
-        (base, stride, len): (usize, usize, usize),
+        line: (usize, usize, usize),
         g: usize,
+        nota: Nota,
         mu: f64,
         w: f64,
         dphi: Option<&mut [f64]>,
     ) -> f64 {
-        let i = self.cache.line(phi, base, stride, len, mu);
+        let (base, stride, _) = line;
+        let i = self.cache.line_nota(phi, line, mu, nota != Nota::Without);
+        let num = match nota {
+            Nota::Outcome => 0.0,
+            _ => phi[base + g * stride],
+        };
         if let Some(d) = dphi {
-            d[base + g * stride] += w;
+            if nota != Nota::Outcome {
+                d[base + g * stride] += w;
+            }
             self.cache.add_coef(i, w);
         }
-        w * (phi[base + g * stride] - mu * self.cache.lse(i))
+        w * (num - mu * self.cache.lse(i))
     }
 }
 
@@ -405,9 +484,23 @@ pub fn evaluate_terms(
     c.lines.clear();
     c.line_probs.clear();
     let mut value = 0.0;
+    let mut assign = std::mem::take(&mut tw.assign);
+    assign.clear();
     for t in list.iter() {
-        value += evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, infer);
+        value += match t.off_gold {
+            None => evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, infer),
+            Some((v, y)) => {
+                if assign.is_empty() {
+                    assign.extend_from_slice(gold);
+                }
+                assign[v as usize] = y;
+                let x = evaluate_term(inst, phi, &assign, t, dphi.as_deref_mut(), tw, infer);
+                assign[v as usize] = gold[v as usize];
+                x
+            }
+        };
     }
+    tw.assign = assign;
     // Deferred softmax part of the cached lines' gradients, once per line.
     if let Some(d) = dphi {
         let c = &tw.cache;
@@ -434,14 +527,18 @@ pub fn table_reads(inst: &Instance, gold: &[u32], list: &TermList) -> TableReads
     let mut strides = Vec::new();
     let mut card = Vec::new();
     let mut digits = Vec::new();
+    let mut assign = gold.to_vec();
     for t in list.iter() {
+        if let Some((v, y)) = t.off_gold {
+            assign[v as usize] = y;
+        }
         for &f in t.factors {
             vars.clear();
             vars.extend_from_slice(t.free);
             vars.extend_from_slice(t.summed);
             strides.clear();
             strides.resize(vars.len(), 0);
-            let base = factor_strides(inst, f, gold, &vars, &mut strides);
+            let base = factor_strides(inst, f, &assign, &vars, &mut strides);
             // Only the term's variables in this factor's scope move its entry.
             card.clear();
             let mut k = 0;
@@ -468,6 +565,9 @@ pub fn table_reads(inst: &Instance, gold: &[u32], list: &TermList) -> TableReads
                 }
             }
         }
+        if let Some((v, _)) = t.off_gold {
+            assign[v as usize] = gold[v as usize];
+        }
     }
     TableReads::from_marks(inst, &marks)
 }
@@ -490,7 +590,7 @@ fn evaluate_term(
     let try_forest = match t.global_inference(inst) {
         Some(GlobalInference::ForwardBackward) => false,
         Some(_) => inst.forest,
-        None => true,
+        None => t.nota == Nota::Without,
     };
     if try_forest && t.states(inst) > FOREST_MIN_STATES {
         if let Some(v) = forest_term(
@@ -550,7 +650,7 @@ fn evaluate_term(
     if t.summed.is_empty() && t.free.len() == 1 {
         return one_free_term(inst, phi, gold, t, dphi, tw);
     }
-    if t.summed.is_empty() && t.free.len() == 2 {
+    if t.summed.is_empty() && t.free.len() == 2 && t.nota == Nota::Without {
         return two_free_term(inst, phi, gold, t, dphi, tw);
     }
     let mu = t.temperature;
@@ -600,8 +700,11 @@ fn evaluate_term(
         next_assignment(&mut tw.digits, &tw.card);
     }
     tw.ops += (total * nf) as u64;
-    let den = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
-    let num = if t.summed.is_empty() {
+    let den = log_sum_exp_into(&tw.scores, None, t.nota != Nota::Without, &mut tw.probs);
+    let nota_outcome = t.nota == Nota::Outcome;
+    let num = if nota_outcome {
+        0.0
+    } else if t.summed.is_empty() {
         // Exactly one assignment has every free variable at gold.
         let j = tw
             .gold_free
@@ -610,12 +713,14 @@ fn evaluate_term(
             .expect("gold assignment enumerated");
         tw.scores[j]
     } else {
-        log_sum_exp_into(&tw.scores, Some(&tw.gold_free), &mut tw.probs_num)
+        log_sum_exp_into(&tw.scores, Some(&tw.gold_free), false, &mut tw.probs_num)
     };
     if let Some(d) = dphi {
         let summed = !t.summed.is_empty();
         for j in 0..total {
-            let pn = if summed {
+            let pn = if nota_outcome {
+                0.0
+            } else if summed {
                 tw.probs_num[j]
             } else {
                 tw.gold_free[j] as u8 as f64
@@ -648,20 +753,23 @@ fn table_term(
     let (off, len) = (sl.offset as usize, sl.len as usize);
     let g = inst.entry(fac, gold);
     if tw.cache.shared(fac.slot) {
-        return tw.line_term(phi, (off, 1, len), g, mu, w, dphi);
+        return tw.line_term(phi, (off, 1, len), g, t.nota, mu, w, dphi);
     }
     tw.scores.clear();
     tw.scores
         .extend(phi[off..off + len].iter().map(|&x| x / mu));
-    let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+    let lse = log_sum_exp_into(&tw.scores, None, t.nota != Nota::Without, &mut tw.probs);
     tw.ops += len as u64;
+    let outcome = t.nota != Nota::Outcome;
     if let Some(d) = dphi {
         for (o, &p) in d[off..off + len].iter_mut().zip(&tw.probs) {
             *o -= w * p;
         }
-        d[off + g] += w;
+        if outcome {
+            d[off + g] += w;
+        }
     }
-    w * (phi[off + g] - mu * lse)
+    w * (if outcome { phi[off + g] } else { 0.0 } - mu * lse)
 }
 
 /// A term with one free variable and nothing summed (the rest clamped): a softmax over the free
@@ -686,7 +794,8 @@ fn one_free_term(
     }
     if t.factors.len() == 1 && tw.cache.shared(inst.factors[t.factors[0] as usize].slot) {
         let (base, st) = (tw.base[0], tw.stride[0]);
-        return tw.line_term(phi, (base, st, l), gold[s as usize] as usize, mu, w, dphi);
+        let g = gold[s as usize] as usize;
+        return tw.line_term(phi, (base, st, l), g, t.nota, mu, w, dphi);
     }
     tw.scores.clear();
     tw.scores.resize(l, 0.0);
@@ -698,18 +807,21 @@ fn one_free_term(
     if mu != 1.0 {
         tw.scores.iter_mut().for_each(|x| *x /= mu);
     }
-    let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+    let lse = log_sum_exp_into(&tw.scores, None, t.nota != Nota::Without, &mut tw.probs);
     let g = gold[s as usize] as usize;
+    let outcome = t.nota != Nota::Outcome;
     tw.ops += (l * t.factors.len()) as u64;
     if let Some(d) = dphi {
         for (&b, &st) in tw.base.iter().zip(&tw.stride) {
             for (y, &p) in tw.probs.iter().enumerate() {
                 d[b + y * st] -= w * p;
             }
-            d[b + g * st] += w;
+            if outcome {
+                d[b + g * st] += w;
+            }
         }
     }
-    w * mu * (tw.scores[g] - lse)
+    w * mu * (if outcome { tw.scores[g] } else { 0.0 } - lse)
 }
 
 /// A term with two free variables (a, b) and nothing summed: the score is
@@ -776,7 +888,7 @@ fn two_free_term(
         }
     }
     // log Σ exp of the non-constant part; the constant part is in gold_score and cancels.
-    let lse = log_sum_exp_into(&tw.scores, None, &mut tw.probs);
+    let lse = log_sum_exp_into(&tw.scores, None, false, &mut tw.probs);
     let constant: f64 = tw
         .base
         .iter()
@@ -843,16 +955,22 @@ fn factor_strides(
     base
 }
 
-/// Stable log Σ exp over `scores` (restricted to `mask` when given); leaves the normalised
-/// probabilities (0 outside the mask) in `probs`.
-fn log_sum_exp_into(scores: &[f64], mask: Option<&[bool]>, probs: &mut Vec<f64>) -> f64 {
+/// Stable log Σ exp over `scores` (restricted to `mask` when given), plus an outcome of score 0
+/// when `nota` (001's "none of the above"); leaves the normalised probabilities (0 outside the
+/// mask; with `nota` they sum to 1 − p(NOTA)) in `probs`.
+fn log_sum_exp_into(
+    scores: &[f64],
+    mask: Option<&[bool]>,
+    nota: bool,
+    probs: &mut Vec<f64>,
+) -> f64 {
     let keep = |j: usize| mask.is_none_or(|m| m[j]);
     let mx = scores
         .iter()
         .enumerate()
         .filter(|&(j, _)| keep(j))
         .map(|(_, &x)| x)
-        .fold(f64::NEG_INFINITY, f64::max);
+        .fold(if nota { 0.0 } else { f64::NEG_INFINITY }, f64::max);
     probs.resize(scores.len(), 0.0);
     exp_shifted_into(scores, mx, probs);
     if let Some(m) = mask {
@@ -862,7 +980,7 @@ fn log_sum_exp_into(scores: &[f64], mask: Option<&[bool]>, probs: &mut Vec<f64>)
             }
         }
     }
-    let sum: f64 = probs.iter().sum();
+    let sum: f64 = probs.iter().sum::<f64>() + if nota { (-mx).exp() } else { 0.0 };
     let inv = 1.0 / sum;
     for p in probs.iter_mut() {
         *p *= inv;

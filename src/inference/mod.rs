@@ -4,6 +4,7 @@
 pub mod bp;
 pub mod chain;
 pub mod enumerate;
+pub mod transitions;
 
 pub use bp::{BpMessages, BpOptions, BpReport, BpWork, Schedule, Semiring};
 pub use chain::ChainWork;
