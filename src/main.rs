@@ -392,6 +392,60 @@ struct EstimatorArgs {
     scl: SclArgs,
     #[command(flatten)]
     camel: CamelArgs,
+    #[command(flatten)]
+    nota: NotaArgs,
+}
+
+/// Which wrong source states get a "none of the above" term (nota; 001 eq. 6, 003 §3).
+#[derive(clap::Args, Clone, Debug)]
+struct NotaArgs {
+    /// nota: exhaustive (every wrong source state), sampled (a seeded fraction), or
+    /// error-driven (after --nota-after iterations, the wrong states whose marginal exceeds
+    /// --nota-threshold).
+    #[arg(long, value_enum, default_value_t = NotaMode::Exhaustive)]
+    nota: NotaMode,
+    /// nota sampled: the fraction of (position, wrong source state) pairs kept (seed: --seed).
+    #[arg(long, default_value_t = 0.1)]
+    nota_fraction: f64,
+    /// nota error-driven: iterations before the NOTA terms are chosen (003: 20).
+    #[arg(long, default_value_t = 20)]
+    nota_after: usize,
+    /// nota error-driven: marginal probability above which a wrong state gets a term (003: 0.2).
+    #[arg(long, default_value_t = 0.2)]
+    nota_threshold: f64,
+    /// nota error-driven: choose the terms anew every N iterations (0: once).
+    #[arg(long, default_value_t = 0)]
+    nota_refresh: usize,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq)]
+enum NotaMode {
+    Exhaustive,
+    Sampled,
+    ErrorDriven,
+}
+
+impl NotaArgs {
+    fn apply(&self, spec: EstimatorSpec, seed: u64) -> Result<EstimatorSpec> {
+        use piecewise_lab::estimators::NotaSelection;
+        if !matches!(spec, EstimatorSpec::Nota { .. }) {
+            return Ok(spec);
+        }
+        let selection = match self.nota {
+            NotaMode::Exhaustive => NotaSelection::Exhaustive,
+            NotaMode::Sampled => NotaSelection::Sampled {
+                fraction: self.nota_fraction,
+                seed,
+            },
+            NotaMode::ErrorDriven => NotaSelection::ErrorDriven {
+                after: self.nota_after,
+                threshold: self.nota_threshold,
+                refresh: self.nota_refresh,
+            },
+        };
+        selection.check()?;
+        Ok(EstimatorSpec::Nota { selection })
+    }
 }
 
 #[derive(clap::Args, Clone, Debug)]
@@ -422,10 +476,12 @@ impl CamelArgs {
 }
 
 impl EstimatorArgs {
-    fn spec(&self) -> Result<EstimatorSpec> {
+    /// The estimator; `seed` seeds sampled NOTA selection.
+    fn spec(&self, seed: u64) -> Result<EstimatorSpec> {
         let spec = EstimatorSpec::with_knobs(&self.estimator, self.pieces.as_deref(), self.mu)?
             .with_bp(self.bp.options());
         let spec = self.camel.apply(spec)?;
+        let spec = self.nota.apply(spec, seed)?;
         self.scl.apply(spec)
     }
 }
@@ -488,11 +544,17 @@ struct RunArgs {
     template: Option<PathBuf>,
     #[command(flatten)]
     model: ModelArgs,
-    /// Test-time decoder: auto (Viterbi on chains, exact max-product on trees, enumeration on
-    /// small graphs, loopy max-product otherwise), viterbi, max-product, exact, or marginal
-    /// (each variable's most probable state under sum-product BP's beliefs).
+    /// Test-time decoder: auto (Viterbi on chains — local for memm and nota runs without
+    /// per-state scales —, exact max-product on trees, enumeration on small graphs, loopy
+    /// max-product otherwise), viterbi (alias global: over the potentials), local (MEMM Viterbi
+    /// over locally normalised next-state distributions), max-product, exact, or marginal (each
+    /// variable's most probable state under sum-product BP's beliefs).
     #[arg(long, value_enum, default_value_t = Decoder::Auto)]
     decode: Decoder,
+    /// Chains: after training, fit one multiplicative factor per source state by global
+    /// likelihood with the weights fixed (001 §3), and decode with them.
+    #[arg(long)]
+    per_state_scaling: bool,
     /// L2 penalty c2·‖w‖² as in CRFsuite (σ² = 1/(2·c2)); default 1.0.
     #[arg(long, conflicts_with = "sigma2")]
     c2: Option<f64>,
@@ -577,6 +639,7 @@ impl RunArgs {
             decode: self.decode,
             train_sample: self.train_sample,
             eval_train: self.eval_train,
+            per_state_scaling: self.per_state_scaling,
         })
     }
 }
@@ -644,6 +707,8 @@ struct CompareArgs {
     scl: SclArgs,
     #[command(flatten)]
     camel: CamelArgs,
+    #[command(flatten)]
+    nota: NotaArgs,
     /// Directory for the runs (one subdirectory per estimator).
     #[arg(long)]
     out: PathBuf,
@@ -745,7 +810,7 @@ fn run(command: Command) -> Result<()> {
             &model,
             template.as_deref(),
             &weights,
-            &estimator.spec()?,
+            &estimator.spec(0)?,
             json,
         ),
         Command::Generate(Generate::Grid {
@@ -1096,6 +1161,7 @@ fn infer_one(
                     Algo::Exact => Decoder::Exact,
                 },
                 bp: *opts,
+                scaling: None,
             };
             let (y, by) = piecewise_lab::eval::decode(inst, phi, &how, &mut Workspace::default())?;
             (r.map, r.by) = (Some(y), by);
@@ -1112,6 +1178,7 @@ fn run_inference(dir: &Path, decode: Option<Decoder>) -> Inference {
     if let Some(d) = decode {
         how.decoder = d;
     }
+    how.scaling = piecewise_lab::train::scaling::load(dir);
     how
 }
 
@@ -1129,7 +1196,7 @@ fn parse_list(text: &str, what: &str) -> Result<Vec<f64>> {
 fn train(a: TrainArgs) -> Result<()> {
     let spec = match &a.spec {
         Some(p) => piecewise_lab::util::read_json::<RunSpec>(p)?,
-        None => a.run.spec(a.estimator.spec()?)?,
+        None => a.run.spec(a.estimator.spec(a.run.seed)?)?,
     };
     let summary = run_with_progress(&spec, &a.out)?;
     if let Some(m) = &summary.test {
@@ -1297,9 +1364,11 @@ fn compare(a: CompareArgs) -> Result<()> {
             bp: a.bp.clone(),
             scl: a.scl.clone(),
             camel: a.camel.clone(),
+            nota: a.nota.clone(),
         };
         let spec = match name {
-            "pw" | "pw-reweighted" | "pwpl" => est.spec()?,
+            "pw" | "pw-reweighted" | "pwpl" => est.spec(a.run.seed)?,
+            "nota" => a.nota.apply(EstimatorSpec::from_name(name)?, a.run.seed)?,
             "scl" => a.scl.apply(EstimatorSpec::from_name(name)?)?,
             _ => a
                 .camel

@@ -33,6 +33,12 @@ pub struct LaunchForm {
     pub resample_every: usize,
     /// CAMEL's outer loop: tolerance on g and relinearisations at most.
     pub camel: crate::train::camel::CamelOptions,
+    /// Which wrong source states get a NOTA term (nota).
+    pub nota: crate::estimators::NotaSelection,
+    /// Fit per-state scales after training (chains; 001 §3).
+    pub per_state_scaling: bool,
+    /// Test-time decoder.
+    pub decode: crate::eval::Decoder,
     /// CRFsuite's c2 (σ² = 1/(2·c2)); 0 = no prior.
     pub c2: f64,
     pub max_iter: usize,
@@ -65,6 +71,9 @@ impl Default for LaunchForm {
             auto_beta: false,
             resample_every: 0,
             camel: Default::default(),
+            nota: Default::default(),
+            per_state_scaling: false,
+            decode: Default::default(),
             c2: 1.0,
             max_iter: 100,
             threads: 1,
@@ -111,6 +120,12 @@ impl LaunchForm {
                     camel: self.camel,
                 }
             }
+            EstimatorSpec::Nota { .. } => {
+                self.nota.check()?;
+                EstimatorSpec::Nota {
+                    selection: self.nota.clone(),
+                }
+            }
             s => s,
         })
     }
@@ -142,9 +157,10 @@ impl LaunchForm {
             eval_every: self.eval_every,
             seed: self.seed,
             threads: self.threads,
-            decode: Default::default(),
+            decode: self.decode,
             train_sample: None,
             eval_train: false,
+            per_state_scaling: self.per_state_scaling,
         })
     }
 
@@ -180,6 +196,9 @@ impl LaunchForm {
                 EstimatorSpec::Camel { camel, .. } => *camel,
                 _ => Default::default(),
             },
+            nota: spec.estimator.nota().cloned().unwrap_or_default(),
+            per_state_scaling: spec.per_state_scaling,
+            decode: spec.decode,
             estimator: spec.estimator.name().to_string(),
             pieces: spec
                 .estimator

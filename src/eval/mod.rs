@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::estimators::{BetheMl, Estimator, ExactMl, Workspace};
 use crate::graph::{Family, Instance};
 use crate::inference::bp::{self, BpOptions, Semiring};
+use crate::inference::transitions::Transitions;
 use crate::inference::{enumerate, MAX_ENUMERATION_STATES};
 use rayon::prelude::*;
 
@@ -35,8 +36,15 @@ pub enum Decoder {
     /// max-product loopy BP otherwise (the papers' test-time inference).
     #[default]
     Auto,
-    /// Viterbi (chains only).
+    /// Viterbi over the potentials (chains only): CRF-style "global" decoding, with the run's
+    /// per-state scales when it has them.
+    #[value(alias = "global")]
+    #[serde(alias = "global")]
     Viterbi,
+    /// MEMM decoding (chains only): Viterbi over the locally normalised next-state
+    /// distributions p̃(y_t | y_{t−1}) with NOTA removed — what 001 found best for CRF-PT, and
+    /// `auto` for memm and nota runs.
+    Local,
     /// Max-product BP (exact on forests).
     MaxProduct,
     /// Enumeration of every joint assignment (small graphs only).
@@ -47,11 +55,43 @@ pub enum Decoder {
     Marginal,
 }
 
-/// Test-time inference: the decoder and the BP options its loopy max-product uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Test-time inference: the decoder, the BP options its loopy max-product uses, and a chain's
+/// per-state scales when the run trained them (001 §3).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Inference {
     pub decoder: Decoder,
     pub bp: BpOptions,
+    pub scaling: Option<std::sync::Arc<Vec<f64>>>,
+}
+
+impl Inference {
+    /// The chain's per-position matrices for the local decoder and for per-state scales:
+    /// `None` when neither applies (the factor tables serve).
+    fn transitions(&self, inst: &Instance, phi: &[f64]) -> Result<Option<Transitions>> {
+        let local = self.decoder == Decoder::Local;
+        if !local && self.scaling.is_none() {
+            return Ok(None);
+        }
+        let lay = inst.chain.as_ref().ok_or_else(|| {
+            Error::invalid("local decoding and per-state scales apply to linear chains only")
+        })?;
+        let mut tr = Transitions::default();
+        tr.fill(inst, lay, phi);
+        if let Some(a) = &self.scaling {
+            if a.len() != lay.l + 1 {
+                return Err(Error::invalid(format!(
+                    "the run's per-state scales are for {} labels, the model has {}",
+                    a.len().saturating_sub(1),
+                    lay.l
+                )));
+            }
+            tr.scale(a);
+        }
+        if local {
+            tr.normalise_rows();
+        }
+        Ok(Some(tr))
+    }
 }
 
 /// Log-potential tables of an instance under θ.
@@ -70,6 +110,16 @@ pub fn decode(
     how: &Inference,
     ws: &mut Workspace,
 ) -> Result<(Vec<u32>, &'static str)> {
+    if let Some(tr) = how.transitions(inst, phi)? {
+        let mut out = Vec::new();
+        tr.viterbi(&mut out);
+        let name = match (how.decoder, how.scaling.is_some()) {
+            (Decoder::Local, false) => "local (MEMM Viterbi)",
+            (Decoder::Local, true) => "local (MEMM Viterbi, per-state scaled)",
+            _ => "viterbi (per-state scaled)",
+        };
+        return Ok((out, name));
+    }
     let small = inst.joint_states() <= AUTO_ENUMERATION_STATES;
     let decoder = match how.decoder {
         Decoder::Auto if inst.chain.is_some() => Decoder::Viterbi,
@@ -96,6 +146,7 @@ pub fn decode(
             }
             Ok((enumerate(inst, phi)?.map, "enumeration"))
         }
+        Decoder::Local => unreachable!("decoded above"),
         Decoder::MaxProduct | Decoder::Auto | Decoder::Marginal => {
             // (forest name, loopy name, unconverged name) of each BP decoder.
             let (semiring, names) = if decoder == Decoder::Marginal {
@@ -206,6 +257,12 @@ pub fn evaluate(
         .map_init(Workspace::default, |ws, (inst, item)| {
             let phi = tables(family, theta, inst);
             let (y, by) = decode_item(family, inst, item, &phi, how, ws)?;
+            // The likelihood of the model that decodes: the MEMM's Σ log p̃ for local decoding,
+            // the scaled CRF's for per-state scales.
+            if let (Some(mut tr), Some(gold)) = (how.transitions(inst, &phi)?, inst.gold.as_ref()) {
+                let ll = tr.score(gold) - tr.forward_backward();
+                return Ok((family.token_labels(inst, &y), by, Some((ll, false))));
+            }
             let ll = inst.gold.as_ref().map(|_| {
                 if ExactMl.check(inst).is_ok() {
                     (ExactMl.evaluate(inst, &phi, None, ws), false)

@@ -69,6 +69,9 @@ pub struct IterReport {
     pub fit: Option<usize>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub violation: Option<f64>,
+    /// nota: the number of NOTA terms the objective had at this iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nota_terms: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -310,6 +313,7 @@ pub fn minimize(
             paper_flops: obj.paper_flops().map(|f| f * evals as f64),
             fit: None,
             violation: None,
+            nota_terms: None,
         };
         observer(&report, theta.as_slice().expect("contiguous"));
         last = Some(report);

@@ -5,6 +5,7 @@ pub mod camel;
 pub mod lbfgs;
 pub mod objective;
 pub mod run;
+pub mod scaling;
 pub mod spec;
 pub mod sweep;
 

@@ -99,6 +99,15 @@ pub struct RunSummary {
     /// CAMEL: number of consistency multipliers δ over the training set.
     #[serde(default)]
     pub camel_multipliers: usize,
+    /// nota: NOTA terms in the final objective, and each error-driven choice (iteration it
+    /// was made after, terms chosen).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nota_terms: Option<usize>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nota_choices: Vec<(usize, usize)>,
+    /// The per-state scales, when the spec asks for them (`scaling.json` has the details).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_state_scales: Option<Vec<f64>>,
     /// Training instances whose loopy BP had not converged at the final weights.
     #[serde(default)]
     pub bp_unconverged: u64,
@@ -187,6 +196,28 @@ fn refit_scl(
     minimize(&obj, theta, opt, cancel, observer)
 }
 
+/// 003's error-driven NOTA choice at θ, from the marginals of the model the run decodes with:
+/// the MEMM's (locally normalised rows) for local decoding, the CRF's otherwise.
+fn choose_nota(
+    model: &crate::graph::Model,
+    instances: &[crate::graph::Instance],
+    theta: &[f64],
+    threshold: f64,
+    local: bool,
+) -> crate::estimators::memm::NotaChoice {
+    crate::estimators::memm::choose_by_marginals(instances, threshold, |inst, tr| {
+        let mut phi = vec![0.0; inst.table_len];
+        model.build_tables(theta, inst, &mut phi, &mut Vec::new());
+        if let Some(lay) = &inst.chain {
+            tr.fill(inst, lay, &phi);
+            if local {
+                tr.normalise_rows();
+            }
+            tr.forward_backward();
+        }
+    })
+}
+
 fn run_inner(
     spec: &RunSpec,
     out: &Path,
@@ -204,7 +235,7 @@ fn run_inner(
     if let Some(t) = &test {
         fam.check(t)?;
     }
-    let how = spec.inference();
+    let mut how = spec.inference();
     let estimator = spec.estimator.build(fam.model())?;
     let obj = DatasetObjective::new(
         fam.model(),
@@ -221,6 +252,12 @@ fn run_inner(
     summary.threads = obj.threads();
     (summary.table_entries_built, summary.table_entries) = obj.table_entries();
     summary.paper_flops = obj.paper_flops;
+    let nota_count = std::cell::Cell::new(match &spec.estimator {
+        EstimatorSpec::Nota { selection } => {
+            Some(crate::estimators::NotaPt::new(selection.clone()).count(&instances))
+        }
+        _ => None,
+    });
     on_event(RunEvent::Started {
         n_params: summary.n_params,
         n_sequences: summary.n_sequences,
@@ -246,6 +283,7 @@ fn run_inner(
                 ops: r.ops + o0,
                 seconds: r.seconds + s0,
                 paper_flops: r.paper_flops.map(|f| f + f0),
+                nota_terms: nota_count.get(),
                 ..r.clone()
             };
             last_seen.replace(Some(r.clone()));
@@ -331,20 +369,68 @@ fn run_inner(
             }
         } else {
             let resample = spec.estimator.policy().map_or(0, |p| p.resample_every);
+            let error_driven = match spec.estimator.nota() {
+                Some(crate::estimators::NotaSelection::ErrorDriven {
+                    after,
+                    threshold,
+                    refresh,
+                }) => Some((*after, *threshold, *refresh)),
+                _ => None,
+            };
+            let first_block = match (resample, error_driven) {
+                (r, _) if r > 0 => r,
+                (_, Some((after, ..))) => after.max(1),
+                _ => spec.optimiser.max_iter,
+            };
             let mut first = minimize(
                 &obj,
                 vec![0.0; fam.model().n_params],
                 &LbfgsSpec {
-                    max_iter: if resample > 0 {
-                        resample.min(spec.optimiser.max_iter)
-                    } else {
-                        spec.optimiser.max_iter
-                    },
+                    max_iter: first_block.min(spec.optimiser.max_iter),
                     ..spec.optimiser.clone()
                 },
                 cancel,
                 &mut observer,
             )?;
+            // 003: after `after` iterations, NOTA terms for the wrong states the current model
+            // finds likely; with `refresh`, chosen anew every `refresh` iterations.
+            if let Some((_, threshold, refresh)) = error_driven {
+                let mut done = first.iterations;
+                let local = how.decoder == crate::eval::Decoder::Local;
+                let mut round = 0;
+                while first.reason != super::lbfgs::StopReason::Cancelled
+                    && done < spec.optimiser.max_iter
+                    && (round == 0 || (refresh > 0 && first.reason == StopReason::MaxIterations))
+                {
+                    round += 1;
+                    let choice =
+                        choose_nota(fam.model(), &instances, &first.theta, threshold, local);
+                    let est = crate::estimators::NotaPt {
+                        selection: spec.estimator.nota().cloned().unwrap_or_default(),
+                        chosen: Some(std::sync::Arc::new(choice)),
+                    };
+                    let k = est.count(&instances);
+                    summary.nota_choices.push((done, k));
+                    nota_count.set(Some(k));
+                    let obj2 = DatasetObjective::new(
+                        fam.model(),
+                        &instances,
+                        &est,
+                        spec.prior,
+                        spec.threads,
+                    )?;
+                    offset.set(done);
+                    carry(&carried, &first);
+                    let rest = spec.optimiser.max_iter - done;
+                    let opt = LbfgsSpec {
+                        max_iter: if refresh > 0 { refresh.min(rest) } else { rest },
+                        ..spec.optimiser.clone()
+                    };
+                    first = minimize(&obj2, first.theta.clone(), &opt, cancel, &mut observer)?;
+                    done += first.iterations;
+                }
+                first.iterations = done;
+            }
             // `--resample-every N`: a new Z (the policy's seed moved on) every N iterations, θ kept.
             if let Some(p0) = spec.estimator.policy().filter(|_| resample > 0) {
                 let mut done = first.iterations;
@@ -425,6 +511,26 @@ fn run_inner(
     };
     if let Some(e) = io_error {
         return Err(e);
+    }
+    summary.nota_terms = nota_count.get();
+    // 001 §3: per-state scales by global likelihood, the weights fixed.
+    if spec.per_state_scaling && result.reason != StopReason::Cancelled {
+        let labels = instances
+            .first()
+            .map(|i| fam.labels(i, 0).names.clone())
+            .unwrap_or_default();
+        let sc = super::scaling::fit(
+            fam.model(),
+            &instances,
+            &result.theta,
+            &labels,
+            spec.prior,
+            &spec.optimiser,
+            cancel,
+        )?;
+        write_json_atomic(&out.join(super::scaling::SCALING_FILE), &sc)?;
+        summary.per_state_scales = Some(sc.alpha.clone());
+        how.scaling = Some(std::sync::Arc::new(sc.alpha));
     }
     summary.train_seconds = t0.elapsed().as_secs_f64();
     summary.iterations = result.iterations;

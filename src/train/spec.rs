@@ -46,15 +46,26 @@ pub struct RunSpec {
     /// train/test contour maps).
     #[serde(default)]
     pub eval_train: bool,
+    /// After training, fit one multiplicative factor per source state by global likelihood
+    /// with the weights fixed (001 §3; `scaling.json`); test-time decoding then uses them.
+    #[serde(default)]
+    pub per_state_scaling: bool,
 }
 
 impl RunSpec {
     /// Test-time inference: the decoder, and for loopy max-product the estimator's BP options
     /// (the defaults when it runs no BP).
     pub fn inference(&self) -> Inference {
+        let decoder = match self.decode {
+            Decoder::Auto if self.estimator.is_locally_normalised() && !self.per_state_scaling => {
+                Decoder::Local
+            }
+            d => d,
+        };
         Inference {
-            decoder: self.decode,
+            decoder,
             bp: self.estimator.bp().copied().unwrap_or_default(),
+            scaling: None,
         }
     }
 }
