@@ -10,7 +10,7 @@ use piecewise_lab::estimators::{EstimatorSpec, Workspace};
 use piecewise_lab::eval::{evaluate, Decoder, Inference};
 use piecewise_lab::graph::boltzmann::BoltzmannOptions;
 use piecewise_lab::graph::boltzmann_chain::BoltzmannChainOptions;
-use piecewise_lab::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use piecewise_lab::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet};
 use piecewise_lab::graph::family::{self, FamilyKind};
 use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
 use piecewise_lab::inference::{BpOptions, Schedule};
@@ -146,9 +146,10 @@ enum Command {
         #[arg(long)]
         test_out: PathBuf,
     },
-    /// Append derived observation columns to a data set's first column (the word): lowercase,
-    /// shape, prefixes and suffixes of length 1–3, for word/affix/shape templates such as
-    /// assets/templates/pos.tpl. The label stays last.
+    /// Insert derived observation columns after a data set's first column (the word):
+    /// lowercase, shape, prefixes and suffixes of length 1–3, for word/affix/shape templates
+    /// such as assets/templates/pos.tpl (columns 0–8). The file's other observation columns
+    /// (a POS column, …) follow them, in order, and the label stays last.
     Augment {
         #[arg(long)]
         data: PathBuf,
@@ -311,6 +312,15 @@ struct ModelArgs {
     /// How the chain is cut into factors: split (state + transition) or edge.
     #[arg(long, value_enum, default_value_t = Factorisation::Split)]
     factorisation: Factorisation,
+    /// Chain state features: template (the CRF++ template alone) or ner (000 Table 1's
+    /// named-entity features of the first column — word, shapes, affixes and substrings up
+    /// to 5 characters, name lists — in a ±2 window, plus the template; default template `B`).
+    /// CRFsuite data (`.crfsuite`) brings its own attributes either way.
+    #[arg(long, value_enum, default_value_t = Extractor::Template)]
+    extractor: Extractor,
+    /// Folder of the ner features' name lists (first-male.txt, first-female.txt, last.txt).
+    #[arg(long, default_value = piecewise_lab::graph::chain::DEFAULT_LEXICONS)]
+    lexicons: PathBuf,
     /// Grid: the pairwise table's entry map (potts: one tied diagonal weight).
     #[arg(long, value_enum, default_value_t = Pairwise::Potts)]
     pairwise: Pairwise,
@@ -327,6 +337,8 @@ impl ModelArgs {
         match self.family {
             FamilyKind::Chain => ModelSpec::LinearChain(ChainOptions {
                 factorisation: self.factorisation,
+                extractor: self.extractor,
+                lexicons: (self.extractor == Extractor::Ner).then(|| self.lexicons.clone()),
                 ..chain
             }),
             FamilyKind::Grid => ModelSpec::Grid(GridOptions {
@@ -623,7 +635,7 @@ impl RunArgs {
                 label_bias: self.label_bias,
                 min_freq: self.min_freq,
                 feature_set: self.features,
-                factorisation: Factorisation::Split,
+                ..Default::default()
             }),
             estimator,
             optimiser: LbfgsSpec {
@@ -1028,8 +1040,7 @@ fn run(command: Command) -> Result<()> {
             for s in &mut c.sequences {
                 for cols in &mut s.columns {
                     let extra = piecewise_lab::data::word_columns(&cols[0]);
-                    cols.truncate(1);
-                    cols.extend(extra);
+                    cols.splice(1..1, extra);
                 }
             }
             write_atomic(&out, format_conll(&c.sequences, &[]).as_bytes())?;
@@ -1475,7 +1486,7 @@ fn objective(
         label_bias: true,
         min_freq: 1,
         feature_set: FeatureSet::All,
-        factorisation: Factorisation::Split,
+        ..Default::default()
     });
     let corpus = mspec.read(data)?;
     let (fam, instances) = mspec.fit(&corpus, template)?;

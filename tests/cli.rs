@@ -387,6 +387,13 @@ fn compare_split_and_augment() {
         std::fs::read_to_string(&aug).unwrap(),
         "Dogs dogs Xx D Do Dog s gs ogs NNS\nx x x x _ _ x _ _ NN\n\n"
     );
+    // Every observation column is kept: a POS column follows the derived ones.
+    std::fs::write(&word, "Dogs NNS B-NP\nbark VBP B-VP\n").unwrap();
+    run(&["augment", "--data", &s(&word), "--out", &s(&aug)]);
+    assert_eq!(
+        std::fs::read_to_string(&aug).unwrap(),
+        "Dogs dogs Xx D Do Dog s gs ogs NNS B-NP\nbark bark x b ba bar k rk ark VBP B-VP\n\n"
+    );
     // compare: one row per estimator, same features.
     let out = dir.path().join("cmp").display().to_string();
     let o = run(&[

@@ -32,7 +32,9 @@ fn m(rc: &RandomChain, i: usize, theta: &[f64], t: usize, yp: u32, y: u32) -> f6
 
 /// log(1 + Σ_y φ(y, y′, x_t)), or log Σ_y φ without NOTA.
 fn log_norm(rc: &RandomChain, i: usize, theta: &[f64], t: usize, yp: u32, nota: bool) -> f64 {
-    let mut xs: Vec<f64> = (0..rc.l as u32).map(|y| m(rc, i, theta, t, yp, y)).collect();
+    let mut xs: Vec<f64> = (0..rc.l as u32)
+        .map(|y| m(rc, i, theta, t, yp, y))
+        .collect();
     if nota {
         xs.push(0.0);
     }
@@ -195,17 +197,18 @@ fn memm_and_nota_equal_their_definitions() {
                         let expected: Vec<(usize, u32)> = match sel {
                             NotaSelection::Exhaustive => (1..g.len())
                                 .flat_map(|t| {
-                                    (0..l as u32).filter(move |&y| y != g[t - 1]).map(move |y| (t, y))
+                                    (0..l as u32)
+                                        .filter(move |&y| y != g[t - 1])
+                                        .map(move |y| (t, y))
                                 })
                                 .collect(),
                             NotaSelection::Sampled { .. } => {
                                 assert!(list.iter().all(|&(t, y)| t >= 1 && y != g[t - 1]));
                                 list.clone()
                             }
-                            NotaSelection::ErrorDriven { .. } => choice[i]
-                                .iter()
-                                .map(|&(t, y)| (t as usize, y))
-                                .collect(),
+                            NotaSelection::ErrorDriven { .. } => {
+                                choice[i].iter().map(|&(t, y)| (t as usize, y)).collect()
+                            }
                         };
                         assert_eq!(list, expected, "{sel:?} {what}");
                         assert_close(
@@ -232,7 +235,10 @@ fn sampled_selection_keeps_about_the_fraction_and_is_seeded() {
         };
         let k = s(1);
         let sd = (all * fraction * (1.0 - fraction)).sqrt();
-        assert!((k - all * fraction).abs() < 5.0 * sd, "{k} of {all} at {fraction}");
+        assert!(
+            (k - all * fraction).abs() < 5.0 * sd,
+            "{k} of {all} at {fraction}"
+        );
         assert_eq!(k, s(1), "same seed, same terms");
     }
     let pick = |seed| {
@@ -240,7 +246,10 @@ fn sampled_selection_keeps_about_the_fraction_and_is_seeded() {
             fraction: 0.5,
             seed,
         });
-        rc.instances.iter().map(|i| listed(&est, i)).collect::<Vec<_>>()
+        rc.instances
+            .iter()
+            .map(|i| listed(&est, i))
+            .collect::<Vec<_>>()
     };
     assert_ne!(pick(1), pick(2), "another seed, other terms");
 }
@@ -256,8 +265,7 @@ fn memm_and_nota_gradients_match_finite_differences() {
                 with_ids(random_chains_with(&mut rng, 8, 4, 3, edge))
             };
             let theta = random_theta(&mut rng, rc.model.n_params, 1.0);
-            let mut ests: Vec<(String, Box<dyn Estimator>)> =
-                vec![("memm".into(), Box::new(Memm))];
+            let mut ests: Vec<(String, Box<dyn Estimator>)> = vec![("memm".into(), Box::new(Memm))];
             for sel in selections() {
                 let mut e = NotaPt::new(sel.clone());
                 if matches!(sel, NotaSelection::ErrorDriven { .. }) {
@@ -358,7 +366,13 @@ fn local_and_scaled_decoding_equal_enumeration() {
             let want = brute_argmax(&rc, i, local);
             assert_eq!(got, want, "local decoding, edge={edge} item {i}");
             // Scaled global decoding: argmax Σ_t α_{y_{t−1}} φ(y_t, y_{t−1}).
-            let scale = |t: usize, y: &[u32]| if t == 0 { alpha[3] } else { alpha[y[t - 1] as usize] };
+            let scale = |t: usize, y: &[u32]| {
+                if t == 0 {
+                    alpha[3]
+                } else {
+                    alpha[y[t - 1] as usize]
+                }
+            };
             let scaled = |y: &[u32]| -> f64 {
                 (0..y.len())
                     .map(|t| scale(t, y) * m(&rc, i, &theta, t, src(t, y), y[t]))
@@ -412,7 +426,11 @@ fn per_state_scaling_likelihood_and_gradient() {
         let scaled = |a: &[f64], y: &[u32]| -> f64 {
             (0..y.len())
                 .map(|t| {
-                    let (s, yp) = if t == 0 { (a[3], 0) } else { (a[y[t - 1] as usize], y[t - 1]) };
+                    let (s, yp) = if t == 0 {
+                        (a[3], 0)
+                    } else {
+                        (a[y[t - 1] as usize], y[t - 1])
+                    };
                     s * m(&rc, i, &theta, t, yp, y[t])
                 })
                 .sum()
@@ -440,7 +458,11 @@ fn per_state_scaling_likelihood_and_gradient() {
             ap[j] += h;
             am[j] -= h;
             let fd = (reference(&ap) - reference(&am)) / (2.0 * h);
-            assert!((fd - g[j]).abs() < 1e-6 * (1.0 + fd.abs()), "α_{j}: {fd} vs {}", g[j]);
+            assert!(
+                (fd - g[j]).abs() < 1e-6 * (1.0 + fd.abs()),
+                "α_{j}: {fd} vs {}",
+                g[j]
+            );
         }
     }
 }

@@ -15,6 +15,8 @@ pub struct Sequence {
     pub line: usize,
     /// For images: (rows, columns), tokens row-major.
     pub shape: Option<(usize, usize)>,
+    /// CRFsuite data: each token's attributes with their values (empty for column files).
+    pub attrs: Vec<Vec<(String, f64)>>,
 }
 
 impl Sequence {

@@ -1,8 +1,10 @@
 //! Readers, feature templates, the feature dictionary and synthetic generators.
 
 pub mod conll;
+pub mod crfsuite;
 pub mod features;
 pub mod grid;
+pub mod ner;
 pub mod samples;
 pub mod seminars;
 pub mod synth;
@@ -12,10 +14,13 @@ pub mod uai;
 
 pub use conll::{read_conll, Corpus, Sequence};
 
-/// Reads labelled data: a directory of seminar announcements, or a CoNLL column file.
+/// Reads labelled data: a directory of seminar announcements, a CRFsuite file (`.crfsuite`),
+/// or a CoNLL column file.
 pub fn read_corpus(path: &std::path::Path) -> crate::error::Result<Corpus> {
     if path.is_dir() {
         seminars::read_dir(path)
+    } else if crfsuite::is_crfsuite(path) {
+        crfsuite::read_crfsuite(path)
     } else {
         read_conll(path)
     }

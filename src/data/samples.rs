@@ -44,6 +44,7 @@ pub fn parse_samples(text: &str, name: &str) -> Result<Corpus> {
             labels: vals.iter().map(|v| v.to_string()).collect(),
             line: i + 1,
             shape: None,
+            attrs: Vec::new(),
         });
     }
     if items.is_empty() {

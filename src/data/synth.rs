@@ -100,6 +100,7 @@ impl HmmMixture {
             labels: y.iter().map(|s| format!("S{s}")).collect(),
             line: 0,
             shape: None,
+            attrs: Vec::new(),
         }
     }
 }

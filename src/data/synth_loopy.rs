@@ -150,6 +150,7 @@ impl GridGen {
             labels: y.iter().map(|c| c.to_string()).collect(),
             line: 0,
             shape: Some((h, w)),
+            attrs: Vec::new(),
         }
     }
 
@@ -270,6 +271,7 @@ pub fn boltzmann_samples(
                 labels: (0..m).map(|i| bit(s, i).to_string()).collect(),
                 line: 0,
                 shape: None,
+                attrs: Vec::new(),
             }
         })
         .collect())

@@ -76,6 +76,16 @@ impl FeatureTemplate {
         Self::parse(CHUNKING_TEMPLATE, "builtin:chunking").expect("built-in template parses")
     }
 
+    /// Only the always-on transition feature `B`: the template of data whose state features
+    /// come from elsewhere (CRFsuite attributes, the `ner` extractor).
+    pub fn transitions_only() -> Self {
+        Self::parse(
+            "# the always-on transition feature\nB\n",
+            "builtin:transitions",
+        )
+        .expect("built-in template parses")
+    }
+
     pub fn read(path: &Path) -> Result<Self> {
         let text = crate::util::read_text(path)?;
         Self::parse(&text, &path.display().to_string())

@@ -58,14 +58,18 @@ impl NotaSelection {
                 if (0.0..=1.0).contains(&fraction) {
                     Ok(())
                 } else {
-                    Err(Error::invalid("the NOTA sampling fraction must be in [0, 1]"))
+                    Err(Error::invalid(
+                        "the NOTA sampling fraction must be in [0, 1]",
+                    ))
                 }
             }
             NotaSelection::ErrorDriven { threshold, .. } => {
                 if (0.0..1.0).contains(&threshold) {
                     Ok(())
                 } else {
-                    Err(Error::invalid("the NOTA marginal threshold must be in [0, 1)"))
+                    Err(Error::invalid(
+                        "the NOTA marginal threshold must be in [0, 1)",
+                    ))
                 }
             }
         }
@@ -75,7 +79,9 @@ impl NotaSelection {
     pub fn describe(&self) -> String {
         match self {
             NotaSelection::Exhaustive => "exhaustive".into(),
-            NotaSelection::Sampled { fraction, seed } => format!("sampled {fraction} (seed {seed})"),
+            NotaSelection::Sampled { fraction, seed } => {
+                format!("sampled {fraction} (seed {seed})")
+            }
             NotaSelection::ErrorDriven {
                 after,
                 threshold,
@@ -106,7 +112,13 @@ fn need_chain(inst: &Instance) -> Result<()> {
 }
 
 /// Position t's classifier: its factors, y_t free, y_{t−1} clamped (at gold, or at `source`).
-fn position_term(inst: &Instance, t: usize, source: Option<u32>, nota: NotaOutcome, out: &mut TermList) {
+fn position_term(
+    inst: &Instance,
+    t: usize,
+    source: Option<u32>,
+    nota: NotaOutcome,
+    out: &mut TermList,
+) {
     let lay = inst.chain.as_ref().expect("checked: a chain");
     out.begin();
     for &f in lay.unary(t).iter().chain(lay.pair(t)) {
@@ -253,7 +265,14 @@ pub fn choose_by_marginals(
 ) -> NotaChoice {
     use crate::inference::transitions::Transitions;
     use rayon::prelude::*;
-    let mut out = vec![Vec::new(); instances.iter().map(|i| i.id as usize + 1).max().unwrap_or(0)];
+    let mut out = vec![
+        Vec::new();
+        instances
+            .iter()
+            .map(|i| i.id as usize + 1)
+            .max()
+            .unwrap_or(0)
+    ];
     let chosen: Vec<(usize, Vec<(u32, u32)>)> = instances
         .par_iter()
         .map_init(Transitions::default, |tr, inst| {

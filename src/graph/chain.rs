@@ -5,6 +5,7 @@
 use super::family::Family;
 use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
 use crate::data::conll::{format_conll, read_conll, read_conll_with, LabelColumn};
+use crate::data::ner::NerFeatures;
 use crate::data::{read_corpus, Corpus, FeatureDict, FeatureTemplate, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -47,6 +48,31 @@ pub enum Factorisation {
     Edge,
 }
 
+/// Where a chain's state features come from, besides CRFsuite attributes in the data.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Extractor {
+    /// The CRF++ template alone.
+    #[default]
+    Template,
+    /// The built-in named-entity features of 000 Table 1 ([`crate::data::ner`]) from the first
+    /// column and the name lists, plus the template's lines (default template: `B`).
+    Ner,
+}
+
+/// Default folder of the name lists for the `ner` features.
+pub const DEFAULT_LEXICONS: &str = "../shared/data/lexicons";
+
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ChainOptions {
     /// Add the always-on per-label bias feature `*` to every state factor.
@@ -56,6 +82,11 @@ pub struct ChainOptions {
     pub feature_set: FeatureSet,
     #[serde(default)]
     pub factorisation: Factorisation,
+    #[serde(default)]
+    pub extractor: Extractor,
+    /// The name lists of the `ner` features (default [`DEFAULT_LEXICONS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexicons: Option<std::path::PathBuf>,
 }
 
 impl Default for ChainOptions {
@@ -65,6 +96,8 @@ impl Default for ChainOptions {
             min_freq: 1,
             feature_set: FeatureSet::All,
             factorisation: Factorisation::Split,
+            extractor: Extractor::Template,
+            lexicons: None,
         }
     }
 }
@@ -79,6 +112,8 @@ pub struct ChainCrf {
     pub model: Model,
     pub options: ChainOptions,
     pub n_obs_columns: usize,
+    /// The `ner` features' name lists, when the extractor is `ner`.
+    pub ner: Option<NerFeatures>,
 }
 
 /// Template ids inside [`ChainCrf::model`].
@@ -87,10 +122,41 @@ pub const TRANSITION: usize = 1;
 /// With [`Factorisation::Edge`]: the state weights read through an `(y_{t−1}, y_t) → y_t` map.
 pub const EDGE_STATE: usize = 2;
 
-/// Expanded features of one sequence as dictionary ids.
+/// Expanded features of one sequence as dictionary ids with their values.
 struct SeqFeatures {
-    state: Vec<Vec<u32>>,
+    state: Vec<Vec<(u32, f64)>>,
     trans: Vec<Vec<u32>>, // trans[t] for t ≥ 1; trans[0] empty
+}
+
+/// Calls `f(t, name, value)` for every state feature of every position of `seq`: the
+/// template's unigram lines, the sequence's CRFsuite attributes and the `ner` features.
+fn expand_state_features(
+    template: &FeatureTemplate,
+    ner: Option<&NerFeatures>,
+    seq: &Sequence,
+    mut f: impl FnMut(usize, &str, f64),
+) {
+    let mut buf = String::new();
+    for t in 0..seq.len() {
+        for line in &template.unigram {
+            buf.clear();
+            line.expand_into(seq, t, &mut buf);
+            f(t, &buf, 1.0);
+        }
+        if let Some(a) = seq.attrs.get(t) {
+            for (name, v) in a {
+                f(t, name, *v);
+            }
+        }
+    }
+    if let Some(n) = ner {
+        let words: Vec<&str> = seq
+            .columns
+            .iter()
+            .map(|c| c.first().map_or("", |w| w.as_str()))
+            .collect();
+        n.expand(&words, |t, name| f(t, name, 1.0));
+    }
 }
 
 impl ChainCrf {
@@ -102,6 +168,22 @@ impl ChainCrf {
         options: ChainOptions,
     ) -> Result<(ChainCrf, Vec<Instance>)> {
         template.check_columns(corpus.n_obs_columns(), &corpus.path)?;
+        let ner = match options.extractor {
+            Extractor::Template => None,
+            Extractor::Ner => {
+                if corpus.n_obs_columns() == 0 {
+                    return Err(Error::file(
+                        &corpus.path,
+                        "the ner features read the word in the first column; this data has none",
+                    ));
+                }
+                let dir = options
+                    .lexicons
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_LEXICONS.into());
+                Some(NerFeatures::load(&dir)?)
+            }
+        };
         let mut labels = vec![];
         let mut seen = rustc_hash::FxHashSet::default();
         for s in &corpus.sequences {
@@ -125,17 +207,13 @@ impl ChainCrf {
         let mut raw: Vec<SeqFeatures> = Vec::with_capacity(corpus.sequences.len());
         for s in &corpus.sequences {
             let mut sf = SeqFeatures {
-                state: Vec::with_capacity(s.len()),
+                state: vec![Vec::new(); s.len()],
                 trans: Vec::with_capacity(s.len()),
             };
+            expand_state_features(&template, ner.as_ref(), s, |t, name, v| {
+                sf.state[t].push((state_features.count(name), v))
+            });
             for t in 0..s.len() {
-                let mut ids = Vec::with_capacity(template.unigram.len());
-                for line in &template.unigram {
-                    buf.clear();
-                    line.expand_into(s, t, &mut buf);
-                    ids.push(state_features.count(&buf));
-                }
-                sf.state.push(ids);
                 let mut tids = vec![];
                 if t > 0 {
                     for line in &template.bigram {
@@ -160,8 +238,11 @@ impl ChainCrf {
         };
         for sf in &mut raw {
             for ids in &mut sf.state {
-                *ids = ids.iter().filter_map(|&i| smap[i as usize]).collect();
-                ids.extend(bias);
+                *ids = ids
+                    .iter()
+                    .filter_map(|&(i, v)| smap[i as usize].map(|j| (j, v)))
+                    .collect();
+                ids.extend(bias.map(|b| (b, 1.0)));
             }
             for ids in &mut sf.trans {
                 *ids = ids.iter().filter_map(|&i| tmap[i as usize]).collect();
@@ -180,7 +261,7 @@ impl ChainCrf {
                 let mut tp = vec![];
                 for (sf, g) in raw.iter().zip(&gold) {
                     for t in 0..g.len() {
-                        sp.extend(sf.state[t].iter().map(|&k| (k, g[t])));
+                        sp.extend(sf.state[t].iter().map(|&(k, _)| (k, g[t])));
                         if t > 0 {
                             let c = g[t - 1] * l as u32 + g[t];
                             tp.extend(sf.trans[t].iter().map(|&k| (k, c)));
@@ -208,6 +289,7 @@ impl ChainCrf {
             model,
             options,
             n_obs_columns: corpus.n_obs_columns(),
+            ner,
         };
         let instances = raw
             .iter()
@@ -231,18 +313,14 @@ impl ChainCrf {
             .get(BIAS_FEATURE)
             .filter(|_| self.options.label_bias);
         let mut sf = SeqFeatures {
-            state: Vec::with_capacity(seq.len()),
+            state: vec![Vec::new(); seq.len()],
             trans: Vec::with_capacity(seq.len()),
         };
+        expand_state_features(&self.template, self.ner.as_ref(), seq, |t, name, v| {
+            sf.state[t].extend(self.state_features.get(name).map(|k| (k, v)))
+        });
         for t in 0..seq.len() {
-            let mut ids = Vec::with_capacity(self.template.unigram.len() + 1);
-            for line in &self.template.unigram {
-                buf.clear();
-                line.expand_into(seq, t, &mut buf);
-                ids.extend(self.state_features.get(&buf));
-            }
-            ids.extend(bias);
-            sf.state.push(ids);
+            sf.state[t].extend(bias.map(|b| (b, 1.0)));
             let mut tids = vec![];
             if t > 0 {
                 for line in &self.template.bigram {
@@ -267,7 +345,7 @@ impl ChainCrf {
         let mut tobs: Vec<(u32, f64)> = Vec::new();
         for t in 0..n {
             obs.clear();
-            obs.extend(sf.state[t].iter().map(|&k| (k, 1.0)));
+            obs.extend(sf.state[t].iter().copied());
             if t > 0 {
                 tobs.clear();
                 tobs.extend(sf.trans[t].iter().map(|&k| (k, 1.0)));
@@ -299,6 +377,9 @@ impl ChainCrf {
         file.trans_features.rebuild_index();
         let template = FeatureTemplate::parse(&file.template_text, &file.template_source)
             .map_err(serde::de::Error::custom)?;
+        if let Some(n) = &mut file.ner {
+            n.rebuild_index();
+        }
         Ok(ChainCrf {
             template,
             labels: file.labels,
@@ -307,6 +388,7 @@ impl ChainCrf {
             model: file.model,
             options: file.options,
             n_obs_columns: file.n_obs_columns,
+            ner: file.ner,
         })
     }
 
@@ -331,6 +413,8 @@ struct ModelFile {
     options: ChainOptions,
     n_obs_columns: usize,
     model: Model,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ner: Option<NerFeatures>,
 }
 
 pub const MODEL_FORMAT: &str = "piecewise-lab/linear-chain/1";
@@ -348,7 +432,7 @@ impl Family for ChainCrf {
     /// A seminar folder, or a CoNLL file with the model's observation columns and an optional
     /// label column.
     fn read(&self, path: &Path) -> Result<Corpus> {
-        if path.is_dir() {
+        if path.is_dir() || crate::data::crfsuite::is_crfsuite(path) {
             return read_corpus(path);
         }
         let c = read_conll_with(path, LabelColumn::None)?;
@@ -430,10 +514,21 @@ impl Family for ChainCrf {
             options: self.options.clone(),
             n_obs_columns: self.n_obs_columns,
             model: self.model.clone(),
+            ner: self.ner.clone(),
         };
         serde_json::to_value(file).map_err(|e| Error::invalid(e.to_string()))
     }
     fn format(&self, items: &[Sequence], predicted: Option<&[Vec<String>]>) -> String {
+        if items.iter().any(|s| !s.attrs.is_empty()) {
+            // CRFsuite data: the predicted label replaces the first field.
+            let mut out = items.to_vec();
+            if let Some(p) = predicted {
+                for (s, p) in out.iter_mut().zip(p) {
+                    s.labels = p.clone();
+                }
+            }
+            return crate::data::crfsuite::format_crfsuite(&out);
+        }
         match predicted {
             Some(p) => format_conll(items, &[p.to_vec()]),
             None => format_conll(items, &[]),

@@ -189,8 +189,15 @@ impl ModelSpec {
         }
         Ok(match self {
             ModelSpec::LinearChain(o) => {
+                // Without a template: the CRF++ chunking template on column data; only the
+                // always-on transition `B` when the state features come from CRFsuite
+                // attributes or the `ner` extractor.
+                let attributes = train.sequences.iter().any(|s| !s.attrs.is_empty());
                 let template = match template {
                     Some(p) => FeatureTemplate::read(p)?,
+                    None if attributes || o.extractor == super::chain::Extractor::Ner => {
+                        FeatureTemplate::transitions_only()
+                    }
                     None => FeatureTemplate::chunking(),
                 };
                 let (m, i) = ChainCrf::fit(train, template, o.clone())?;

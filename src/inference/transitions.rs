@@ -73,7 +73,8 @@ impl Transitions {
         self.n = n;
         self.l = l;
         self.m.clear();
-        self.m.resize(if n == 0 { 0 } else { l + (n - 1) * l * l }, 0.0);
+        self.m
+            .resize(if n == 0 { 0 } else { l + (n - 1) * l * l }, 0.0);
         for t in 0..n {
             let o = self.off(t);
             let rows = self.rows(t);
@@ -96,7 +97,11 @@ impl Transitions {
 
     /// Multiplies row y′ of every matrix by `alpha[y′]` and the start row by `alpha[l]`.
     pub fn scale(&mut self, alpha: &[f64]) {
-        assert_eq!(alpha.len(), self.l + 1, "one scale per label and one for the start");
+        assert_eq!(
+            alpha.len(),
+            self.l + 1,
+            "one scale per label and one for the start"
+        );
         for t in 0..self.n {
             for r in 0..self.rows(t) {
                 let a = if t == 0 { alpha[self.l] } else { alpha[r] };
@@ -212,7 +217,11 @@ impl Transitions {
     /// p(y_{t−1} = y′, y_t = y) for t ≥ 1, or p(y_0 = y) at t = 0, after forward–backward.
     pub fn pair_marginal(&self, t: usize, yp: usize, y: usize) -> f64 {
         let l = self.l;
-        let before = if t == 0 { 0.0 } else { self.fw[(t - 1) * l + yp] };
+        let before = if t == 0 {
+            0.0
+        } else {
+            self.fw[(t - 1) * l + yp]
+        };
         (before + self.row(t, yp)[y] + self.bw[t * l + y] - self.log_z).exp()
     }
 }

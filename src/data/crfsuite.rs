@@ -1,0 +1,181 @@
+//! CRFsuite's data format, the ecosystem's way to hand a CRF arbitrary (and real-valued)
+//! features: one token a line, `LABEL<TAB>attr[:value]<TAB>attr[:value]…`, a blank line
+//! between sequences. An attribute without `:value` has value 1; in names, `\:` is a colon and
+//! `\\` a backslash (CRFsuite's escapes). Files are recognised by their extension, `.crfsuite`
+//! (or `.crfs`), wherever a data file is taken. The attributes become the chain's state
+//! features (each attribute × label, weighted by its value); a template adds transitions
+//! (default: the always-on `B`).
+
+use super::conll::{Corpus, Sequence};
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Whether `path` names a CRFsuite data file (by its extension).
+pub fn is_crfsuite(path: &Path) -> bool {
+    matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("crfsuite" | "crfs")
+    )
+}
+
+/// Reads a CRFsuite data file. `labelled`: the first field is the label (always so in
+/// CRFsuite's format; `false` keeps it out of the sequence for tagging unlabelled text).
+pub fn read_crfsuite(path: &Path) -> Result<Corpus> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    parse_crfsuite(&bytes, &path.display().to_string())
+}
+
+/// Splits one field into its unescaped name and value.
+fn attribute(field: &str) -> std::result::Result<(String, f64), String> {
+    let mut name = String::with_capacity(field.len());
+    let mut chars = field.chars();
+    let mut value: Option<String> = None;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ (':' | '\\')) => name.push(e),
+                Some(e) => {
+                    name.push('\\');
+                    name.push(e);
+                }
+                None => name.push('\\'),
+            },
+            ':' => {
+                value = Some(chars.collect());
+                break;
+            }
+            c => name.push(c),
+        }
+    }
+    if name.is_empty() {
+        return Err(format!("attribute {field:?} has an empty name"));
+    }
+    let v = match value {
+        None => 1.0,
+        Some(v) => match v.trim().parse::<f64>() {
+            Ok(x) if x.is_finite() => x,
+            _ => {
+                return Err(format!(
+                    "attribute {name:?} has value {v:?}, which is not a finite number \
+                     (write `name:value`, and `\\:` for a colon inside a name)"
+                ))
+            }
+        },
+    };
+    Ok((name, v))
+}
+
+pub fn parse_crfsuite(bytes: &[u8], name: &str) -> Result<Corpus> {
+    if bytes.is_empty() {
+        return Err(Error::parse(name, 1, "the file is empty"));
+    }
+    let mut corpus = Corpus {
+        path: name.to_string(),
+        n_columns: 1,
+        ..Default::default()
+    };
+    let mut cur = Sequence::default();
+    let mut n_lines = 0;
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line_no = i + 1;
+        n_lines = line_no;
+        let text = std::str::from_utf8(raw).map_err(|e| {
+            Error::parse(
+                name,
+                line_no,
+                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+            )
+        })?;
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if text.trim().is_empty() {
+            if !cur.is_empty() {
+                corpus.sequences.push(std::mem::take(&mut cur));
+            }
+            continue;
+        }
+        let mut fields = text.split('\t');
+        let label = fields.next().unwrap_or("");
+        if label.trim().is_empty() {
+            return Err(Error::parse(
+                name,
+                line_no,
+                "empty label: a CRFsuite line is LABEL<TAB>attr[:value]<TAB>…",
+            ));
+        }
+        let mut attrs = Vec::new();
+        for f in fields.filter(|f| !f.is_empty()) {
+            attrs.push(attribute(f).map_err(|m| Error::parse(name, line_no, m))?);
+        }
+        if cur.is_empty() {
+            cur.line = line_no;
+        }
+        cur.columns.push(Vec::new());
+        cur.labels.push(label.to_string());
+        cur.attrs.push(attrs);
+    }
+    if !cur.is_empty() {
+        corpus.sequences.push(cur);
+    }
+    if corpus.sequences.is_empty() {
+        return Err(Error::parse(name, n_lines, "no sequences in the file"));
+    }
+    Ok(corpus)
+}
+
+/// Writes sequences in CRFsuite's format (attributes escaped), the label first.
+pub fn format_crfsuite(seqs: &[Sequence]) -> String {
+    use std::fmt::Write;
+    let esc = |s: &str| s.replace('\\', "\\\\").replace(':', "\\:");
+    let mut o = String::new();
+    for s in seqs {
+        for t in 0..s.len() {
+            o.push_str(s.labels.get(t).map_or("", |l| l.as_str()));
+            for (a, v) in s.attrs.get(t).map_or(&[][..], |a| a.as_slice()) {
+                if *v == 1.0 {
+                    let _ = write!(o, "\t{}", esc(a));
+                } else {
+                    let _ = write!(o, "\t{}:{v}", esc(a));
+                }
+            }
+            o.push('\n');
+        }
+        o.push('\n');
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_values_and_escapes() {
+        let c = parse_crfsuite(
+            b"B-PER\tw=John\tlen:4\turl=a\\:b:0.5\n\nO\tw=.\n",
+            "x.crfsuite",
+        )
+        .unwrap();
+        assert_eq!(c.sequences.len(), 2);
+        let a = &c.sequences[0].attrs[0];
+        assert_eq!(a[0], ("w=John".into(), 1.0));
+        assert_eq!(a[1], ("len".into(), 4.0));
+        assert_eq!(a[2], ("url=a:b".into(), 0.5));
+        let back = parse_crfsuite(format_crfsuite(&c.sequences).as_bytes(), "y").unwrap();
+        assert_eq!(back.sequences[0].attrs, c.sequences[0].attrs);
+    }
+
+    #[test]
+    fn malformed_lines_name_file_and_line() {
+        let e = parse_crfsuite(b"O\tw=a\n\nO\tlen:four\n", "d.crfsuite")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("d.crfsuite") && e.contains(":3") && e.contains("four"),
+            "{e}"
+        );
+        let e = parse_crfsuite(b"O\tw=a\n\tw=b\n", "d.crfsuite")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(":2") && e.contains("empty label"), "{e}");
+    }
+}
