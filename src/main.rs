@@ -722,8 +722,12 @@ struct CompareArgs {
     #[command(flatten)]
     nota: NotaArgs,
     /// Directory for the runs (one subdirectory per estimator).
-    #[arg(long)]
-    out: PathBuf,
+    #[arg(long, required_unless_present = "runs")]
+    out: Option<PathBuf>,
+    /// Compare these finished run directories (comma-separated) instead of training: each
+    /// must have been scored on the same test file.
+    #[arg(long, conflicts_with = "out")]
+    runs: Option<String>,
     /// Print the table as JSON.
     #[arg(long)]
     json: bool,
@@ -1356,12 +1360,32 @@ fn sweep(a: SweepArgs) -> Result<()> {
 
 /// Trains each estimator in turn with the same data, features and prior; prints one table.
 fn compare(a: CompareArgs) -> Result<()> {
+    let mut rows = vec![];
+    if let Some(runs) = &a.runs {
+        for d in runs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let dir = PathBuf::from(d);
+            let s: piecewise_lab::train::RunSummary =
+                piecewise_lab::util::read_json(&dir.join("summary.json"))?;
+            if s.test.is_none() {
+                return Err(Error::file(d, "the run has no test scores to compare"));
+            }
+            let name = piecewise_lab::util::read_json::<RunSpec>(&dir.join("spec.json"))
+                .ok()
+                .and_then(|sp| sp.name)
+                .unwrap_or_else(|| {
+                    dir.file_name()
+                        .map_or(d.to_string(), |f| f.to_string_lossy().into_owned())
+                });
+            rows.push((name, s, dir));
+        }
+        return compare_table(&rows, a.json);
+    }
     if a.run.test.is_none() {
         return Err(Error::invalid(
             "compare needs --test FILE to score the estimators",
         ));
     }
-    let mut rows = vec![];
+    let out = a.out.clone().expect("clap: --out or --runs");
     for name in a
         .estimators
         .split(',')
@@ -1386,10 +1410,44 @@ fn compare(a: CompareArgs) -> Result<()> {
                 .apply(EstimatorSpec::from_name(name)?.with_bp(a.bp.options()))?,
         };
         let spec = a.run.spec(spec)?;
-        let dir = a.out.join(name);
+        let dir = out.join(name);
         let summary = run_with_progress(&spec, &dir)?;
         rows.push((name.to_string(), summary, dir));
     }
+    compare_table(&rows, a.json)
+}
+
+/// McNemar's test and the paired t-test (001) for every pair of rows scored on the same
+/// sequences.
+fn significance(
+    rows: &[(String, piecewise_lab::train::RunSummary, PathBuf)],
+) -> Vec<piecewise_lab::eval::significance::PairTest> {
+    let mut out = vec![];
+    for i in 0..rows.len() {
+        for j in i + 1..rows.len() {
+            let (a, b) = (rows[i].1.test.as_ref(), rows[j].1.test.as_ref());
+            if let (Some(a), Some(b)) = (a, b) {
+                if !a.sequence_errors.is_empty()
+                    && a.sequence_errors.len() == b.sequence_errors.len()
+                {
+                    out.push(piecewise_lab::eval::significance::compare(
+                        &rows[i].0,
+                        &a.sequence_errors,
+                        &rows[j].0,
+                        &b.sequence_errors,
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn compare_table(
+    rows: &[(String, piecewise_lab::train::RunSummary, PathBuf)],
+    json: bool,
+) -> Result<()> {
+    let tests = significance(rows);
     let fields = |m: &piecewise_lab::eval::Metrics| -> Vec<(String, f64)> {
         // Segment types when the labels carry chunk prefixes, else each non-O label's token F1.
         if m.segments.gold > 0 {
@@ -1406,7 +1464,7 @@ fn compare(a: CompareArgs) -> Result<()> {
                 .collect()
         }
     };
-    if a.json {
+    if json {
         let j: Vec<_> = rows
             .iter()
             .map(|(n, s, dir)| {
@@ -1416,6 +1474,21 @@ fn compare(a: CompareArgs) -> Result<()> {
                 v["field_f1"] = serde_json::json!(fields(m)
                     .into_iter()
                     .collect::<std::collections::BTreeMap<_, _>>());
+                // Each test against the other rows, keyed by the other row's name.
+                let sig: serde_json::Map<String, serde_json::Value> = tests
+                    .iter()
+                    .filter_map(|t| {
+                        let other = if &t.a == n {
+                            &t.b
+                        } else if &t.b == n {
+                            &t.a
+                        } else {
+                            return None;
+                        };
+                        Some((other.clone(), serde_json::to_value(t).unwrap()))
+                    })
+                    .collect();
+                v["significance"] = serde_json::Value::Object(sig);
                 v
             })
             .collect();
@@ -1439,7 +1512,7 @@ fn compare(a: CompareArgs) -> Result<()> {
         print!(" {:>9}", truncate(n, 9));
     }
     println!();
-    for (n, s, _) in &rows {
+    for (n, s, _) in rows {
         let m = s.test.as_ref().unwrap();
         print!(
             "{:<14} {:>6} {:>9.2} {:>9.2} {:>8} {:>12.1}",
@@ -1466,6 +1539,29 @@ fn compare(a: CompareArgs) -> Result<()> {
                 "token"
             }
         );
+    }
+    if !tests.is_empty() {
+        println!(
+            "\nsignificance (001): McNemar on sequences labelled entirely right by one only \
+             (exact, two-sided); paired t on wrong tokens per sequence"
+        );
+        println!(
+            "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10}",
+            "A", "B", "only A", "only B", "McNemar p", "mean A−B", "t", "t-test p"
+        );
+        for t in &tests {
+            println!(
+                "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e}",
+                truncate(&t.a, 14),
+                truncate(&t.b, 14),
+                t.mcnemar.only_a,
+                t.mcnemar.only_b,
+                t.mcnemar.p,
+                t.paired_t.mean_difference,
+                t.paired_t.t,
+                t.paired_t.p
+            );
+        }
     }
     Ok(())
 }

@@ -428,6 +428,21 @@ fn compare_split_and_augment() {
     assert!(rows
         .iter()
         .all(|r| r["field_f1"].as_object().unwrap().contains_key("S0")));
+    // 001's significance tests, each pair both ways.
+    let sig = &rows[0]["significance"]["pw"];
+    assert_eq!(sig["a"], "ml");
+    let p = sig["paired_t"]["p"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&p) && sig["mcnemar"]["p"].as_f64().unwrap() <= 1.0);
+    assert_eq!(rows[2]["significance"]["ml"], *sig);
+    // The same table from the finished runs.
+    let again: Vec<Value> = serde_json::from_str(&stdout(&run(&[
+        "compare",
+        "--runs",
+        &format!("{out}/ml,{out}/pw"),
+        "--json",
+    ])))
+    .unwrap();
+    assert_eq!(again[0]["significance"]["pw"], *sig);
     let spec: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("cmp/pw/spec.json")).unwrap(),
     )

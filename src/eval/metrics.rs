@@ -65,6 +65,9 @@ pub struct Metrics {
     /// How the predictions were decoded: decoder name → items.
     #[serde(default)]
     pub decoders: BTreeMap<String, usize>,
+    /// Wrong tokens per sequence, in file order: what `compare`'s significance tests pair up.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sequence_errors: Vec<u32>,
 }
 
 impl Metrics {
@@ -107,12 +110,15 @@ pub struct Scorer {
     seg_types: BTreeMap<String, Prf>,
     labels: BTreeMap<String, Prf>,
     sequences: usize,
+    sequence_errors: Vec<u32>,
 }
 
 impl Scorer {
     pub fn add(&mut self, gold: &[String], pred: &[String]) {
         assert_eq!(gold.len(), pred.len(), "one prediction per token");
         self.sequences += 1;
+        self.sequence_errors
+            .push(gold.iter().zip(pred).filter(|(g, p)| g != p).count() as u32);
         let (mut last_c, mut last_ct, mut last_g, mut last_gt) = ("O", "", "O", "");
         let mut in_correct = false;
         // One extra boundary item (O, O) closes the sequence, as conlleval's blank line does.
@@ -190,6 +196,7 @@ impl Scorer {
             log_likelihood_tokens: 0,
             log_likelihood_bethe: 0,
             decoders: BTreeMap::new(),
+            sequence_errors: self.sequence_errors,
         }
     }
 }

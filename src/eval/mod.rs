@@ -2,6 +2,7 @@
 
 pub mod asymptotic;
 pub mod metrics;
+pub mod significance;
 
 pub use metrics::{score, Metrics, Prf, Scorer};
 
