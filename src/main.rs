@@ -1369,13 +1369,11 @@ fn compare(a: CompareArgs) -> Result<()> {
             if s.test.is_none() {
                 return Err(Error::file(d, "the run has no test scores to compare"));
             }
-            let name = piecewise_lab::util::read_json::<RunSpec>(&dir.join("spec.json"))
-                .ok()
-                .and_then(|sp| sp.name)
-                .unwrap_or_else(|| {
-                    dir.file_name()
-                        .map_or(d.to_string(), |f| f.to_string_lossy().into_owned())
-                });
+            // The directory's name: two runs of one estimator (say with and without
+            // per-state scales) stay apart.
+            let name = dir
+                .file_name()
+                .map_or(d.to_string(), |f| f.to_string_lossy().into_owned());
             rows.push((name, s, dir));
         }
         return compare_table(&rows, a.json);

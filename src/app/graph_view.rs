@@ -327,6 +327,8 @@ const ROW: f32 = 70.0;
 const FREE: Color32 = Color32::from_rgb(240, 140, 30);
 const CLAMPED: Color32 = Color32::from_rgb(60, 110, 200);
 const SUMMED: Color32 = Color32::from_rgb(150, 80, 190);
+/// A variable clamped at a wrong state: the source state y′ ≠ y* of a NOTA term (001 eq. 6).
+const OFF_GOLD: Color32 = Color32::from_rgb(200, 50, 60);
 
 fn template_color(t: usize) -> Color32 {
     // Palette slots whose hues stay clear of the term roles (free orange, clamped blue,
@@ -766,6 +768,9 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
         legend_chip(ui, FREE, "free");
         legend_chip(ui, CLAMPED, "clamped at gold");
         legend_chip(ui, SUMMED, "summed out");
+        if pane.cache.terms.iter().any(|t| t.off_gold.is_some()) {
+            legend_chip(ui, OFF_GOLD, "clamped at a wrong state (NOTA)");
+        }
         ui.weak(format!(
             "· {} variables, {} factors, {} pieces",
             inst.n_vars(),
@@ -790,13 +795,28 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
             .collect::<Vec<_>>()
     };
     let free = names(t.free);
-    let clamped = names(t.clamped);
-    let mut formula = format!(
-        "log p({}",
-        free.iter()
+    let mut clamped = names(t.clamped);
+    if let Some((v, y)) = t.off_gold {
+        if let Some(i) = t.clamped.iter().position(|&u| u == v) {
+            clamped[i].1 = format!(
+                "{} (wrong; gold {})",
+                d.family.labels(inst, v).names[y as usize],
+                clamped[i].1
+            );
+        }
+    }
+    use crate::estimators::terms::Nota;
+    let outcome = match t.nota {
+        Nota::Outcome => "NOTA".to_string(),
+        _ => free
+            .iter()
             .map(|(v, _)| v.clone())
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+    };
+    let mut formula = format!(
+        "log {}({outcome}",
+        if t.nota == Nota::Without { "p" } else { "p̃" }
     );
     if !clamped.is_empty() {
         formula.push_str(" | ");
@@ -843,6 +863,15 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
     }
     if t.temperature != 1.0 {
         extra.push_str(&format!(" · temperature μ = {:.4}", t.temperature));
+    }
+    match t.nota {
+        Nota::Without => {}
+        Nota::Normaliser => extra.push_str(
+            " · the normaliser holds the outcome NOTA (score 0): 1 + Σ_y φ(y, y′) (001 eq. 6)",
+        ),
+        Nota::Outcome => extra.push_str(
+            " · NOTA term: −log(1 + Σ_y φ(y, y′)) for a wrong source state y′ (001 eq. 6)",
+        ),
     }
     ui.weak(extra);
 }
@@ -991,6 +1020,8 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         let t = term.as_ref()?;
         if t.free.contains(&v) {
             Some(FREE)
+        } else if t.off_gold.is_some_and(|(u, _)| u == v) {
+            Some(OFF_GOLD)
         } else if t.clamped.contains(&v) {
             Some(CLAMPED)
         } else if t.summed.contains(&v) {
@@ -1181,15 +1212,19 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     visuals.text_color(),
                 );
                 let g = gold_name(v as u32);
-                let gc = if role == Some(CLAMPED) {
-                    CLAMPED
-                } else {
-                    super::data_view::segment_color(g)
+                let gc = match role {
+                    Some(CLAMPED) => CLAMPED,
+                    Some(OFF_GOLD) => OFF_GOLD,
+                    _ => super::data_view::segment_color(g),
                 };
-                let gtext = if role == Some(CLAMPED) {
-                    format!("= {g}")
-                } else {
-                    g.to_string()
+                let gtext = match (role, term.as_ref().and_then(|t| t.off_gold)) {
+                    (Some(CLAMPED), _) => format!("= {g}"),
+                    // The NOTA term's wrong source state, with the gold label beside it.
+                    (Some(OFF_GOLD), Some((_, y))) => format!(
+                        "= {} (gold {g})",
+                        d.family.labels(inst, v as u32).names[y as usize]
+                    ),
+                    _ => g.to_string(),
                 };
                 painter.text(
                     s + vec2(0.0, -VAR_R * 1.5 * z),
