@@ -394,6 +394,7 @@ fn marginal_decoder_takes_each_variables_most_probable_state() {
     let how = Inference {
         decoder: Decoder::Marginal,
         bp: tight(Schedule::Sequential),
+        scaling: None,
     };
     for trial in 0..30 {
         let (card, scopes) = random_tree(&mut rng, trial % 3);

@@ -483,6 +483,7 @@ fn compare_plots_and_exports_boltzmann_consistency() {
                 decode: Default::default(),
                 train_sample: None,
                 eval_train: false,
+                per_state_scaling: false,
             };
             let dir = ws.path().join(format!("runs/{id:03}-{est}"));
             let s = execute(
@@ -585,6 +586,7 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
             decode: Default::default(),
             train_sample: None,
             eval_train: false,
+            per_state_scaling: false,
         },
         low: ComponentFamily::Pseudo(1),
         high: ComponentFamily::Full,
@@ -803,4 +805,73 @@ fn camel_runs_show_what_the_constraints_buy() {
             "CAMEL's clusters agree to the sweep tolerance: {v}"
         );
     }
+}
+
+#[test]
+fn nota_terms_diagrams_and_a_scaled_crf_pt_run() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    let d = h.state().state.data.as_ref().unwrap();
+    let (n, l) = (d.train.sequences[0].len(), 5);
+    h.get_by_label("Graph view").click();
+    h.step();
+    h.get_by_label("nota").click();
+    h.step();
+    h.step();
+    // n next-state classifiers, then a NOTA term per wrong source state (001 eq. 6).
+    let k = n + (n - 1) * (l - 1);
+    h.get_by_label_contains(&format!("nota term 1 of {k}"));
+    h.get_by_label_contains("normaliser holds the outcome NOTA");
+    for _ in 0..n {
+        h.get_by_label("Next term >").click();
+        h.step();
+    }
+    h.step();
+    let caption = h
+        .get_by_label_contains(&format!("nota term {} of {k}", n + 1))
+        .accesskit_node()
+        .value()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        caption.contains("log p̃(NOTA | ") && caption.contains("(wrong; gold "),
+        "{caption}"
+    );
+    h.get_by_label_contains("clamped at a wrong state (NOTA)");
+    // The MEMM's parameter independence diagram (003 Fig. 1): one piece per position.
+    h.get_by_label("memm").click();
+    h.step();
+    h.get_all_by_label("Pieces")
+        .find(|n| n.accesskit_node().role() == egui::accesskit::Role::CheckBox)
+        .expect("the Pieces checkbox")
+        .click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("memm's parameter independence diagram (003 Fig. 1)");
+    h.get_by_label_contains(&format!("({n} pieces)"));
+
+    // CRF-PT with error-driven NOTA and per-state scales from the launch form.
+    runs_form(&mut h);
+    h.get_by_label("nota").click();
+    h.step();
+    h.get_by_label("error-driven").click();
+    h.step();
+    h.get_by_label("per-state scaling").click();
+    h.step();
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(&mut h, "the nota run", 120.0, |w| {
+        w.state.runs.entries.len() == 1 && w.state.runs.entries[0].status == RunStatus::Finished
+    });
+    let s = h.state().state.runs.entries[0].summary.clone().unwrap();
+    assert_eq!(s.nota_choices.len(), 1, "chosen once, after 20 iterations");
+    assert_eq!(s.nota_choices[0].0, 20);
+    assert_eq!(s.per_state_scales.as_ref().map(|a| a.len()), Some(l + 1));
+    let t = s.test.unwrap();
+    assert_eq!(
+        t.decoders.keys().collect::<Vec<_>>(),
+        ["viterbi (per-state scaled)"]
+    );
 }

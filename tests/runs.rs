@@ -26,6 +26,7 @@ fn spec() -> RunSpec {
         decode: Default::default(),
         train_sample: None,
         eval_train: false,
+        per_state_scaling: false,
     }
 }
 

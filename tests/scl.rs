@@ -320,6 +320,7 @@ fn resampling_redraws_z_and_the_curve_counts_on() {
         decode: Default::default(),
         train_sample: None,
         eval_train: false,
+        per_state_scaling: false,
     };
     let out = dir.path().join("run");
     let s = execute(

@@ -245,6 +245,7 @@ fn the_beta_heuristic_moves_weight_where_the_exact_variance_is_smallest() {
         decode: Default::default(),
         train_sample: None,
         eval_train: false,
+        per_state_scaling: false,
     };
     let s = execute(
         &spec,

@@ -42,6 +42,7 @@ fn corpus(seed: u64) -> Corpus {
                 labels,
                 line: i + 1,
                 shape: None,
+                attrs: Vec::new(),
             }
         })
         .collect();

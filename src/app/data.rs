@@ -25,6 +25,10 @@ pub struct DataSource {
     pub factorisation: Factorisation,
     pub feature_set: FeatureSet,
     pub min_freq: u64,
+    /// Chain state features: the template alone, or the built-in `ner` set (name lists from
+    /// the default lexicon folder).
+    #[serde(default)]
+    pub extractor: crate::graph::chain::Extractor,
     /// The model family and the options of the non-chain families.
     #[serde(default)]
     pub family: FamilyKind,
@@ -50,6 +54,7 @@ impl DataSource {
             factorisation: Factorisation::Split,
             feature_set: FeatureSet::All,
             min_freq: 1,
+            extractor: Default::default(),
             family: FamilyKind::Chain,
             grid: GridOptions::default(),
             boltzmann: BoltzmannOptions::default(),
@@ -76,6 +81,7 @@ impl DataSource {
                 self.factorisation = o.factorisation;
                 self.feature_set = o.feature_set;
                 self.min_freq = o.min_freq;
+                self.extractor = o.extractor;
             }
             ModelSpec::Grid(o) => self.grid = o.clone(),
             ModelSpec::Boltzmann(o) => self.boltzmann = o.clone(),
@@ -88,6 +94,7 @@ impl DataSource {
             min_freq: self.min_freq.max(1),
             feature_set: self.feature_set,
             factorisation: self.factorisation,
+            extractor: self.extractor,
             ..ChainOptions::default()
         }
     }
@@ -266,6 +273,7 @@ impl GenerateForm {
             factorisation: Factorisation::Split,
             feature_set: FeatureSet::All,
             min_freq: 1,
+            extractor: Default::default(),
             family: FamilyKind::Chain,
             grid: GridOptions::default(),
             boltzmann: BoltzmannOptions::default(),

@@ -106,6 +106,15 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                         ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
                         ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed");
                     });
+                egui::ComboBox::new(format!("{id}-extractor"), "extractor")
+                    .selected_text(format!("{:?}", src.extractor).to_lowercase())
+                    .show_ui(ui, |ui| {
+                        use crate::graph::chain::Extractor;
+                        ui.selectable_value(&mut src.extractor, Extractor::Template, "template")
+                            .on_hover_text("the CRF++ template alone");
+                        ui.selectable_value(&mut src.extractor, Extractor::Ner, "ner")
+                            .on_hover_text("000 Table 1's named-entity features of the first column and the name lists in ../shared/data/lexicons, ±2 window");
+                    });
                 let l = ui.label("Min freq");
                 ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
                     .labelled_by(l.id);

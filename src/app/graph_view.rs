@@ -81,6 +81,10 @@ struct GraphCache {
     terms: TermList,
     /// Factors of each piece.
     pieces: Vec<Vec<u32>>,
+    /// For estimators without piece groups (ml, pl, pl-edge, memm, nota, …): their parameter
+    /// independence diagram (003 Fig. 1) — per locally normalised term, its factors and its
+    /// predicted (free) variables; the pieces overlay draws these instead.
+    diagram: Vec<(Vec<u32>, Vec<u32>)>,
     split: Option<NodeSplitGraph>,
     error: Option<String>,
     /// Learned tables and marginals for (run, split, sequence).
@@ -114,6 +118,8 @@ pub struct Learned {
     pub phi: Vec<Vec<f64>>,
     pub marginals: Option<(Vec<Vec<f64>>, &'static str)>,
     pub beliefs: Option<(Vec<Vec<f64>>, crate::inference::BpReport)>,
+    /// The run's per-state scales (001 §3) with the source states' names, start last.
+    pub scales: Option<Vec<(String, f64)>>,
 }
 
 fn learned_for(
@@ -132,10 +138,22 @@ fn learned_for(
         .map(|f| inst.table(f, &phi).to_vec())
         .collect();
     let m = crate::inference::factor_marginals(&inst, &phi, &model.inference.bp);
+    let scales = model.inference.scaling.as_ref().and_then(|a| {
+        let names = &model.family.labels(&inst, 0).names;
+        (a.len() == names.len() + 1).then(|| {
+            names
+                .iter()
+                .cloned()
+                .chain(std::iter::once("start".to_string()))
+                .zip(a.iter().copied())
+                .collect()
+        })
+    });
     Ok(Learned {
         phi: tables,
         marginals: m.exact,
         beliefs: m.beliefs,
+        scales,
     })
 }
 
@@ -327,7 +345,7 @@ const ROW: f32 = 70.0;
 const FREE: Color32 = Color32::from_rgb(240, 140, 30);
 const CLAMPED: Color32 = Color32::from_rgb(60, 110, 200);
 const SUMMED: Color32 = Color32::from_rgb(150, 80, 190);
-/// A variable clamped at a wrong state: the source state y′ ≠ y* of a NOTA term (001 eq. 6).
+/// A variable clamped at a wrong state: the source state y' ≠ y* of a NOTA term (001 eq. 6).
 const OFF_GOLD: Color32 = Color32::from_rgb(200, 50, 60);
 
 fn template_color(t: usize) -> Color32 {
@@ -587,9 +605,23 @@ impl GraphPane {
                 s
             }
         });
+        let has_pieces = spec.as_ref().is_ok_and(|s| s.has_pieces());
         match spec.and_then(|s| s.build(d.family.model())) {
             Ok(est) => est.terms(&inst, &mut self.cache.terms),
             Err(e) => self.cache.error = Some(e.to_string()),
+        }
+        if !has_pieces {
+            use crate::estimators::terms::Nota;
+            for t in self.cache.terms.iter() {
+                // NOTA terms share their factors with the position's gold term.
+                if t.nota == Nota::Outcome {
+                    continue;
+                }
+                let p = (t.factors.to_vec(), t.free.to_vec());
+                if !self.cache.diagram.contains(&p) {
+                    self.cache.diagram.push(p);
+                }
+            }
         }
         if self.term >= self.cache.terms.len() {
             self.term = 0;
@@ -778,6 +810,15 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
             pane.cache.pieces.len()
         ));
     });
+    if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
+        ui.weak(format!(
+            "Pieces: {}'s parameter independence diagram (003 Fig. 1) — each dashed region is one \
+             locally normalised piece, its factors and the variables it predicts; variables \
+             outside it are conditioned on ({} pieces)",
+            pane.estimator,
+            pane.cache.diagram.len()
+        ));
+    }
     if !pane.show_terms || nt == 0 {
         return;
     }
@@ -867,10 +908,10 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
     match t.nota {
         Nota::Without => {}
         Nota::Normaliser => extra.push_str(
-            " · the normaliser holds the outcome NOTA (score 0): 1 + Σ_y φ(y, y′) (001 eq. 6)",
+            " · the normaliser holds the outcome NOTA (score 0): 1 + Σ_y φ(y, y') (001 eq. 6)",
         ),
         Nota::Outcome => extra.push_str(
-            " · NOTA term: −log(1 + Σ_y φ(y, y′)) for a wrong source state y′ (001 eq. 6)",
+            " · NOTA term: −log(1 + Σ_y φ(y, y')) for a wrong source state y' (001 eq. 6)",
         ),
     }
     ui.weak(extra);
@@ -1031,8 +1072,40 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         }
     };
 
+    // An estimator's parameter independence diagram (003 Fig. 1): each locally normalised
+    // term circled with its factors and predicted variables; conditioned variables stay out.
+    if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
+        let vis: std::collections::HashSet<u32> = vis_factors.iter().copied().collect();
+        for (i, (fs, vs)) in pane.cache.diagram.iter().enumerate() {
+            if !fs.iter().any(|f| vis.contains(f)) {
+                continue;
+            }
+            let mut pts = vec![];
+            for &f in fs {
+                ring(lay.factors[f as usize], FAC_H + 8.0, &mut pts);
+            }
+            for &v in vs {
+                ring(
+                    lay.vars[v as usize],
+                    VAR_R + 5.0 + (i % 3) as f32 * 3.0,
+                    &mut pts,
+                );
+            }
+            let mut h: Vec<Pos2> = hull(pts).into_iter().map(to_screen).collect();
+            if let Some(&first) = h.first() {
+                h.push(first);
+            }
+            let c = piece_color(i);
+            painter.add(Shape::convex_polygon(
+                h.clone(),
+                c.gamma_multiply(0.06),
+                Stroke::NONE,
+            ));
+            painter.extend(Shape::dashed_line(&h, Stroke::new(1.5, c), 6.0, 4.0));
+        }
+    }
     // Pieces as dashed hulls.
-    if pane.show_pieces || pane.node_split {
+    if (pane.show_pieces && pane.cache.diagram.is_empty()) || pane.node_split {
         let mut vis_pieces: Vec<u32> = vis_factors
             .iter()
             .flat_map(|&f| lay.factor_pieces[f as usize].iter().copied())
@@ -1451,6 +1524,24 @@ fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     if close {
         pane.selected_factor = None;
         return;
+    }
+    if let Some(sc) = learned.as_ref().and_then(|l| l.scales.as_ref()) {
+        // Which scale multiplies this factor: its position's source state (y_{t−1}), or the
+        // start's at t = 0.
+        let row = if scope.len() == 2 {
+            "row y' (the source state y_{t−1}) is multiplied by α_{y'}"
+        } else if scope.first() == Some(&0) {
+            "at t = 0 the whole table is multiplied by α_start"
+        } else {
+            "it is multiplied by the α of whatever source state y_{t−1} takes"
+        };
+        ui.label(format!(
+            "Per-state scales α (001 §3, fitted by global likelihood with θ fixed): {row}. {}",
+            sc.iter()
+                .map(|(n, a)| format!("{n} {a:.3}"))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        ));
     }
     let shape: Vec<usize> = scope
         .iter()

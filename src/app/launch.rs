@@ -58,6 +58,7 @@ impl Default for LaunchForm {
                 factorisation: Factorisation::Split,
                 feature_set: FeatureSet::All,
                 min_freq: 1,
+                extractor: Default::default(),
                 family: Default::default(),
                 grid: Default::default(),
                 boltzmann: Default::default(),

@@ -627,10 +627,11 @@ impl AppState {
                 Job::spawn(ctx, format!("loading model {run}"), move || {
                     let (family, theta) =
                         crate::train::run::load_model(&dir).map_err(|e| e.to_string())?;
-                    let inference =
+                    let mut inference =
                         crate::util::read_json::<crate::train::RunSpec>(&dir.join("spec.json"))
                             .map(|s| s.inference())
                             .unwrap_or_default();
+                    inference.scaling = crate::train::scaling::load(&dir);
                     Ok(TrainedModel {
                         family,
                         theta,

@@ -22,6 +22,7 @@ fn kind(name: &str) -> u8 {
     match name {
         "ml" | "bp" | "pl" | "pl-edge" => 0,
         "pw" | "pw-reweighted" | "pwpl" => 1,
+        "memm" | "nota" => 3,
         _ => 2,
     }
 }
@@ -166,6 +167,92 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                     );
                     ui.weak("camel0, cccp-camel(-empirical)");
                 });
+            });
+            ui.end_row();
+            ui.label("NOTA");
+            ui.add_enabled_ui(matches!(spec, Some(EstimatorSpec::Nota { .. })), |ui| {
+                use crate::estimators::NotaSelection as N;
+                ui.horizontal(|ui| {
+                    let mode = match f.nota {
+                        N::Exhaustive => 0,
+                        N::Sampled { .. } => 1,
+                        N::ErrorDriven { .. } => 2,
+                    };
+                    if ui
+                        .selectable_label(mode == 0, "exhaustive")
+                        .on_hover_text("a NOTA term for every wrong source state (001 Table 1, NER)")
+                        .clicked()
+                    {
+                        f.nota = N::Exhaustive;
+                    }
+                    if ui
+                        .selectable_label(mode == 1, "sampled")
+                        .on_hover_text("a seeded fraction of the wrong source states")
+                        .clicked()
+                        && mode != 1
+                    {
+                        f.nota = N::Sampled {
+                            fraction: 0.1,
+                            seed: f.seed,
+                        };
+                    }
+                    if ui
+                        .selectable_label(mode == 2, "error-driven")
+                        .on_hover_text(
+                            "after N iterations, the wrong states the model gives marginal > \
+                             threshold (003 POS: 20 iterations, 0.2)",
+                        )
+                        .clicked()
+                        && mode != 2
+                    {
+                        f.nota = N::error_driven();
+                    }
+                    match &mut f.nota {
+                        N::Exhaustive => {}
+                        N::Sampled { fraction, .. } => {
+                            let l = ui.label("fraction");
+                            ui.add(egui::DragValue::new(fraction).range(0.0..=1.0).speed(0.01))
+                                .labelled_by(l.id);
+                        }
+                        N::ErrorDriven {
+                            after,
+                            threshold,
+                            refresh,
+                        } => {
+                            let l = ui.label("after");
+                            ui.add(egui::DragValue::new(after).range(0..=100_000))
+                                .labelled_by(l.id);
+                            let l = ui.label("threshold");
+                            ui.add(egui::DragValue::new(threshold).range(0.0..=0.999).speed(0.01))
+                                .labelled_by(l.id);
+                            let l = ui.label("refresh every");
+                            ui.add(egui::DragValue::new(refresh).range(0..=100_000))
+                                .labelled_by(l.id)
+                                .on_hover_text("choose anew every N iterations (0: once)");
+                        }
+                    }
+                });
+            });
+            ui.end_row();
+            ui.label("Decoding");
+            ui.horizontal(|ui| {
+                use crate::eval::Decoder;
+                egui::ComboBox::new("launch-decoder", "decoder")
+                    .selected_text(format!("{:?}", f.decode).to_lowercase())
+                    .show_ui(ui, |ui| {
+                        for (d, name, hint) in [
+                            (Decoder::Auto, "auto", "the exact decoder the graph allows; local for memm and nota without per-state scales"),
+                            (Decoder::Viterbi, "viterbi", "global: Viterbi over the potentials (CRF-style)"),
+                            (Decoder::Local, "local", "MEMM Viterbi over locally normalised next-state distributions (chains)"),
+                            (Decoder::MaxProduct, "max-product", "max-product BP (exact on forests)"),
+                            (Decoder::Marginal, "marginal", "each variable's most probable state under sum-product BP"),
+                            (Decoder::Exact, "exact", "enumeration (small graphs)"),
+                        ] {
+                            ui.selectable_value(&mut f.decode, d, name).on_hover_text(hint);
+                        }
+                    });
+                ui.add_enabled(chain, egui::Checkbox::new(&mut f.per_state_scaling, "per-state scaling"))
+                    .on_hover_text("after training, fit one scale per source state by global likelihood, θ fixed (001 §3), and decode with it");
             });
             ui.end_row();
             ui.label("Loopy BP");

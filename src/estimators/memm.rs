@@ -17,10 +17,11 @@ use crate::graph::Instance;
 use std::sync::Arc;
 
 /// Which wrong source states y′ get a NOTA term.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "mode", rename_all = "kebab-case")]
 pub enum NotaSelection {
     /// Every wrong source state at every position (001 Table 1, named entities).
+    #[default]
     Exhaustive,
     /// Each (position, wrong source state) kept with probability `fraction`, seeded.
     Sampled { fraction: f64, seed: u64 },
@@ -33,12 +34,6 @@ pub enum NotaSelection {
         #[serde(default)]
         refresh: usize,
     },
-}
-
-impl Default for NotaSelection {
-    fn default() -> Self {
-        NotaSelection::Exhaustive
-    }
 }
 
 impl NotaSelection {
@@ -279,9 +274,9 @@ pub fn choose_by_marginals(
             let mut c = Vec::new();
             if let (Some(gold), Some(lay)) = (inst.gold.as_deref(), inst.chain.as_ref()) {
                 marginals(inst, tr);
-                for t in 0..lay.n.saturating_sub(1) {
+                for (t, &g) in gold.iter().enumerate().take(lay.n.saturating_sub(1)) {
                     for y in 0..lay.l {
-                        if y as u32 != gold[t] && tr.node_marginal(t, y) > threshold {
+                        if y as u32 != g && tr.node_marginal(t, y) > threshold {
                             c.push((t as u32 + 1, y as u32));
                         }
                     }
