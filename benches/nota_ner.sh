@@ -27,7 +27,7 @@ if [ "${1:-}" = "--quick" ]; then
   TEST=$OUT/test.conll
 fi
 mkdir -p "$OUT"
-common=(--train "$TRAIN" --test "$TEST" --extractor ner --sigma2 10 --eval-train --summary-json)
+common=(--train "$TRAIN" --test "$TEST" --extractor ner --factorisation edge --sigma2 10 --eval-train --summary-json)
 run() {  # name, then options
   local name=$1; shift
   rm -rf "$OUT/$name"
