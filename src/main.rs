@@ -1041,6 +1041,13 @@ fn run(command: Command) -> Result<()> {
         }
         Command::Augment { data, out } => {
             let mut c = read_corpus(&data)?;
+            if c.n_obs_columns() == 0 {
+                return Err(Error::file(
+                    data.display().to_string(),
+                    "augment derives columns from the word in the first column; this data has \
+                     no observation columns (CRFsuite data carries its own attributes)",
+                ));
+            }
             for s in &mut c.sequences {
                 for cols in &mut s.columns {
                     let extra = piecewise_lab::data::word_columns(&cols[0]);
@@ -1076,11 +1083,11 @@ fn run(command: Command) -> Result<()> {
             let pick = |idx: &[usize]| idx.iter().map(|&i| seqs[i].clone()).collect::<Vec<_>>();
             write_atomic(
                 &train_out,
-                format_conll(&pick(&order[..n_train]), &[]).as_bytes(),
+                piecewise_lab::data::format_corpus(&pick(&order[..n_train])).as_bytes(),
             )?;
             write_atomic(
                 &test_out,
-                format_conll(&pick(&order[n_train..]), &[]).as_bytes(),
+                piecewise_lab::data::format_corpus(&pick(&order[n_train..])).as_bytes(),
             )?;
             eprintln!(
                 "{} sequences: {} to {}, {} to {}",
@@ -1190,7 +1197,8 @@ fn run_inference(dir: &Path, decode: Option<Decoder>) -> Inference {
     let mut how = piecewise_lab::util::read_json::<RunSpec>(&dir.join("spec.json"))
         .map(|s| s.inference())
         .unwrap_or_default();
-    if let Some(d) = decode {
+    // `auto` keeps what the spec resolved it to (local for memm and nota runs).
+    if let Some(d) = decode.filter(|&d| d != Decoder::Auto) {
         how.decoder = d;
     }
     how.scaling = piecewise_lab::train::scaling::load(dir);

@@ -740,3 +740,85 @@ fn boltzmann_chain_round_trip_and_sweep() {
         }
     }
 }
+
+/// memm and nota runs decode locally by default and with `--decode auto`, globally when asked;
+/// per-state scales are written and used; error-driven NOTA records its choice.
+#[test]
+fn locally_normalised_runs_decode_locally_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = generate(dir.path());
+    let out = |n: &str| dir.path().join(n).display().to_string();
+    let decoders = |run_dir: &str, decode: Option<&str>| -> Vec<String> {
+        let mut args = vec!["eval", "--model", run_dir, "--data", &test, "--json"];
+        if let Some(d) = decode {
+            args.extend(["--decode", d]);
+        }
+        let v: Value = serde_json::from_str(&stdout(&run(&args))).unwrap();
+        v["decoders"].as_object().unwrap().keys().cloned().collect()
+    };
+    let base = [
+        "train",
+        "--train",
+        &train,
+        "--test",
+        &test,
+        "--template",
+        TEMPLATE,
+        "--sigma2",
+        "10",
+        "--max-iter",
+        "40",
+    ];
+    run(&[&base[..], &["--estimator", "memm", "--out", &out("memm")]].concat());
+    assert_eq!(decoders(&out("memm"), None), ["local (MEMM Viterbi)"]);
+    assert_eq!(
+        decoders(&out("memm"), Some("auto")),
+        ["local (MEMM Viterbi)"]
+    );
+    assert_eq!(decoders(&out("memm"), Some("global")), ["viterbi"]);
+    run(&[
+        &base[..],
+        &[
+            "--estimator",
+            "nota",
+            "--nota",
+            "error-driven",
+            "--nota-after",
+            "5",
+            "--per-state-scaling",
+            "--out",
+            &out("nota"),
+        ],
+    ]
+    .concat());
+    assert_eq!(decoders(&out("nota"), None), ["viterbi (per-state scaled)"]);
+    assert_eq!(
+        decoders(&out("nota"), Some("local")),
+        ["local (MEMM Viterbi, per-state scaled)"]
+    );
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("nota/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(s["nota_choices"][0][0], 5);
+    assert!(s["nota_terms"].as_u64().unwrap() > 0);
+    let sc: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("nota/scaling.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        sc["log_likelihood_after"].as_f64().unwrap()
+            >= sc["log_likelihood_before"].as_f64().unwrap()
+    );
+    // Every curve point says how many NOTA terms the objective had: none before the choice.
+    let curve = std::fs::read_to_string(dir.path().join("nota/curve.jsonl")).unwrap();
+    let counts: Vec<u64> = curve
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["nota_terms"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert!(counts[..5].iter().all(|&c| c == 0) && counts[5..].iter().all(|&c| c > 0));
+}

@@ -311,7 +311,9 @@ fn every_estimator_trains_on_grids_and_boltzmann_machines() {
                 DatasetObjective::new(fam.model(), &insts, est.as_ref(), Prior::from_c2(0.1), 1);
             if spec.is_locally_normalised() {
                 // Next-state classifiers exist on chains only: a clear error elsewhere.
-                let e = obj.err().unwrap_or_else(|| panic!("{name} on a {}", fam.kind()));
+                let e = obj
+                    .err()
+                    .unwrap_or_else(|| panic!("{name} on a {}", fam.kind()));
                 assert!(e.to_string().contains("linear chains"), "{e}");
                 continue;
             }

@@ -281,11 +281,13 @@ impl GenerateForm {
     }
 }
 
-/// The word (first observation column) of token `t`, or "" for label-only data.
+/// The word (first observation column) of token `t` — for CRFsuite data its first attribute —
+/// or "" for label-only data.
 pub fn word(seq: &crate::data::Sequence, t: usize) -> &str {
     seq.columns
         .get(t)
         .and_then(|c| c.first())
+        .or_else(|| seq.attrs.get(t).and_then(|a| a.first()).map(|(n, _)| n))
         .map(|s| s.as_str())
         .unwrap_or("")
 }

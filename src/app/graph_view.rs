@@ -855,10 +855,8 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
             .collect::<Vec<_>>()
             .join(", "),
     };
-    let mut formula = format!(
-        "log {}({outcome}",
-        if t.nota == Nota::Without { "p" } else { "p̃" }
-    );
+    // (egui's font has no combining tilde for 001's p̃; the caption below says "local".)
+    let mut formula = format!("log p({outcome}");
     if !clamped.is_empty() {
         formula.push_str(" | ");
         formula.push_str(
@@ -908,7 +906,8 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
     match t.nota {
         Nota::Without => {}
         Nota::Normaliser => extra.push_str(
-            " · the normaliser holds the outcome NOTA (score 0): 1 + Σ_y φ(y, y') (001 eq. 6)",
+            " · locally normalised, and the normaliser holds the outcome NOTA (score 0): \
+             1 + Σ_y φ(y, y') (001 eq. 6)",
         ),
         Nota::Outcome => extra.push_str(
             " · NOTA term: −log(1 + Σ_y φ(y, y')) for a wrong source state y' (001 eq. 6)",

@@ -25,6 +25,16 @@ pub fn read_corpus(path: &std::path::Path) -> crate::error::Result<Corpus> {
         read_conll(path)
     }
 }
+/// Writes sequences in the format they were read in: CRFsuite's when they carry attributes,
+/// CoNLL columns otherwise.
+pub fn format_corpus(seqs: &[Sequence]) -> String {
+    if seqs.iter().any(|s| !s.attrs.is_empty()) {
+        crfsuite::format_crfsuite(seqs)
+    } else {
+        conll::format_conll(seqs, &[])
+    }
+}
+
 pub use features::FeatureDict;
 pub use template::FeatureTemplate;
 

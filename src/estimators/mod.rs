@@ -157,11 +157,11 @@ impl EstimatorSpec {
         "pw-reweighted",
         "pwpl",
         "scl",
-        "memm",
-        "nota",
         "camel0",
         "cccp-camel",
         "cccp-camel-empirical",
+        "memm",
+        "nota",
     ];
 
     /// The estimator called `name`, with default knobs.
