@@ -874,4 +874,19 @@ fn nota_terms_diagrams_and_a_scaled_crf_pt_run() {
         t.decoders.keys().collect::<Vec<_>>(),
         ["viterbi (per-state scaled)"]
     );
+    // The number of NOTA terms is a curve: 0 for 20 iterations, then the choice.
+    h.get_by_label("on the y axis").click();
+    h.step();
+    h.step();
+    h.step();
+    h.get_by_label("NOTA terms (nota)").click();
+    h.step();
+    h.step();
+    let shown = h
+        .get_by_label("on the y axis")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default()
+        .to_string();
+    assert!(shown.contains("NOTA terms"), "{shown}");
 }

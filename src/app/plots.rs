@@ -17,10 +17,12 @@ pub enum Metric {
     BpUnconverged,
     /// CAMEL: the largest disagreement of two clusters' marginals on a sepset.
     SepsetViolation,
+    /// nota: the number of NOTA terms in the objective (error-driven choices change it).
+    NotaTerms,
 }
 
 impl Metric {
-    const ALL: [Metric; 7] = [
+    const ALL: [Metric; 8] = [
         Metric::Objective,
         Metric::HeldOutLogLikelihood,
         Metric::TokenAccuracy,
@@ -28,6 +30,7 @@ impl Metric {
         Metric::GradNorm,
         Metric::BpUnconverged,
         Metric::SepsetViolation,
+        Metric::NotaTerms,
     ];
     pub fn label(self) -> &'static str {
         match self {
@@ -38,6 +41,7 @@ impl Metric {
             Metric::GradNorm => "gradient norm",
             Metric::BpUnconverged => "instances with unconverged BP",
             Metric::SepsetViolation => "largest sepset violation (CAMEL)",
+            Metric::NotaTerms => "NOTA terms (nota)",
         }
     }
     fn value(self, p: &crate::train::run::CurvePoint) -> Option<f64> {
@@ -49,6 +53,7 @@ impl Metric {
             Metric::GradNorm => Some(p.report.grad_norm),
             Metric::BpUnconverged => Some(p.report.bp_unconverged as f64),
             Metric::SepsetViolation => p.report.violation,
+            Metric::NotaTerms => p.report.nota_terms.map(|k| k as f64),
         }
     }
 }
