@@ -99,6 +99,8 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                             .on_hover_text("state factors + transition factors");
                         ui.selectable_value(&mut src.factorisation, Factorisation::Edge, "edge")
                             .on_hover_text("one factor per edge carrying the next label's state features (000 Fig. 1)");
+                        ui.selectable_value(&mut src.factorisation, Factorisation::EdgePair, "edge-pair")
+                            .on_hover_text("one factor per edge, the state features weighted per label pair (y_{t-1}, y_t): every source state has its own weights");
                     });
                 egui::ComboBox::new(format!("{id}-features"), "features")
                     .selected_text(format!("{:?}", src.feature_set).to_lowercase())

@@ -46,6 +46,12 @@ pub enum Factorisation {
     /// One factor per edge (t−1, t) carrying the transition features and the state features of
     /// position t; position 0 keeps its own state factor (000 Fig. 1, "no unary factors").
     Edge,
+    /// As `edge`, but the state features of position t are conjoined with the label *pair*
+    /// (y_{t−1}, y_t) rather than with y_t alone — the edge factor Ψ_t(y_t, y_{t−1}, x) of the
+    /// papers' GRMM/MALLET models, where every source state has its own observation weights (so
+    /// a NOTA term or an edge piece has weights to act on). A different, larger model than
+    /// `split`/`edge`; use `--features observed` to keep only the pairs seen in training.
+    EdgePair,
 }
 
 /// Where a chain's state features come from, besides CRFsuite attributes in the data.
@@ -121,6 +127,8 @@ pub const STATE: usize = 0;
 pub const TRANSITION: usize = 1;
 /// With [`Factorisation::Edge`]: the state weights read through an `(y_{t−1}, y_t) → y_t` map.
 pub const EDGE_STATE: usize = 2;
+/// With [`Factorisation::EdgePair`]: the state features' weights per label pair.
+pub const EDGE_PAIR: usize = 2;
 
 /// Expanded features of one sequence as dictionary ids with their values.
 struct SeqFeatures {
@@ -254,32 +262,52 @@ impl ChainCrf {
             .iter()
             .map(|s| s.labels.iter().map(|x| labels.get(x).unwrap()).collect())
             .collect();
-        let (state_layout, trans_layout) = match options.feature_set {
-            FeatureSet::All => (Layout::Dense, Layout::Dense),
+        let pairs = options.factorisation == Factorisation::EdgePair;
+        let (state_layout, trans_layout, pair_layout) = match options.feature_set {
+            FeatureSet::All => (Layout::Dense, Layout::Dense, Layout::Dense),
             FeatureSet::Observed => {
                 let mut sp = vec![];
                 let mut tp = vec![];
+                let mut pp = vec![];
                 for (sf, g) in raw.iter().zip(&gold) {
                     for t in 0..g.len() {
-                        sp.extend(sf.state[t].iter().map(|&(k, _)| (k, g[t])));
+                        // With label-pair weights, state weights serve position 0 only.
+                        if !pairs || t == 0 {
+                            sp.extend(sf.state[t].iter().map(|&(k, _)| (k, g[t])));
+                        }
                         if t > 0 {
                             let c = g[t - 1] * l as u32 + g[t];
                             tp.extend(sf.trans[t].iter().map(|&k| (k, c)));
+                            if pairs {
+                                pp.extend(sf.state[t].iter().map(|&(k, _)| (k, c)));
+                            }
                         }
                     }
                 }
                 (
                     sparse_layout(sp, state_features.len()),
                     sparse_layout(tp, trans_features.len()),
+                    sparse_layout(pp, state_features.len()),
                 )
             }
         };
         let mut model = Model::default();
         model.add_full_template("state", vec![l], state_features.len(), state_layout)?;
         model.add_full_template("transition", vec![l, l], trans_features.len(), trans_layout)?;
-        if options.factorisation == Factorisation::Edge {
-            let map = (0..l * l).map(|e| (e % l) as u32).collect();
-            model.add_tied_template("edge-state", vec![l, l], map, STATE)?;
+        match options.factorisation {
+            Factorisation::Split => {}
+            Factorisation::Edge => {
+                let map = (0..l * l).map(|e| (e % l) as u32).collect();
+                model.add_tied_template("edge-state", vec![l, l], map, STATE)?;
+            }
+            Factorisation::EdgePair => {
+                model.add_full_template(
+                    "edge-pair",
+                    vec![l, l],
+                    state_features.len(),
+                    pair_layout,
+                )?;
+            }
         }
         let crf = ChainCrf {
             template,
@@ -352,7 +380,7 @@ impl ChainCrf {
             }
             let (a, c) = (t as u32 - (t > 0) as u32, t as u32);
             match (self.options.factorisation, t) {
-                (Factorisation::Split, _) | (Factorisation::Edge, 0) => {
+                (Factorisation::Split, _) | (Factorisation::Edge | Factorisation::EdgePair, 0) => {
                     b.add_factor(STATE, &[c], &obs)?;
                     if t > 0 {
                         b.add_factor(TRANSITION, &[a, c], &tobs)?;
@@ -360,6 +388,9 @@ impl ChainCrf {
                 }
                 (Factorisation::Edge, _) => {
                     b.add_factor_parts(&[a, c], &[(EDGE_STATE, &obs), (TRANSITION, &tobs)])?;
+                }
+                (Factorisation::EdgePair, _) => {
+                    b.add_factor_parts(&[a, c], &[(EDGE_PAIR, &obs), (TRANSITION, &tobs)])?;
                 }
             }
         }
@@ -393,6 +424,7 @@ impl ChainCrf {
     }
 
     fn features(&self, t: usize) -> &FeatureDict {
+        // (`edge-pair` reads the state features.)
         if t == TRANSITION {
             &self.trans_features
         } else {
@@ -490,13 +522,16 @@ impl Family for ChainCrf {
         let (l, names) = (self.labels.len(), &self.labels.names);
         match t {
             TRANSITION => format!("{}\t{}", names[c / l], names[c % l]),
+            EDGE_PAIR if self.options.factorisation == Factorisation::EdgePair => {
+                format!("{}\t{}", names[c / l], names[c % l])
+            }
             _ => names[c].clone(),
         }
     }
     fn column_index(&self, t: usize, name: &[&str]) -> Option<usize> {
         let l = self.labels.len();
         match (t, name) {
-            (TRANSITION, [a, b]) => {
+            (TRANSITION, [a, b]) | (EDGE_PAIR, [a, b]) => {
                 Some(self.labels.get(a)? as usize * l + self.labels.get(b)? as usize)
             }
             (_, [a]) => self.labels.get(a).map(|y| y as usize),
