@@ -5,7 +5,9 @@
 # CRF-PT (nota, exhaustive NOTA terms, local decoding) and CRF-PT with per-state scales and
 # global decoding (001's NER setting). Training F1 is scored too (Table 1 reports it). Ends
 # with `compare --runs`: test F1, seconds, and McNemar / paired-t p-values for every pair.
-#   bash benches/nota_ner.sh [--quick]     (--quick: 500 training, 300 test sentences)
+# FACT=edge-pair FEATURES=observed gives every source state its own observation weights (the
+# papers' edge factor Ψ_t(y_t, y_{t−1}, x)); the default is the edge factorisation, all features.
+#   [FACT=edge-pair FEATURES=observed] bash benches/nota_ner.sh [--quick]     (--quick: 500 training, 300 test sentences)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${DATA:-../shared/data/conll2002-ned}
@@ -15,7 +17,9 @@ if [ ! -f "$DATA/ned.train" ]; then
 fi
 cargo build --release --quiet
 B=target/release/piecewise-lab
-OUT=${OUT:-target/nota-ner}
+FACT=${FACT:-edge}
+FEATURES=${FEATURES:-all}
+OUT=${OUT:-target/nota-ner-$FACT-$FEATURES}
 TRAIN=$DATA/ned.train
 TEST=$DATA/ned.testb
 if [ "${1:-}" = "--quick" ]; then
@@ -27,7 +31,7 @@ if [ "${1:-}" = "--quick" ]; then
   TEST=$OUT/test.conll
 fi
 mkdir -p "$OUT"
-common=(--train "$TRAIN" --test "$TEST" --extractor ner --factorisation edge --sigma2 10 --eval-train --summary-json)
+common=(--train "$TRAIN" --test "$TEST" --extractor ner --factorisation "$FACT" --features "$FEATURES" --sigma2 10 --eval-train --summary-json)
 run() {  # name, then options
   local name=$1; shift
   rm -rf "$OUT/$name"

@@ -57,6 +57,24 @@ fn runs_form(h: &mut Harness<'_, Workbench>) {
     h.step();
 }
 
+/// Picks the Curves pane's y-axis metric by its label and checks the combo box shows it.
+fn pick_curve_metric(h: &mut Harness<'_, Workbench>, label: &str) {
+    h.get_by_label("on the y axis").click();
+    h.step();
+    h.step();
+    h.step();
+    h.get_by_label(label).click();
+    h.step();
+    h.step();
+    let shown = h
+        .get_by_label("on the y axis")
+        .accesskit_node()
+        .value()
+        .unwrap_or_default()
+        .to_string();
+    assert!(shown.contains(label), "{shown}");
+}
+
 fn loaded(h: &mut Harness<'_, Workbench>) {
     wait_for(h, "the sample data", 60.0, |w| {
         w.state.data.is_some() && !w.state.is_loading()
@@ -753,20 +771,7 @@ fn camel_runs_show_what_the_constraints_buy() {
         "piecewise, then at least two linearisations: {fits:?}"
     );
     // The violation is a curve metric.
-    h.get_by_label("on the y axis").click();
-    h.step();
-    h.step();
-    h.step();
-    h.get_by_label("largest sepset violation (CAMEL)").click();
-    h.step();
-    h.step();
-    let shown = h
-        .get_by_label("on the y axis")
-        .accesskit_node()
-        .value()
-        .unwrap_or_default()
-        .to_string();
-    assert!(shown.contains("sepset violation"), "{shown}");
+    pick_curve_metric(&mut h, "largest sepset violation (CAMEL)");
     // The Constraints pane picks the three runs and shows their sepset disagreement.
     h.get_by_label("Constraints view").click();
     h.step();
@@ -875,18 +880,5 @@ fn nota_terms_diagrams_and_a_scaled_crf_pt_run() {
         ["viterbi (per-state scaled)"]
     );
     // The number of NOTA terms is a curve: 0 for 20 iterations, then the choice.
-    h.get_by_label("on the y axis").click();
-    h.step();
-    h.step();
-    h.step();
-    h.get_by_label("NOTA terms (nota)").click();
-    h.step();
-    h.step();
-    let shown = h
-        .get_by_label("on the y axis")
-        .accesskit_node()
-        .value()
-        .unwrap_or_default()
-        .to_string();
-    assert!(shown.contains("NOTA terms"), "{shown}");
+    pick_curve_metric(&mut h, "NOTA terms (nota)");
 }

@@ -238,22 +238,7 @@ fn every_estimator_gradient_matches_finite_differences() {
                     2,
                 )
                 .unwrap();
-                let mut g = vec![0.0; theta.len()];
-                obj.evaluate(&theta, Some(&mut g));
-                let h = 1e-5;
-                for j in 0..theta.len() {
-                    let (mut tp, mut tm) = (theta.clone(), theta.clone());
-                    tp[j] += h;
-                    tm[j] -= h;
-                    let fd = (obj.evaluate(&tp, None).objective
-                        - obj.evaluate(&tm, None).objective)
-                        / (2.0 * h);
-                    assert!(
-                        (fd - g[j]).abs() <= 1e-6 * (1.0 + fd.abs()),
-                        "{spec:?} edge={edge} parameter {j}: finite difference {fd} vs gradient {}",
-                        g[j]
-                    );
-                }
+                assert_gradient_matches_fd(&obj, &theta, 1, &format!("{spec:?} edge={edge}"));
             }
         }
     }

@@ -291,22 +291,12 @@ fn memm_and_nota_gradients_match_finite_differences() {
                     .sum();
                 let e = obj.evaluate(&theta, None);
                 assert_close(e.value, full, 1e-10, &format!("{name}: subset tables"));
-                let mut g = vec![0.0; theta.len()];
-                obj.evaluate(&theta, Some(&mut g));
-                let h = 1e-5;
-                for j in 0..theta.len() {
-                    let (mut tp, mut tm) = (theta.clone(), theta.clone());
-                    tp[j] += h;
-                    tm[j] -= h;
-                    let fd = (obj.evaluate(&tp, None).objective
-                        - obj.evaluate(&tm, None).objective)
-                        / (2.0 * h);
-                    assert!(
-                        (fd - g[j]).abs() <= 1e-6 * (1.0 + fd.abs()),
-                        "{name} edge={edge} shared={shared} parameter {j}: finite difference {fd} vs gradient {}",
-                        g[j]
-                    );
-                }
+                assert_gradient_matches_fd(
+                    &obj,
+                    &theta,
+                    1,
+                    &format!("{name} edge={edge} shared={shared}"),
+                );
             }
         }
     }

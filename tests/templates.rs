@@ -1,5 +1,6 @@
 //! CRF++ template expansion, checked against what CRF++ writes for the same template.
 
+mod common;
 use piecewise_lab::data::conll::{parse_conll, LabelColumn};
 use piecewise_lab::data::FeatureTemplate;
 use piecewise_lab::graph::chain::{ChainCrf, ChainOptions, FeatureSet, BIAS_FEATURE};
@@ -187,20 +188,7 @@ fn edge_pair_factorisation_scores_by_definition() {
             let obj =
                 DatasetObjective::new(m, &insts, est.as_ref(), Prior { sigma2: Some(2.0) }, 1)
                     .unwrap();
-            let mut g = vec![0.0; theta.len()];
-            obj.evaluate(&theta, Some(&mut g));
-            for j in (0..theta.len()).step_by(3) {
-                let (mut tp, mut tm) = (theta.clone(), theta.clone());
-                tp[j] += 1e-5;
-                tm[j] -= 1e-5;
-                let fd =
-                    (obj.evaluate(&tp, None).objective - obj.evaluate(&tm, None).objective) / 2e-5;
-                assert!(
-                    (fd - g[j]).abs() <= 1e-6 * (1.0 + fd.abs()),
-                    "{name} {fs:?} θ[{j}]: {fd} vs {}",
-                    g[j]
-                );
-            }
+            common::assert_gradient_matches_fd(&obj, &theta, 3, &format!("{name} {fs:?}"));
         }
     }
 }

@@ -499,6 +499,20 @@ fn layout(
 }
 
 /// Convex hull (monotone chain) of points.
+/// A piece drawn as a dashed, faintly filled hull around its points (screen coordinates).
+fn piece_hull(painter: &egui::Painter, pts: Vec<Pos2>, c: Color32) {
+    let mut h = hull(pts);
+    if let Some(&first) = h.first() {
+        h.push(first);
+    }
+    painter.add(Shape::convex_polygon(
+        h.clone(),
+        c.gamma_multiply(0.06),
+        Stroke::NONE,
+    ));
+    painter.extend(Shape::dashed_line(&h, Stroke::new(1.5, c), 6.0, 4.0));
+}
+
 fn hull(mut pts: Vec<Pos2>) -> Vec<Pos2> {
     pts.sort_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)));
     pts.dedup_by(|a, b| (a.x - b.x).abs() < 1e-3 && (a.y - b.y).abs() < 1e-3);
@@ -1090,17 +1104,11 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     &mut pts,
                 );
             }
-            let mut h: Vec<Pos2> = hull(pts).into_iter().map(to_screen).collect();
-            if let Some(&first) = h.first() {
-                h.push(first);
-            }
-            let c = piece_color(i);
-            painter.add(Shape::convex_polygon(
-                h.clone(),
-                c.gamma_multiply(0.06),
-                Stroke::NONE,
-            ));
-            painter.extend(Shape::dashed_line(&h, Stroke::new(1.5, c), 6.0, 4.0));
+            piece_hull(
+                &painter,
+                pts.into_iter().map(to_screen).collect(),
+                piece_color(i),
+            );
         }
     }
     // Pieces as dashed hulls.
@@ -1132,17 +1140,11 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     }
                 }
             }
-            let mut h: Vec<Pos2> = hull(pts).into_iter().map(to_screen).collect();
-            if let Some(&first) = h.first() {
-                h.push(first);
-            }
-            let c = piece_color(i);
-            painter.add(Shape::convex_polygon(
-                h.clone(),
-                c.gamma_multiply(0.06),
-                Stroke::NONE,
-            ));
-            painter.extend(Shape::dashed_line(&h, Stroke::new(1.5, c), 6.0, 4.0));
+            piece_hull(
+                &painter,
+                pts.into_iter().map(to_screen).collect(),
+                piece_color(i),
+            );
         }
     }
 

@@ -93,6 +93,28 @@ fn is_docstart(first: &str) -> bool {
     first == "-DOCSTART-"
 }
 
+/// The lines of a text file as (1-based number, text without `\r`), invalid UTF-8 being an
+/// error naming the file and line.
+pub(crate) fn text_lines<'a>(
+    bytes: &'a [u8],
+    name: &'a str,
+) -> impl Iterator<Item = Result<(usize, &'a str)>> + 'a {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(move |(i, raw)| {
+            let line_no = i + 1;
+            let text = std::str::from_utf8(raw).map_err(|e| {
+                Error::parse(
+                    name,
+                    line_no,
+                    format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+                )
+            })?;
+            Ok((line_no, text.strip_suffix('\r').unwrap_or(text)))
+        })
+}
+
 /// Parses CoNLL text held in memory; `name` is used in error messages.
 pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpus> {
     if bytes.is_empty() {
@@ -110,17 +132,9 @@ pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpu
             corpus.sequences.push(std::mem::take(current));
         }
     };
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line_no = i + 1;
+    for line in text_lines(bytes, name) {
+        let (line_no, text) = line?;
         n_lines = line_no;
-        let text = std::str::from_utf8(raw).map_err(|e| {
-            Error::parse(
-                name,
-                line_no,
-                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
-            )
-        })?;
-        let text = text.strip_suffix('\r').unwrap_or(text);
         let fields: Vec<&str> = text.split_whitespace().collect();
         if fields.is_empty() {
             finish(&mut current, &mut corpus);

@@ -76,17 +76,9 @@ pub fn parse_crfsuite(bytes: &[u8], name: &str) -> Result<Corpus> {
     };
     let mut cur = Sequence::default();
     let mut n_lines = 0;
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line_no = i + 1;
+    for line in super::conll::text_lines(bytes, name) {
+        let (line_no, text) = line?;
         n_lines = line_no;
-        let text = std::str::from_utf8(raw).map_err(|e| {
-            Error::parse(
-                name,
-                line_no,
-                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
-            )
-        })?;
-        let text = text.strip_suffix('\r').unwrap_or(text);
         if text.trim().is_empty() {
             if !cur.is_empty() {
                 corpus.sequences.push(std::mem::take(&mut cur));

@@ -212,6 +212,31 @@ pub fn lse(xs: impl Iterator<Item = f64>) -> f64 {
     m + v.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
 }
 
+/// Central finite differences (step 1e-5) of the objective against its gradient, for every
+/// `step`-th parameter: agreement to 1e-6 relative.
+pub fn assert_gradient_matches_fd(
+    obj: &piecewise_lab::train::DatasetObjective<'_>,
+    theta: &[f64],
+    step: usize,
+    what: &str,
+) {
+    let mut g = vec![0.0; theta.len()];
+    obj.evaluate(theta, Some(&mut g));
+    let h = 1e-5;
+    for j in (0..theta.len()).step_by(step.max(1)) {
+        let (mut tp, mut tm) = (theta.to_vec(), theta.to_vec());
+        tp[j] += h;
+        tm[j] -= h;
+        let fd =
+            (obj.evaluate(&tp, None).objective - obj.evaluate(&tm, None).objective) / (2.0 * h);
+        assert!(
+            (fd - g[j]).abs() <= 1e-6 * (1.0 + fd.abs()),
+            "{what}: parameter {j}: finite difference {fd} vs gradient {}",
+            g[j]
+        );
+    }
+}
+
 pub fn assert_close(a: f64, b: f64, tol: f64, what: &str) {
     let scale = 1.0f64.max(a.abs()).max(b.abs());
     assert!(
