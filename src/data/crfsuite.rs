@@ -18,8 +18,8 @@ pub fn is_crfsuite(path: &Path) -> bool {
     )
 }
 
-/// Reads a CRFsuite data file. `labelled`: the first field is the label (always so in
-/// CRFsuite's format; `false` keeps it out of the sequence for tagging unlabelled text).
+/// Reads a CRFsuite data file (the first field of every line is the label, as in CRFsuite's
+/// own tagging input).
 pub fn read_crfsuite(path: &Path) -> Result<Corpus> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
     parse_crfsuite(&bytes, &path.display().to_string())
