@@ -76,6 +76,8 @@ fn path_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) -> b
 pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
     use crate::graph::grid::{Neighbourhood, Pairwise};
     use crate::graph::FamilyKind;
+    // Two lines for chains, so the row fits the form's column.
+    ui.vertical(|ui| {
     ui.horizontal(|ui| {
         egui::ComboBox::new(format!("{id}-family"), "model")
             .selected_text(src.family.name())
@@ -93,7 +95,11 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
         match src.family {
             FamilyKind::Chain => {
                 egui::ComboBox::new(format!("{id}-fact"), "factorisation")
-                    .selected_text(format!("{:?}", src.factorisation).to_lowercase())
+                    .selected_text(match src.factorisation {
+                        Factorisation::Split => "split",
+                        Factorisation::Edge => "edge",
+                        Factorisation::EdgePair => "edge-pair",
+                    })
                     .show_ui(ui, |ui| {
                         ui.selectable_value(&mut src.factorisation, Factorisation::Split, "split")
                             .on_hover_text("state factors + transition factors");
@@ -108,18 +114,6 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                         ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
                         ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed");
                     });
-                egui::ComboBox::new(format!("{id}-extractor"), "extractor")
-                    .selected_text(format!("{:?}", src.extractor).to_lowercase())
-                    .show_ui(ui, |ui| {
-                        use crate::graph::chain::Extractor;
-                        ui.selectable_value(&mut src.extractor, Extractor::Template, "template")
-                            .on_hover_text("the CRF++ template alone");
-                        ui.selectable_value(&mut src.extractor, Extractor::Ner, "ner")
-                            .on_hover_text("000 Table 1's named-entity features of the first column and the name lists in ../shared/data/lexicons, ±2 window");
-                    });
-                let l = ui.label("Min freq");
-                ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
-                    .labelled_by(l.id);
             }
             FamilyKind::Grid => {
                 egui::ComboBox::new(format!("{id}-pairwise"), "pairwise")
@@ -143,13 +137,34 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
             FamilyKind::Boltzmann => {
                 ui.checkbox(&mut src.boltzmann.biases, "biases");
             }
-            FamilyKind::BoltzmannChain => {
-                let l = ui.label("Min freq");
-                ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
-                    .labelled_by(l.id)
-                    .on_hover_text("training words seen fewer times become <unk>");
-            }
+            FamilyKind::BoltzmannChain => {}
         }
+    });
+    // The second line is always there (greyed where it does not apply), so nothing below the
+    // row moves when the family changes.
+    let chain = src.family == FamilyKind::Chain;
+    ui.horizontal(|ui| {
+        ui.add_enabled_ui(chain, |ui| {
+            egui::ComboBox::new(format!("{id}-extractor"), "extractor")
+                .selected_text(format!("{:?}", src.extractor).to_lowercase())
+                .show_ui(ui, |ui| {
+                    use crate::graph::chain::Extractor;
+                    ui.selectable_value(&mut src.extractor, Extractor::Template, "template")
+                        .on_hover_text("the CRF++ template alone");
+                    ui.selectable_value(&mut src.extractor, Extractor::Ner, "ner")
+                        .on_hover_text("000 Table 1's named-entity features of the first column and the name lists in ../shared/data/lexicons, ±2 window");
+                });
+        });
+        ui.add_enabled_ui(chain || src.family == FamilyKind::BoltzmannChain, |ui| {
+            let l = ui.label("Min freq");
+            ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
+                .labelled_by(l.id)
+                .on_hover_text(
+                    "chain: features seen fewer times are dropped; boltzmann-chain: training \
+                     words seen fewer times become <unk>",
+                );
+        });
+    });
     });
 }
 

@@ -140,7 +140,7 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                 });
             });
             ui.end_row();
-            ui.label("CAMEL");
+            ui.label("CAMEL").on_hover_text("camel0, cccp-camel, cccp-camel-empirical");
             ui.add_enabled_ui(matches!(spec, Some(EstimatorSpec::Camel { .. })), |ui| {
                 ui.horizontal(|ui| {
                     let l = ui.label("g tolerance");
@@ -165,7 +165,6 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                         "each evaluation sweeps the multipliers δ until no two clusters \
                          disagree on a shared variable by more than this",
                     );
-                    ui.weak("camel0, cccp-camel(-empirical)");
                 });
             });
             ui.end_row();
@@ -222,10 +221,11 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                             let l = ui.label("after");
                             ui.add(egui::DragValue::new(after).range(0..=100_000))
                                 .labelled_by(l.id);
-                            let l = ui.label("threshold");
+                            let l = ui.label("marginal >");
                             ui.add(egui::DragValue::new(threshold).range(0.0..=0.999).speed(0.01))
-                                .labelled_by(l.id);
-                            let l = ui.label("refresh every");
+                                .labelled_by(l.id)
+                                .on_hover_text("threshold on a wrong state's marginal");
+                            let l = ui.label("refresh");
                             ui.add(egui::DragValue::new(refresh).range(0..=100_000))
                                 .labelled_by(l.id)
                                 .on_hover_text("choose anew every N iterations (0: once)");

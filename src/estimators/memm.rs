@@ -148,8 +148,7 @@ impl Estimator for Memm {
     }
     fn check(&self, inst: &Instance) -> Result<()> {
         need_chain(inst)?;
-        super::need_gold(inst)?;
-        Ok(())
+        super::check_terms(self, inst)
     }
 }
 
@@ -245,8 +244,8 @@ impl Estimator for NotaPt {
     }
     fn check(&self, inst: &Instance) -> Result<()> {
         need_chain(inst)?;
-        super::need_gold(inst)?;
-        self.selection.check()
+        self.selection.check()?;
+        super::check_terms(self, inst)
     }
 }
 

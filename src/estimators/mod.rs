@@ -53,13 +53,7 @@ pub trait Estimator: Send + Sync {
 
     /// Whether every term can be evaluated on `inst` (gold labels, term shapes and sizes).
     fn check(&self, inst: &Instance) -> Result<()> {
-        need_gold(inst)?;
-        let mut list = TermList::default();
-        self.terms(inst, &mut list);
-        for t in list.iter() {
-            t.check(inst)?;
-        }
-        Ok(())
+        check_terms(self, inst)
     }
 
     /// The instance's value; when `dphi` is given, adds ∂value/∂φ into it (table-buffer layout).
@@ -363,6 +357,18 @@ impl EstimatorSpec {
             }
         })
     }
+}
+
+/// The default [`Estimator::check`]: gold labels, and every term valid on the instance.
+/// Estimators that add conditions of their own call it after them.
+pub fn check_terms<E: Estimator + ?Sized>(est: &E, inst: &Instance) -> Result<()> {
+    need_gold(inst)?;
+    let mut list = TermList::default();
+    est.terms(inst, &mut list);
+    for t in list.iter() {
+        t.check(inst)?;
+    }
+    Ok(())
 }
 
 /// Error for an instance that has no gold labels.

@@ -93,6 +93,18 @@ impl Inference {
         }
         Ok(Some(tr))
     }
+
+    /// Viterbi over [`transitions`](Self::transitions)' matrices, with the decoder's name.
+    fn viterbi_on(&self, tr: &Transitions) -> (Vec<u32>, &'static str) {
+        let mut out = Vec::new();
+        tr.viterbi(&mut out);
+        let name = match (self.decoder, self.scaling.is_some()) {
+            (Decoder::Local, false) => "local (MEMM Viterbi)",
+            (Decoder::Local, true) => "local (MEMM Viterbi, per-state scaled)",
+            _ => "viterbi (per-state scaled)",
+        };
+        (out, name)
+    }
 }
 
 /// Log-potential tables of an instance under θ.
@@ -112,14 +124,7 @@ pub fn decode(
     ws: &mut Workspace,
 ) -> Result<(Vec<u32>, &'static str)> {
     if let Some(tr) = how.transitions(inst, phi)? {
-        let mut out = Vec::new();
-        tr.viterbi(&mut out);
-        let name = match (how.decoder, how.scaling.is_some()) {
-            (Decoder::Local, false) => "local (MEMM Viterbi)",
-            (Decoder::Local, true) => "local (MEMM Viterbi, per-state scaled)",
-            _ => "viterbi (per-state scaled)",
-        };
-        return Ok((out, name));
+        return Ok(how.viterbi_on(&tr));
     }
     let small = inst.joint_states() <= AUTO_ENUMERATION_STATES;
     let decoder = match how.decoder {
@@ -257,13 +262,17 @@ pub fn evaluate(
         .zip(&corpus.sequences)
         .map_init(Workspace::default, |ws, (inst, item)| {
             let phi = tables(family, theta, inst);
-            let (y, by) = decode_item(family, inst, item, &phi, how, ws)?;
-            // The likelihood of the model that decodes: the MEMM's Σ log p̃ for local decoding,
-            // the scaled CRF's for per-state scales.
-            if let (Some(mut tr), Some(gold)) = (how.transitions(inst, &phi)?, inst.gold.as_ref()) {
-                let ll = tr.score(gold) - tr.forward_backward();
-                return Ok((family.token_labels(inst, &y), by, Some((ll, false))));
+            // Local decoding and per-state scales decode and score from one set of matrices:
+            // the likelihood is the decoding model's (the MEMM's Σ log p̃, the scaled CRF's).
+            if let Some(mut tr) = how.transitions(inst, &phi)? {
+                let (y, by) = how.viterbi_on(&tr);
+                let ll = inst
+                    .gold
+                    .as_ref()
+                    .map(|g| (tr.score(g) - tr.forward_backward(), false));
+                return Ok((family.token_labels(inst, &y), by, ll));
             }
+            let (y, by) = decode_item(family, inst, item, &phi, how, ws)?;
             let ll = inst.gold.as_ref().map(|_| {
                 if ExactMl.check(inst).is_ok() {
                     (ExactMl.evaluate(inst, &phi, None, ws), false)

@@ -199,15 +199,14 @@ fn refit_scl(
 /// 003's error-driven NOTA choice at θ, from the marginals of the model the run decodes with:
 /// the MEMM's (locally normalised rows) for local decoding, the CRF's otherwise.
 fn choose_nota(
-    model: &crate::graph::Model,
+    fam: &dyn crate::graph::Family,
     instances: &[crate::graph::Instance],
     theta: &[f64],
     threshold: f64,
     local: bool,
 ) -> crate::estimators::memm::NotaChoice {
     crate::estimators::memm::choose_by_marginals(instances, threshold, |inst, tr| {
-        let mut phi = vec![0.0; inst.table_len];
-        model.build_tables(theta, inst, &mut phi, &mut Vec::new());
+        let phi = crate::eval::tables(fam, theta, inst);
         if let Some(lay) = &inst.chain {
             tr.fill(inst, lay, &phi);
             if local {
@@ -404,7 +403,7 @@ fn run_inner(
                 {
                     round += 1;
                     let choice =
-                        choose_nota(fam.model(), &instances, &first.theta, threshold, local);
+                        choose_nota(fam.as_ref(), &instances, &first.theta, threshold, local);
                     let est = crate::estimators::NotaPt {
                         selection: spec.estimator.nota().cloned().unwrap_or_default(),
                         chosen: Some(std::sync::Arc::new(choice)),
