@@ -10,7 +10,10 @@ use piecewise_lab::estimators::{EstimatorSpec, Workspace};
 use piecewise_lab::eval::{evaluate, Decoder, Inference};
 use piecewise_lab::graph::boltzmann::BoltzmannOptions;
 use piecewise_lab::graph::boltzmann_chain::BoltzmannChainOptions;
-use piecewise_lab::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet};
+use piecewise_lab::graph::chain::{
+    ChainOptions, Extractor, Factorisation, FeatureSet, SkipOptions,
+};
+use piecewise_lab::graph::factorial::FactorialOptions;
 use piecewise_lab::graph::family::{self, FamilyKind};
 use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
 use piecewise_lab::inference::{BpOptions, Schedule};
@@ -312,9 +315,11 @@ struct ModelArgs {
     /// How the chain is cut into factors: split (state + transition) or edge.
     #[arg(long, value_enum, default_value_t = Factorisation::Split)]
     factorisation: Factorisation,
-    /// Chain state features: template (the CRF++ template alone) or ner (000 Table 1's
-    /// named-entity features of the first column — word, shapes, affixes and substrings up
-    /// to 5 characters, name lists — in a ±2 window, plus the template; default template `B`).
+    /// Chain state features: template (the CRF++ template alone), or one of the piecewise
+    /// paper's tables of the first column plus the template (default template `B`): ner (000
+    /// Table 1: word, shapes, affixes and substrings up to 5 characters, name lists, ±2), np
+    /// (Table 2: word, shapes, digits, name/day/month lists, ±3) or seminar (Table 3: word,
+    /// shapes, name lists, time and date patterns, ±4).
     /// CRFsuite data (`.crfsuite`) brings its own attributes either way.
     #[arg(long, value_enum, default_value_t = Extractor::Template)]
     extractor: Extractor,
@@ -330,6 +335,9 @@ struct ModelArgs {
     /// Boltzmann machine: add a bias per variable.
     #[arg(long)]
     biases: bool,
+    /// Skip-chain: at most this many skip edges per item, the closest pairs first (0: all).
+    #[arg(long, default_value_t = 0)]
+    max_skip_edges: usize,
 }
 
 impl ModelArgs {
@@ -338,7 +346,7 @@ impl ModelArgs {
             FamilyKind::Chain => ModelSpec::LinearChain(ChainOptions {
                 factorisation: self.factorisation,
                 extractor: self.extractor,
-                lexicons: (self.extractor == Extractor::Ner).then(|| self.lexicons.clone()),
+                lexicons: self.extractor.table().map(|_| self.lexicons.clone()),
                 ..chain
             }),
             FamilyKind::Grid => ModelSpec::Grid(GridOptions {
@@ -350,6 +358,22 @@ impl ModelArgs {
             }),
             FamilyKind::BoltzmannChain => ModelSpec::BoltzmannChain(BoltzmannChainOptions {
                 min_count: chain.min_freq.max(1) as usize,
+            }),
+            FamilyKind::SkipChain => ModelSpec::SkipChain(ChainOptions {
+                factorisation: self.factorisation,
+                extractor: self.extractor,
+                lexicons: self.extractor.table().map(|_| self.lexicons.clone()),
+                skip: Some(SkipOptions {
+                    max_edges: self.max_skip_edges,
+                }),
+                ..chain
+            }),
+            // (Observed feature–label pairs unless `--features` says otherwise: Ψ1 has 45²
+            // columns.)
+            FamilyKind::Factorial => ModelSpec::Factorial(FactorialOptions {
+                min_freq: chain.min_freq,
+                lexicons: Some(self.lexicons.clone()),
+                ..FactorialOptions::default()
             }),
         }
     }
@@ -580,9 +604,10 @@ struct RunArgs {
     delta: f64,
     #[arg(long, default_value_t = 10)]
     period: usize,
-    /// Which feature–label weights exist: all (CRF++) or observed in training (CRFsuite default).
-    #[arg(long, value_enum, default_value_t = FeatureSet::All)]
-    features: FeatureSet,
+    /// Which feature–label weights exist: all (CRF++) or observed in training (CRFsuite
+    /// default). Default: all, but observed for the factorial CRF.
+    #[arg(long, value_enum)]
+    features: Option<FeatureSet>,
     /// Add the always-on per-label bias feature `*`.
     #[arg(long)]
     label_bias: bool,
@@ -626,17 +651,21 @@ impl RunArgs {
             (Some(_), None) => return Err(Error::invalid("--c2 must be non-negative")),
             (None, None) => Prior::from_c2(1.0),
         };
+        let mut model = self.model.spec(ChainOptions {
+            label_bias: self.label_bias,
+            min_freq: self.min_freq,
+            feature_set: self.features.unwrap_or(FeatureSet::All),
+            ..Default::default()
+        });
+        if let (ModelSpec::Factorial(o), Some(f)) = (&mut model, self.features) {
+            o.feature_set = f;
+        }
         Ok(RunSpec {
             name: Some(estimator.name().to_string()),
             train,
             test: self.test.clone(),
             template: self.template.clone(),
-            model: self.model.spec(ChainOptions {
-                label_bias: self.label_bias,
-                min_freq: self.min_freq,
-                feature_set: self.features,
-                ..Default::default()
-            }),
+            model,
             estimator,
             optimiser: LbfgsSpec {
                 max_iter: self.max_iter,
@@ -1178,7 +1207,9 @@ fn infer_one(
             let how = Inference {
                 decoder: match algo {
                     Algo::Bp => Decoder::MaxProduct,
-                    Algo::Exact if inst.chain.is_some() => Decoder::Viterbi,
+                    Algo::Exact if inst.chain.is_some() || inst.product.is_some() => {
+                        Decoder::Viterbi
+                    }
                     Algo::Exact if inst.forest => Decoder::MaxProduct,
                     Algo::Exact => Decoder::Exact,
                 },
@@ -1692,7 +1723,12 @@ fn theory(m: usize, theta: Option<&str>, scl: &SclArgs, json: bool) -> Result<()
 
 fn info(file: &Path, kind: FamilyKind, json: bool) -> Result<()> {
     let c = match kind {
-        FamilyKind::Chain | FamilyKind::BoltzmannChain => read_corpus(file)?,
+        FamilyKind::Chain | FamilyKind::SkipChain | FamilyKind::BoltzmannChain => {
+            read_corpus(file)?
+        }
+        FamilyKind::Factorial => {
+            piecewise_lab::graph::factorial::FactorialCrf::read_data(file, true)?
+        }
         FamilyKind::Grid => piecewise_lab::data::grid::read_grid(file)?,
         FamilyKind::Boltzmann => piecewise_lab::data::samples::read_samples(file)?,
     };

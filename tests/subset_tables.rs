@@ -43,6 +43,7 @@ fn corpus(seed: u64) -> Corpus {
                 line: i + 1,
                 shape: None,
                 attrs: Vec::new(),
+                layers: vec![],
             }
         })
         .collect();

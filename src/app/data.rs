@@ -5,7 +5,8 @@
 use crate::data::{synth, Corpus};
 use crate::graph::boltzmann::BoltzmannOptions;
 use crate::graph::boltzmann_chain::BoltzmannChainOptions;
-use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet, SkipOptions};
+use crate::graph::factorial::FactorialOptions;
 use crate::graph::grid::GridOptions;
 use crate::graph::{Family, FamilyKind, ModelSpec};
 use crate::util::write_atomic;
@@ -36,6 +37,8 @@ pub struct DataSource {
     pub grid: GridOptions,
     #[serde(default)]
     pub boltzmann: BoltzmannOptions,
+    #[serde(default)]
+    pub skip: SkipOptions,
 }
 
 impl DataSource {
@@ -58,6 +61,7 @@ impl DataSource {
             family: FamilyKind::Chain,
             grid: GridOptions::default(),
             boltzmann: BoltzmannOptions::default(),
+            skip: SkipOptions::default(),
         }
     }
 
@@ -70,6 +74,15 @@ impl DataSource {
             FamilyKind::BoltzmannChain => ModelSpec::BoltzmannChain(BoltzmannChainOptions {
                 min_count: self.min_freq.max(1) as usize,
             }),
+            FamilyKind::SkipChain => ModelSpec::SkipChain(ChainOptions {
+                skip: Some(self.skip.clone()),
+                ..self.options()
+            }),
+            FamilyKind::Factorial => ModelSpec::Factorial(FactorialOptions {
+                feature_set: self.feature_set,
+                min_freq: self.min_freq.max(1),
+                ..FactorialOptions::default()
+            }),
         }
     }
 
@@ -77,11 +90,18 @@ impl DataSource {
     pub fn set_model(&mut self, spec: &ModelSpec) {
         self.family = spec.kind();
         match spec {
-            ModelSpec::LinearChain(o) => {
+            ModelSpec::LinearChain(o) | ModelSpec::SkipChain(o) => {
                 self.factorisation = o.factorisation;
                 self.feature_set = o.feature_set;
                 self.min_freq = o.min_freq;
                 self.extractor = o.extractor;
+                if let Some(k) = &o.skip {
+                    self.skip = k.clone();
+                }
+            }
+            ModelSpec::Factorial(o) => {
+                self.feature_set = o.feature_set;
+                self.min_freq = o.min_freq;
             }
             ModelSpec::Grid(o) => self.grid = o.clone(),
             ModelSpec::Boltzmann(o) => self.boltzmann = o.clone(),
@@ -107,7 +127,7 @@ impl DataSource {
     /// The template file, for the families that read one.
     pub fn template_path(&self) -> Option<PathBuf> {
         let t = self.template.trim();
-        (!t.is_empty() && self.family == FamilyKind::Chain).then(|| PathBuf::from(t))
+        (!t.is_empty() && self.family.is_chain()).then(|| PathBuf::from(t))
     }
 
     /// A short name for titles.
@@ -277,6 +297,7 @@ impl GenerateForm {
             family: FamilyKind::Chain,
             grid: GridOptions::default(),
             boltzmann: BoltzmannOptions::default(),
+            skip: SkipOptions::default(),
         })
     }
 }

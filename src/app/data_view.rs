@@ -89,11 +89,13 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                             FamilyKind::Grid => "H×W lattice of labels: the grid format (cells `label obs…` separated by |)",
                             FamilyKind::Boltzmann => "fully connected Boltzmann machine: one 0/1 sample a line",
                             FamilyKind::BoltzmannChain => "generative chain over labels and words (004 §8.3.1): CoNLL columns, word first, label last",
+                            FamilyKind::SkipChain => "skip-chain CRF (000 eq. 41): a linear chain plus skip edges between identical capitalised words; a seminar folder or CoNLL columns",
+                            FamilyKind::Factorial => "factorial CRF (000 eq. 40): POS tags and NP chunks as two coupled chains; CoNLL-2000 `word POS chunk`, exact inference over the 45 × 3 joint states",
                         });
                 }
             });
         match src.family {
-            FamilyKind::Chain => {
+            FamilyKind::Chain | FamilyKind::SkipChain => {
                 egui::ComboBox::new(format!("{id}-fact"), "factorisation")
                     .selected_text(match src.factorisation {
                         Factorisation::Split => "split",
@@ -113,6 +115,21 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                     .show_ui(ui, |ui| {
                         ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
                         ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed");
+                    });
+                if src.family == FamilyKind::SkipChain {
+                    let l = ui.label("max skips");
+                    ui.add(egui::DragValue::new(&mut src.skip.max_edges).range(0..=100_000))
+                        .labelled_by(l.id)
+                        .on_hover_text("at most this many skip edges per document, the closest pairs first (0: all)");
+                }
+            }
+            FamilyKind::Factorial => {
+                egui::ComboBox::new(format!("{id}-features"), "features")
+                    .selected_text(format!("{:?}", src.feature_set).to_lowercase())
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
+                        ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed")
+                            .on_hover_text("only feature–label-pair weights seen in training (the always-on feature has all)");
                     });
             }
             FamilyKind::Grid => {
@@ -142,7 +159,7 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
     });
     // The second line is always there (greyed where it does not apply), so nothing below the
     // row moves when the family changes.
-    let chain = src.family == FamilyKind::Chain;
+    let chain = src.family.is_chain();
     ui.horizontal(|ui| {
         ui.add_enabled_ui(chain, |ui| {
             egui::ComboBox::new(format!("{id}-extractor"), "extractor")
@@ -153,9 +170,13 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                         .on_hover_text("the CRF++ template alone");
                     ui.selectable_value(&mut src.extractor, Extractor::Ner, "ner")
                         .on_hover_text("000 Table 1's named-entity features of the first column and the name lists in ../shared/data/lexicons, ±2 window");
+                    ui.selectable_value(&mut src.extractor, Extractor::Np, "np")
+                        .on_hover_text("000 Table 2's noun-phrase features (word, shapes, digits, name/day/month lists), ±3 window");
+                    ui.selectable_value(&mut src.extractor, Extractor::Seminar, "seminar")
+                        .on_hover_text("000 Table 3's seminar features (word, shapes, name lists, time and date patterns), ±4 window");
                 });
         });
-        ui.add_enabled_ui(chain || src.family == FamilyKind::BoltzmannChain, |ui| {
+        ui.add_enabled_ui(chain || matches!(src.family, FamilyKind::BoltzmannChain | FamilyKind::Factorial), |ui| {
             let l = ui.label("Min freq");
             ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
                 .labelled_by(l.id)

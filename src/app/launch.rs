@@ -62,6 +62,7 @@ impl Default for LaunchForm {
                 family: Default::default(),
                 grid: Default::default(),
                 boltzmann: Default::default(),
+                skip: Default::default(),
             },
             estimator: "pwpl".into(),
             pieces: String::new(),

@@ -5,7 +5,6 @@ use super::launch::LaunchForm;
 use super::runs::RunStatus;
 use super::{fmt_seconds, AppState};
 use crate::estimators::EstimatorSpec;
-use crate::graph::FamilyKind;
 
 pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     egui::ScrollArea::vertical()
@@ -62,7 +61,7 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             text_row(ui, "Test data", &mut f.data.test, "optional");
             // Every row is always there (knobs that do not apply are greyed out), so the Train
             // button never moves when the model or the estimator changes.
-            let chain = f.data.family == FamilyKind::Chain;
+            let chain = f.data.family.is_chain();
             text_row_if(
                 ui,
                 chain,

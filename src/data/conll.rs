@@ -11,6 +11,9 @@ pub struct Sequence {
     pub columns: Vec<Vec<String>>,
     /// Gold labels, one per token; empty when the file has no label column.
     pub labels: Vec<String>,
+    /// Gold labels of further label layers, `[layer][token]`, read from the columns before the
+    /// last (a factorial CRF's POS tags beside its chunk labels); empty for one-layer data.
+    pub layers: Vec<Vec<String>>,
     /// Line of the first token in its file (1-based), for messages.
     pub line: usize,
     /// For images: (rows, columns), tokens row-major.
@@ -47,6 +50,9 @@ pub enum LabelColumn {
     Last,
     /// Every column is an observation (unlabelled data).
     None,
+    /// The last `n` columns are labels: the last is [`Sequence::labels`], the others
+    /// [`Sequence::layers`] in file order (multi-layer models).
+    Layers(usize),
 }
 
 impl Corpus {
@@ -175,6 +181,28 @@ pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpu
                     .columns
                     .push(fields.iter().map(|s| s.to_string()).collect());
             }
+            LabelColumn::Layers(n) => {
+                if fields.len() < n.max(1) {
+                    return Err(Error::parse(
+                        name,
+                        line_no,
+                        format!(
+                            "{} columns, but {n} label columns are expected",
+                            fields.len()
+                        ),
+                    ));
+                }
+                let (obs, lab) = fields.split_at(fields.len() - n.max(1));
+                current
+                    .columns
+                    .push(obs.iter().map(|s| s.to_string()).collect());
+                let (last, rest) = lab.split_last().expect("at least one label column");
+                current.labels.push(last.to_string());
+                current.layers.resize(rest.len(), Vec::new());
+                for (layer, l) in current.layers.iter_mut().zip(rest) {
+                    layer.push(l.to_string());
+                }
+            }
         }
     }
     finish(&mut current, &mut corpus);
@@ -201,6 +229,7 @@ pub fn format_conll(seqs: &[Sequence], extra: &[Vec<Vec<String>>]) -> String {
     for (i, s) in seqs.iter().enumerate() {
         for t in 0..s.len() {
             let mut cols: Vec<&str> = s.columns[t].iter().map(|c| c.as_str()).collect();
+            cols.extend(s.layers.iter().map(|l| l[t].as_str()));
             if s.has_labels() {
                 cols.push(&s.labels[t]);
             }

@@ -1,7 +1,8 @@
-//! The built-in feature set `ner`: the named-entity features of 000 Table 1, computed from a
-//! CoNLL file's first column (the word) and name lists.
+//! The built-in feature sets of the piecewise paper's experiments, computed from the first
+//! column (the word) and name lists: `ner` (000 Table 1), `np` (Table 2, the factorial CRF's
+//! chunking features) and `seminar` (Table 3, the skip-chain CRF's).
 //!
-//! Per token, the binary features q_k(x, t) are
+//! Per token, the binary features q_k(x, t) of `ner` are
 //!
 //! - `W=word` — the word itself;
 //! - shapes: `SHAPE=Xx+` (`[A-Z][a-z]+`), `SHAPE=XX+` (`[A-Z][A-Z]+`), `SHAPE=X` (`[A-Z]`),
@@ -16,6 +17,17 @@
 //!
 //! and position t gets `q@δ` for every q of the token at t + δ, δ ∈ [−2, 2]. Table 1's lists of
 //! countries and locations are not in `../shared/data/lexicons` and so are not used.
+//!
+//! `np` (Table 2) has `W=`, `SHAPE=Xx+`, `SHAPE=X`, `SHAPE=X+`, `MIXED`, `DIGIT`, and
+//! `LEX=first`/`last`/`day`/`month` (days and months are built in) in a window of ±3. Table 2's
+//! company and geographic lists and its Brill-tagger lexicon are not available, and its
+//! `T_t = T` features are left out because the factorial CRF predicts the POS tags.
+//!
+//! `seminar` (Table 3) has `W=`, the five shapes, `MIXED`, `LEX=first`/`last`/`honorific`, and
+//! three multi-token patterns: `TIME-DASH` (part of a time followed by a dash), `DASH-TIME` (part
+//! of a time preceded by a dash) and `DATE` (part of a date), in a window of ±4. A time is a run
+//! of tokens like `3:30`, `4pm`, `3 p.m.`; a date a month or weekday name, a `d/d(/d)` token, or a
+//! number next to a month name.
 
 use crate::error::{Error, Result};
 use rustc_hash::FxHashSet;
@@ -64,9 +76,99 @@ const HONORIFICS: &[&str] = &[
     "PRESIDENT",
 ];
 
-/// The name lists of the `ner` features; stored in the model so it tags new text alone.
+/// Which of the paper's feature tables a [`NerFeatures`] computes.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatureTable {
+    /// 000 Table 1 (named entities), window ±2.
+    #[default]
+    Ner,
+    /// 000 Table 2 (noun-phrase chunking with a factorial CRF), window ±3.
+    Np,
+    /// 000 Table 3 (seminar announcements), window ±4.
+    Seminar,
+}
+
+impl FeatureTable {
+    /// δ ∈ [−window, window] of the features q_k(x, t + δ).
+    pub fn window(self) -> i64 {
+        match self {
+            FeatureTable::Ner => WINDOW,
+            FeatureTable::Np => 3,
+            FeatureTable::Seminar => 4,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            FeatureTable::Ner => "ner",
+            FeatureTable::Np => "np",
+            FeatureTable::Seminar => "seminar",
+        }
+    }
+}
+
+const DAYS: &[&str] = &[
+    "MONDAY",
+    "TUESDAY",
+    "WEDNESDAY",
+    "THURSDAY",
+    "FRIDAY",
+    "SATURDAY",
+    "SUNDAY",
+    "MON",
+    "TUE",
+    "TUES",
+    "WED",
+    "THU",
+    "THUR",
+    "THURS",
+    "FRI",
+    "SAT",
+    "SUN",
+];
+const MONTHS: &[&str] = &[
+    "JANUARY",
+    "FEBRUARY",
+    "MARCH",
+    "APRIL",
+    "MAY",
+    "JUNE",
+    "JULY",
+    "AUGUST",
+    "SEPTEMBER",
+    "OCTOBER",
+    "NOVEMBER",
+    "DECEMBER",
+    "JAN",
+    "FEB",
+    "MAR",
+    "APR",
+    "JUN",
+    "JUL",
+    "AUG",
+    "SEP",
+    "SEPT",
+    "OCT",
+    "NOV",
+    "DEC",
+];
+
+/// The name lists of the built-in features, and which table they compute; stored in the model
+/// so it tags new text alone.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct NerFeatures {
+    #[serde(default)]
+    pub table: FeatureTable,
     first: Vec<String>,
     last: Vec<String>,
     #[serde(skip)]
@@ -85,7 +187,14 @@ fn read_list(path: &Path) -> Result<Vec<String>> {
 }
 
 impl NerFeatures {
-    /// Reads `first-male.txt`, `first-female.txt` and `last.txt` from `dir`.
+    /// Reads `first-male.txt`, `first-female.txt` and `last.txt` from `dir`, for `table`.
+    pub fn load_table(dir: &Path, table: FeatureTable) -> Result<NerFeatures> {
+        let mut n = Self::load(dir)?;
+        n.table = table;
+        Ok(n)
+    }
+
+    /// Reads `first-male.txt`, `first-female.txt` and `last.txt` from `dir` (Table 1's features).
     pub fn load(dir: &Path) -> Result<NerFeatures> {
         if !dir.is_dir() {
             return Err(Error::file(
@@ -121,8 +230,65 @@ impl NerFeatures {
         (self.first.len(), self.last.len())
     }
 
-    /// The token's own features q_k(x, t), sorted and without repeats.
+    /// The token's own features q_k(x, t), sorted and without repeats (the multi-token
+    /// patterns of `seminar` come from [`expand`](Self::expand)).
     pub fn token(&self, word: &str, out: &mut Vec<String>) {
+        match self.table {
+            FeatureTable::Ner => self.token_ner(word, out),
+            FeatureTable::Np | FeatureTable::Seminar => self.token_np_seminar(word, out),
+        }
+    }
+
+    /// Tables 2 and 3's per-token features.
+    fn token_np_seminar(&self, word: &str, out: &mut Vec<String>) {
+        out.clear();
+        out.push(format!("W={word}"));
+        let chars: Vec<char> = word.chars().collect();
+        let up = |c: &char| c.is_uppercase();
+        let low = |c: &char| c.is_lowercase();
+        let n = chars.len();
+        let seminar = self.table == FeatureTable::Seminar;
+        if n >= 2 && up(&chars[0]) && chars[1..].iter().all(low) {
+            out.push("SHAPE=Xx+".into());
+        }
+        if seminar && n >= 2 && chars.iter().all(up) {
+            out.push("SHAPE=XX+".into());
+        }
+        if n == 1 && up(&chars[0]) {
+            out.push("SHAPE=X".into());
+        }
+        if n >= 1 && chars.iter().all(up) {
+            out.push("SHAPE=X+".into());
+        }
+        if mixed_case(&chars) {
+            out.push("MIXED".into());
+        }
+        if !seminar && chars.iter().any(|c| c.is_ascii_digit()) {
+            out.push("DIGIT".into());
+        }
+        let u = word.to_uppercase();
+        if self.first_set.contains(&u) {
+            out.push("LEX=first".into());
+        }
+        if self.last_set.contains(&u) {
+            out.push("LEX=last".into());
+        }
+        let bare = u.trim_end_matches('.');
+        if seminar && HONORIFICS.contains(&bare) {
+            out.push("LEX=honorific".into());
+        }
+        if !seminar && DAYS.contains(&bare) {
+            out.push("LEX=day".into());
+        }
+        if !seminar && MONTHS.contains(&bare) {
+            out.push("LEX=month".into());
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
+    /// Table 1's per-token features.
+    fn token_ner(&self, word: &str, out: &mut Vec<String>) {
         out.clear();
         out.push(format!("W={word}"));
         let chars: Vec<char> = word.chars().collect();
@@ -172,7 +338,7 @@ impl NerFeatures {
     }
 
     /// Every feature of every position of a sequence of words: `q@δ` for the features q of
-    /// the token at t + δ, δ ∈ [−2, 2]; calls `f(t, name)`.
+    /// the token at t + δ, δ within the table's window; calls `f(t, name)`.
     pub fn expand(&self, words: &[&str], mut f: impl FnMut(usize, &str)) {
         let mut tokens = Vec::with_capacity(words.len());
         let mut buf = Vec::new();
@@ -180,10 +346,16 @@ impl NerFeatures {
             self.token(w, &mut buf);
             tokens.push(buf.clone());
         }
+        if self.table == FeatureTable::Seminar {
+            for (t, q) in time_date_patterns(words) {
+                tokens[t].push(q.to_string());
+            }
+        }
+        let window = self.table.window();
         let mut name = String::new();
         let n = words.len() as i64;
         for t in 0..n {
-            for d in -WINDOW..=WINDOW {
+            for d in -window..=window {
                 let s = t + d;
                 if s < 0 || s >= n {
                     continue;
@@ -198,6 +370,75 @@ impl NerFeatures {
             }
         }
     }
+}
+
+/// Table 3's "appears to be" patterns over a token sequence: `(t, TIME-DASH | DASH-TIME |
+/// DATE)`.
+pub fn time_date_patterns(words: &[&str]) -> Vec<(usize, &'static str)> {
+    use crate::data::seminars::time_class;
+    let n = words.len();
+    let class: Vec<&str> = words.iter().map(|w| time_class(w)).collect();
+    let is_dash = |w: &str| !w.is_empty() && w.chars().all(|c| matches!(c, '-' | '–' | '—'));
+    // Part of a time: a clock token, an am/pm after a number, a number before an am/pm.
+    let timeish: Vec<bool> = (0..n)
+        .map(|t| {
+            class[t] == "TIME"
+                || (class[t] == "AMPM" && t > 0 && matches!(class[t - 1], "NUM" | "TIME"))
+                || (class[t] == "NUM" && t + 1 < n && class[t + 1] == "AMPM")
+        })
+        .collect();
+    let mut out = vec![];
+    let mut t = 0;
+    while t < n {
+        if !timeish[t] {
+            t += 1;
+            continue;
+        }
+        let start = t;
+        while t < n && timeish[t] {
+            t += 1;
+        }
+        // Tokens start..t form one time; a trailing "." of "p.m." may be its own token.
+        let mut end = t;
+        if end < n && words[end] == "." {
+            end += 1;
+        }
+        let before = start > 0 && is_dash(words[start - 1]);
+        let after = end < n && is_dash(words[end]);
+        for s in start..t {
+            if after {
+                out.push((s, "TIME-DASH"));
+            }
+            if before {
+                out.push((s, "DASH-TIME"));
+            }
+        }
+    }
+    let month = |w: &str| MONTHS.contains(&w.to_uppercase().trim_end_matches('.'));
+    let day =
+        |w: &str| DAYS.contains(&w.to_uppercase().trim_end_matches('.').trim_end_matches(','));
+    let numeric_date = |w: &str| {
+        let parts: Vec<&str> = w.split('/').collect();
+        (2..=3).contains(&parts.len())
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.len() <= 4 && p.chars().all(|c| c.is_ascii_digit()))
+    };
+    let number = |w: &str| {
+        let d = w.trim_end_matches(|c: char| c.is_alphabetic() || c == ',');
+        !d.is_empty() && d.len() <= 4 && d.chars().all(|c| c.is_ascii_digit())
+    };
+    for t in 0..n {
+        let near_month = (t.saturating_sub(2)..(t + 3).min(n)).any(|s| s != t && month(words[s]));
+        if month(words[t])
+            || day(words[t])
+            || numeric_date(words[t])
+            || (number(words[t]) && near_month)
+        {
+            out.push((t, "DATE"));
+        }
+    }
+    out
 }
 
 /// Whether `[A-Z]+[a-z]+[A-Z]+[a-z]` occurs in the word.

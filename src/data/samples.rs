@@ -45,6 +45,7 @@ pub fn parse_samples(text: &str, name: &str) -> Result<Corpus> {
             line: i + 1,
             shape: None,
             attrs: Vec::new(),
+            layers: vec![],
         });
     }
     if items.is_empty() {

@@ -101,6 +101,7 @@ impl HmmMixture {
             line: 0,
             shape: None,
             attrs: Vec::new(),
+            layers: vec![],
         }
     }
 }

@@ -151,6 +151,7 @@ impl GridGen {
             line: 0,
             shape: Some((h, w)),
             attrs: Vec::new(),
+            layers: vec![],
         }
     }
 
@@ -272,6 +273,7 @@ pub fn boltzmann_samples(
                 line: 0,
                 shape: None,
                 attrs: Vec::new(),
+                layers: vec![],
             }
         })
         .collect())

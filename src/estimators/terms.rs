@@ -236,8 +236,14 @@ impl Term<'_> {
             Some(GlobalInference::ForwardBackward)
         } else if inst.forest {
             Some(GlobalInference::TreeBp)
+        } else if let Some(o) = self.bethe {
+            // The `bp` estimator runs loopy BP even where exact inference exists: it is the
+            // approximation under study.
+            Some(GlobalInference::LoopyBp(*o))
+        } else if inst.product.is_some() {
+            Some(GlobalInference::ProductForwardBackward)
         } else {
-            self.bethe.map(|o| GlobalInference::LoopyBp(*o))
+            None
         }
     }
 
@@ -303,6 +309,8 @@ impl Term<'_> {
 pub enum GlobalInference {
     /// Forward–backward on a chain (exact).
     ForwardBackward,
+    /// Forward–backward over the joint states of a ladder's positions (exact; a factorial CRF).
+    ProductForwardBackward,
     /// Belief propagation on a forest (exact).
     TreeBp,
     /// Loopy BP; log Z is the Bethe approximation.
@@ -588,7 +596,7 @@ fn evaluate_term(
     // Large terms over a forest (a whole tree-shaped instance too): two sum-product passes,
     // with leaves hanging off shared tables read from the instance's cached lines.
     let try_forest = match t.global_inference(inst) {
-        Some(GlobalInference::ForwardBackward) => false,
+        Some(GlobalInference::ForwardBackward | GlobalInference::ProductForwardBackward) => false,
         Some(_) => inst.forest,
         None => t.nota == Nota::Without,
     };
@@ -613,6 +621,15 @@ fn evaluate_term(
             if let Some(d) = dphi {
                 inst.add_indicator(gold, w, d);
                 infer.chain.add_expectations(inst, lay, d, -w);
+            }
+            return w * (inst.score(phi, gold) - log_z);
+        }
+        Some(GlobalInference::ProductForwardBackward) => {
+            let lay = inst.product.as_ref().unwrap();
+            let log_z = infer.chain.forward_backward_product(inst, lay, phi);
+            if let Some(d) = dphi {
+                inst.add_indicator(gold, w, d);
+                infer.chain.add_expectations_product(inst, lay, d, -w);
             }
             return w * (inst.score(phi, gold) - log_z);
         }

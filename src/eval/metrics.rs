@@ -68,6 +68,9 @@ pub struct Metrics {
     /// Wrong tokens per sequence, in file order: what `compare`'s significance tests pair up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sequence_errors: Vec<u32>,
+    /// The scores of further label layers by name (a factorial CRF's `pos` accuracy).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub layers: BTreeMap<String, Metrics>,
 }
 
 impl Metrics {
@@ -197,6 +200,7 @@ impl Scorer {
             log_likelihood_bethe: 0,
             decoders: BTreeMap::new(),
             sequence_errors: self.sequence_errors,
+            layers: BTreeMap::new(),
         }
     }
 }
@@ -262,6 +266,13 @@ impl Metrics {
                 .map(|(k, n)| format!("{k} ×{n}"))
                 .collect();
             let _ = writeln!(o, "decoded by: {}", d.join(", "));
+        }
+        for (name, m) in &self.layers {
+            let _ = writeln!(
+                o,
+                "layer {name}: accuracy {:6.2}% over {} tokens",
+                m.token_accuracy, m.tokens
+            );
         }
         let _ = writeln!(o, "\nsegments by type:");
         for (k, v) in &self.segment_types {

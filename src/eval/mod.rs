@@ -33,12 +33,13 @@ pub const AUTO_ENUMERATION_STATES: u128 = 1 << 16;
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Decoder {
-    /// Viterbi on chains, exact max-product BP on forests, enumeration on small graphs,
-    /// max-product loopy BP otherwise (the papers' test-time inference).
+    /// Viterbi on chains and ladders (a factorial CRF's joint states), exact max-product BP on
+    /// forests, enumeration on small graphs, max-product loopy BP otherwise (the papers'
+    /// test-time inference).
     #[default]
     Auto,
-    /// Viterbi over the potentials (chains only): CRF-style "global" decoding, with the run's
-    /// per-state scales when it has them.
+    /// Viterbi over the potentials (chains, and ladders over their joint states): CRF-style
+    /// "global" decoding, with the run's per-state scales when it has them.
     #[value(alias = "global")]
     #[serde(alias = "global")]
     Viterbi,
@@ -128,18 +129,21 @@ pub fn decode(
     }
     let small = inst.joint_states() <= AUTO_ENUMERATION_STATES;
     let decoder = match how.decoder {
-        Decoder::Auto if inst.chain.is_some() => Decoder::Viterbi,
+        Decoder::Auto if inst.chain.is_some() || inst.product.is_some() => Decoder::Viterbi,
         Decoder::Auto if inst.forest || !small => Decoder::MaxProduct,
         Decoder::Auto => Decoder::Exact,
         d => d,
     };
     match decoder {
         Decoder::Viterbi => {
-            let lay = inst
-                .chain
-                .as_ref()
-                .ok_or_else(|| Error::invalid("Viterbi decodes chains only; use max-product"))?;
             let mut out = Vec::new();
+            if let Some(lay) = &inst.product {
+                ws.infer.chain.viterbi_product(inst, lay, phi, &mut out);
+                return Ok((out, "viterbi over joint states"));
+            }
+            let lay = inst.chain.as_ref().ok_or_else(|| {
+                Error::invalid("Viterbi decodes chains and ladders only; use max-product")
+            })?;
             ws.infer.chain.viterbi(inst, lay, phi, &mut out);
             Ok((out, "viterbi"))
         }
@@ -221,7 +225,8 @@ fn decode_item(
     }
 }
 
-/// Predicted labels (as strings) for every item of `corpus`.
+/// Predicted labels (as strings, every layer's for multi-layer families) for every item of
+/// `corpus`.
 pub fn predict(
     family: &dyn Family,
     theta: &[f64],
@@ -234,7 +239,7 @@ pub fn predict(
         .zip(&corpus.sequences)
         .map_init(Workspace::default, |ws, (inst, item)| {
             decode_item(family, inst, item, &tables(family, theta, inst), how, ws)
-                .map(|(y, _)| family.token_labels(inst, &y))
+                .map(|(y, _)| family.output_labels(inst, &y))
         })
         .collect()
 }
@@ -256,7 +261,13 @@ pub fn evaluate(
     }
     let insts = family.instances(corpus)?;
     let bethe = BetheMl { opts: how.bp };
-    type Row = (Vec<String>, &'static str, Option<(f64, bool)>);
+    // (primary labels, extra layers' labels, decoder, log-likelihood and whether it is Bethe's)
+    type Row = (
+        Vec<String>,
+        Vec<Vec<String>>,
+        &'static str,
+        Option<(f64, bool)>,
+    );
     let results: Vec<Row> = insts
         .par_iter()
         .zip(&corpus.sequences)
@@ -270,7 +281,12 @@ pub fn evaluate(
                     .gold
                     .as_ref()
                     .map(|g| (tr.score(g) - tr.forward_backward(), false));
-                return Ok((family.token_labels(inst, &y), by, ll));
+                return Ok((
+                    family.token_labels(inst, &y),
+                    family.extra_labels(inst, &y),
+                    by,
+                    ll,
+                ));
             }
             let (y, by) = decode_item(family, inst, item, &phi, how, ws)?;
             let ll = inst.gold.as_ref().map(|_| {
@@ -280,14 +296,24 @@ pub fn evaluate(
                     (bethe.evaluate(inst, &phi, None, ws), true)
                 }
             });
-            Ok((family.token_labels(inst, &y), by, ll))
+            Ok((
+                family.token_labels(inst, &y),
+                family.extra_labels(inst, &y),
+                by,
+                ll,
+            ))
         })
         .collect::<Result<_>>()?;
+    let names = family.extra_layers();
+    let mut layer_scorers: Vec<Scorer> = names.iter().map(|_| Scorer::default()).collect();
     let mut scorer = Scorer::default();
     let (mut ll, mut n_ll, mut n_bethe, mut ll_tokens) = (0.0, 0, 0, 0u64);
     let mut decoders = std::collections::BTreeMap::new();
-    for (s, (pred, by, l)) in corpus.sequences.iter().zip(&results) {
+    for (s, (pred, extra, by, l)) in corpus.sequences.iter().zip(&results) {
         scorer.add(&s.labels, pred);
+        for ((sc, gold), p) in layer_scorers.iter_mut().zip(&s.layers).zip(extra) {
+            sc.add(gold, p);
+        }
         *decoders.entry(by.to_string()).or_insert(0) += 1;
         if let Some((l, b)) = l {
             ll += l;
@@ -302,5 +328,10 @@ pub fn evaluate(
     m.log_likelihood_tokens = ll_tokens;
     m.log_likelihood_bethe = n_bethe;
     m.decoders = decoders;
+    m.layers = names
+        .into_iter()
+        .zip(layer_scorers)
+        .map(|(n, sc)| (n, sc.finish()))
+        .collect();
     Ok(m)
 }

@@ -1,6 +1,11 @@
 //! The linear-chain CRF builder: one state factor per position over `y_t` and one transition
 //! factor per adjacent pair over `(y_{t-1}, y_t)`; no start or end transitions (the first label is
 //! scored by its state factor alone). Features come from a CRF++ template.
+//!
+//! With [`SkipOptions`] the chain is the skip-chain CRF of 000 eq. 41: a `skip` factor
+//! Ψ_uv(y_u, y_v, x) joins every pair of positions holding the same capitalised word (the first
+//! column), with the always-on feature `*` and the word's own features (Table 3's per-token
+//! features without the window when a built-in extractor is on, else `W=word`).
 
 use super::family::Family;
 use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
@@ -74,10 +79,71 @@ pub enum Extractor {
     /// The built-in named-entity features of 000 Table 1 ([`crate::data::ner`]) from the first
     /// column and the name lists, plus the template's lines (default template: `B`).
     Ner,
+    /// 000 Table 2's noun-phrase features (window ±3), as `ner`.
+    Np,
+    /// 000 Table 3's seminar features (window ±4, time and date patterns), as `ner`.
+    Seminar,
+}
+
+impl Extractor {
+    /// The built-in feature table, when the extractor is one.
+    pub fn table(self) -> Option<crate::data::ner::FeatureTable> {
+        use crate::data::ner::FeatureTable;
+        match self {
+            Extractor::Template => None,
+            Extractor::Ner => Some(FeatureTable::Ner),
+            Extractor::Np => Some(FeatureTable::Np),
+            Extractor::Seminar => Some(FeatureTable::Seminar),
+        }
+    }
 }
 
 /// Default folder of the name lists for the `ner` features.
 pub const DEFAULT_LEXICONS: &str = "../shared/data/lexicons";
+
+/// The skip edges of a skip-chain CRF (000 eq. 41).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SkipOptions {
+    /// At most this many skip edges per item, the closest pairs first (0: no limit) — for
+    /// documents where one word repeats very often.
+    pub max_edges: usize,
+}
+
+/// Skip edges of a sequence of words: every pair `u < v` of identical capitalised words, the
+/// closest pairs first when `max_edges` cuts them.
+pub fn skip_edges(words: &[&str], max_edges: usize) -> Vec<(u32, u32)> {
+    let mut by_word: rustc_hash::FxHashMap<&str, Vec<u32>> = Default::default();
+    for (t, w) in words.iter().enumerate() {
+        if w.chars().next().is_some_and(|c| c.is_uppercase()) {
+            by_word.entry(w).or_default().push(t as u32);
+        }
+    }
+    let mut edges: Vec<(u32, u32)> = by_word
+        .values()
+        .flat_map(|ps| {
+            ps.iter()
+                .enumerate()
+                .flat_map(move |(i, &u)| ps[i + 1..].iter().map(move |&v| (u, v)))
+        })
+        .collect();
+    if max_edges > 0 && edges.len() > max_edges {
+        edges.sort_unstable_by_key(|&(u, v)| (v - u, u));
+        edges.truncate(max_edges);
+    }
+    edges.sort_unstable();
+    edges
+}
+
+/// Skip edges per item over a training set.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SkipStats {
+    pub items: usize,
+    pub edges: usize,
+    pub max: usize,
+    /// Items whose edges `max_edges` cut.
+    pub capped: usize,
+}
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ChainOptions {
@@ -93,6 +159,9 @@ pub struct ChainOptions {
     /// The name lists of the `ner` features (default [`DEFAULT_LEXICONS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lexicons: Option<std::path::PathBuf>,
+    /// Skip edges: set for the skip-chain family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<SkipOptions>,
 }
 
 impl Default for ChainOptions {
@@ -104,6 +173,7 @@ impl Default for ChainOptions {
             factorisation: Factorisation::Split,
             extractor: Extractor::Template,
             lexicons: None,
+            skip: None,
         }
     }
 }
@@ -120,6 +190,10 @@ pub struct ChainCrf {
     pub n_obs_columns: usize,
     /// The `ner` features' name lists, when the extractor is `ner`.
     pub ner: Option<NerFeatures>,
+    /// The skip factors' features and template, for a skip-chain.
+    pub skip_features: FeatureDict,
+    pub skip_template: Option<usize>,
+    pub skip_stats: SkipStats,
 }
 
 /// Template ids inside [`ChainCrf::model`].
@@ -134,6 +208,42 @@ pub const EDGE_PAIR: usize = 2;
 struct SeqFeatures {
     state: Vec<Vec<(u32, f64)>>,
     trans: Vec<Vec<u32>>, // trans[t] for t ≥ 1; trans[0] empty
+    /// Skip edges (u, v) with their feature ids.
+    skip: Vec<(u32, u32, Vec<u32>)>,
+}
+
+/// The first column of every token.
+fn words_of(seq: &Sequence) -> Vec<&str> {
+    seq.columns
+        .iter()
+        .map(|c| c.first().map_or("", |w| w.as_str()))
+        .collect()
+}
+
+/// Calls `f(u, v, name)` for every feature of every skip edge of `seq`; returns the number of
+/// edges.
+fn expand_skip_features(
+    ner: Option<&NerFeatures>,
+    seq: &Sequence,
+    max_edges: usize,
+    mut f: impl FnMut(u32, u32, &str),
+) -> usize {
+    let words = words_of(seq);
+    let edges = skip_edges(&words, max_edges);
+    let mut buf = vec![];
+    for &(u, v) in &edges {
+        f(u, v, BIAS_FEATURE);
+        match ner {
+            Some(n) => {
+                n.token(words[u as usize], &mut buf);
+                for q in &buf {
+                    f(u, v, q);
+                }
+            }
+            None => f(u, v, &format!("W={}", words[u as usize])),
+        }
+    }
+    edges.len()
 }
 
 /// Calls `f(t, name, value)` for every state feature of every position of `seq`: the
@@ -176,20 +286,23 @@ impl ChainCrf {
         options: ChainOptions,
     ) -> Result<(ChainCrf, Vec<Instance>)> {
         template.check_columns(corpus.n_obs_columns(), &corpus.path)?;
-        let ner = match options.extractor {
-            Extractor::Template => None,
-            Extractor::Ner => {
+        let ner = match options.extractor.table() {
+            None => None,
+            Some(table) => {
                 if corpus.n_obs_columns() == 0 {
                     return Err(Error::file(
                         &corpus.path,
-                        "the ner features read the word in the first column; this data has none",
+                        format!(
+                            "the {} features read the word in the first column; this data has none",
+                            table.name()
+                        ),
                     ));
                 }
                 let dir = options
                     .lexicons
                     .clone()
                     .unwrap_or_else(|| DEFAULT_LEXICONS.into());
-                Some(NerFeatures::load(&dir)?)
+                Some(NerFeatures::load_table(&dir, table)?)
             }
         };
         let mut labels = vec![];
@@ -211,16 +324,33 @@ impl ChainCrf {
         let labels = LabelSet::new(labels);
         let mut state_features = FeatureDict::default();
         let mut trans_features = FeatureDict::default();
+        let mut skip_features = FeatureDict::default();
+        let mut skip_stats = SkipStats::default();
         let mut buf = String::new();
         let mut raw: Vec<SeqFeatures> = Vec::with_capacity(corpus.sequences.len());
         for s in &corpus.sequences {
             let mut sf = SeqFeatures {
                 state: vec![Vec::new(); s.len()],
                 trans: Vec::with_capacity(s.len()),
+                skip: vec![],
             };
             expand_state_features(&template, ner.as_ref(), s, |t, name, v| {
                 sf.state[t].push((state_features.count(name), v))
             });
+            if let Some(o) = &options.skip {
+                let n = expand_skip_features(ner.as_ref(), s, o.max_edges, |u, v, name| {
+                    let id = skip_features.count(name);
+                    match sf.skip.last_mut() {
+                        Some(e) if (e.0, e.1) == (u, v) => e.2.push(id),
+                        _ => sf.skip.push((u, v, vec![id])),
+                    }
+                });
+                let all = skip_edges(&words_of(s), 0).len();
+                skip_stats.items += 1;
+                skip_stats.edges += n;
+                skip_stats.max = skip_stats.max.max(n);
+                skip_stats.capped += (all > n) as usize;
+            }
             for t in 0..s.len() {
                 let mut tids = vec![];
                 if t > 0 {
@@ -309,6 +439,29 @@ impl ChainCrf {
                 )?;
             }
         }
+        let skip_template = match options.skip {
+            None => None,
+            Some(_) => {
+                let bias = skip_features.count(BIAS_FEATURE);
+                let layout = match options.feature_set {
+                    FeatureSet::All => Layout::Dense,
+                    FeatureSet::Observed => {
+                        let mut pairs: Vec<(u32, u32)> =
+                            (0..(l * l) as u32).map(|c| (bias, c)).collect();
+                        for (sf, g) in raw.iter().zip(&gold) {
+                            for (u, v, ids) in &sf.skip {
+                                let c = g[*u as usize] * l as u32 + g[*v as usize];
+                                pairs.extend(ids.iter().map(|&k| (k, c)));
+                            }
+                        }
+                        sparse_layout(pairs, skip_features.len())
+                    }
+                };
+                let t = model.templates.len();
+                model.add_full_template("skip", vec![l, l], skip_features.len(), layout)?;
+                Some(t)
+            }
+        };
         let crf = ChainCrf {
             template,
             labels,
@@ -318,6 +471,9 @@ impl ChainCrf {
             options,
             n_obs_columns: corpus.n_obs_columns(),
             ner,
+            skip_features,
+            skip_template,
+            skip_stats,
         };
         let instances = raw
             .iter()
@@ -343,10 +499,20 @@ impl ChainCrf {
         let mut sf = SeqFeatures {
             state: vec![Vec::new(); seq.len()],
             trans: Vec::with_capacity(seq.len()),
+            skip: vec![],
         };
         expand_state_features(&self.template, self.ner.as_ref(), seq, |t, name, v| {
             sf.state[t].extend(self.state_features.get(name).map(|k| (k, v)))
         });
+        if let Some(o) = &self.options.skip {
+            expand_skip_features(self.ner.as_ref(), seq, o.max_edges, |u, v, name| {
+                let id = self.skip_features.get(name);
+                match sf.skip.last_mut() {
+                    Some(e) if (e.0, e.1) == (u, v) => e.2.extend(id),
+                    _ => sf.skip.push((u, v, id.into_iter().collect())),
+                }
+            });
+        }
         for t in 0..seq.len() {
             sf.state[t].extend(bias.map(|b| (b, 1.0)));
             let mut tids = vec![];
@@ -394,6 +560,13 @@ impl ChainCrf {
                 }
             }
         }
+        if let Some(t) = self.skip_template {
+            for (u, v, ids) in &sf.skip {
+                obs.clear();
+                obs.extend(ids.iter().map(|&k| (k, 1.0)));
+                b.add_factor(t, &[*u, *v], &obs)?;
+            }
+        }
         if let Some(g) = gold {
             b.set_gold(g)?;
         }
@@ -411,6 +584,7 @@ impl ChainCrf {
         if let Some(n) = &mut file.ner {
             n.rebuild_index();
         }
+        file.skip_features.rebuild_index();
         Ok(ChainCrf {
             template,
             labels: file.labels,
@@ -420,12 +594,17 @@ impl ChainCrf {
             options: file.options,
             n_obs_columns: file.n_obs_columns,
             ner: file.ner,
+            skip_features: file.skip_features,
+            skip_template: file.skip_template,
+            skip_stats: file.skip_stats,
         })
     }
 
     fn features(&self, t: usize) -> &FeatureDict {
         // (`edge-pair` reads the state features.)
-        if t == TRANSITION {
+        if Some(t) == self.skip_template {
+            &self.skip_features
+        } else if t == TRANSITION {
             &self.trans_features
         } else {
             &self.state_features
@@ -447,13 +626,23 @@ struct ModelFile {
     model: Model,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ner: Option<NerFeatures>,
+    #[serde(default)]
+    skip_features: FeatureDict,
+    #[serde(default)]
+    skip_template: Option<usize>,
+    #[serde(default)]
+    skip_stats: SkipStats,
 }
 
 pub const MODEL_FORMAT: &str = "piecewise-lab/linear-chain/1";
 
 impl Family for ChainCrf {
     fn kind(&self) -> &'static str {
-        "chain"
+        if self.skip_template.is_some() {
+            "skip-chain"
+        } else {
+            "chain"
+        }
     }
     fn model(&self) -> &Model {
         &self.model
@@ -499,8 +688,29 @@ impl Family for ChainCrf {
         ChainCrf::instance(self, item)
     }
     fn describe(&self) -> String {
+        let skip = match self.skip_template {
+            Some(_) => {
+                let st = &self.skip_stats;
+                format!(
+                    " · skip edges per training item: mean {:.1}, max {}{}",
+                    st.edges as f64 / st.items.max(1) as f64,
+                    st.max,
+                    if st.capped > 0 {
+                        format!(" ({} items capped)", st.capped)
+                    } else {
+                        String::new()
+                    }
+                )
+            }
+            None => String::new(),
+        };
         format!(
-            "linear chain: {} labels · {} state features · {} parameters · templates: {}",
+            "{}: {} labels · {} state features · {} parameters · templates: {}{skip}",
+            if skip.is_empty() {
+                "linear chain"
+            } else {
+                "skip chain"
+            },
             self.labels.len(),
             self.state_features.len(),
             self.model.n_params,
@@ -520,6 +730,9 @@ impl Family for ChainCrf {
     }
     fn column_name(&self, t: usize, c: usize) -> String {
         let (l, names) = (self.labels.len(), &self.labels.names);
+        if Some(t) == self.skip_template {
+            return format!("{}\t{}", names[c / l], names[c % l]);
+        }
         match t {
             TRANSITION => format!("{}\t{}", names[c / l], names[c % l]),
             EDGE_PAIR if self.options.factorisation == Factorisation::EdgePair => {
@@ -530,6 +743,9 @@ impl Family for ChainCrf {
     }
     fn column_index(&self, t: usize, name: &[&str]) -> Option<usize> {
         let l = self.labels.len();
+        if let (true, [a, b]) = (Some(t) == self.skip_template, name) {
+            return Some(self.labels.get(a)? as usize * l + self.labels.get(b)? as usize);
+        }
         match (t, name) {
             (TRANSITION, [a, b]) | (EDGE_PAIR, [a, b]) => {
                 Some(self.labels.get(a)? as usize * l + self.labels.get(b)? as usize)
@@ -550,6 +766,9 @@ impl Family for ChainCrf {
             n_obs_columns: self.n_obs_columns,
             model: self.model.clone(),
             ner: self.ner.clone(),
+            skip_features: self.skip_features.clone(),
+            skip_template: self.skip_template,
+            skip_stats: self.skip_stats.clone(),
         };
         serde_json::to_value(file).map_err(|e| Error::invalid(e.to_string()))
     }
@@ -575,7 +794,7 @@ impl Family for ChainCrf {
 }
 
 /// Sparse layout from (feature, column) pairs: each feature gets the sorted set of its columns.
-fn sparse_layout(mut pairs: Vec<(u32, u32)>, n_features: usize) -> Layout {
+pub(crate) fn sparse_layout(mut pairs: Vec<(u32, u32)>, n_features: usize) -> Layout {
     pairs.sort_unstable();
     pairs.dedup();
     let mut row_ptr = vec![0u32; n_features + 1];

@@ -14,6 +14,7 @@
 use super::boltzmann::{BoltzmannMachine, BoltzmannOptions};
 use super::boltzmann_chain::{BoltzmannChain, BoltzmannChainOptions};
 use super::chain::{ChainCrf, ChainOptions};
+use super::factorial::{FactorialCrf, FactorialOptions};
 use super::grid::{GridCrf, GridOptions};
 use super::{Instance, LabelSet, Model};
 use crate::data::{Corpus, FeatureTemplate, Sequence};
@@ -64,6 +65,23 @@ pub trait Family: Send + Sync + std::fmt::Debug {
             .collect()
     }
 
+    /// Names of the label layers beside the primary one, matching [`Sequence::layers`] (a
+    /// factorial CRF's `pos`); evaluation scores each.
+    fn extra_layers(&self) -> Vec<String> {
+        vec![]
+    }
+
+    /// An assignment's labels per extra layer (`[layer][token]`).
+    fn extra_labels(&self, _inst: &Instance, _y: &[u32]) -> Vec<Vec<String>> {
+        vec![]
+    }
+
+    /// What `predict` writes per token: the primary labels, or every layer's (space-separated,
+    /// in the data's column order) for multi-layer families.
+    fn output_labels(&self, inst: &Instance, y: &[u32]) -> Vec<String> {
+        self.token_labels(inst, y)
+    }
+
     /// Test-time decoding for families whose task conditions on part of the item (a generative
     /// chain tags given its words); `None` leaves it to the generic decoders.
     fn decode_given(&self, _inst: &Instance, _item: &Sequence, _phi: &[f64]) -> Option<Vec<u32>> {
@@ -107,14 +125,22 @@ pub enum FamilyKind {
     Grid,
     Boltzmann,
     BoltzmannChain,
+    Factorial,
+    SkipChain,
 }
 
 impl FamilyKind {
-    pub const ALL: [FamilyKind; 4] = [
+    /// Whether the family reads a CRF++ template and chain options (factorisation, extractor).
+    pub fn is_chain(&self) -> bool {
+        matches!(self, FamilyKind::Chain | FamilyKind::SkipChain)
+    }
+    pub const ALL: [FamilyKind; 6] = [
         FamilyKind::Chain,
+        FamilyKind::SkipChain,
         FamilyKind::Grid,
         FamilyKind::Boltzmann,
         FamilyKind::BoltzmannChain,
+        FamilyKind::Factorial,
     ];
     pub fn name(&self) -> &'static str {
         match self {
@@ -122,6 +148,8 @@ impl FamilyKind {
             FamilyKind::Grid => "grid",
             FamilyKind::Boltzmann => "boltzmann",
             FamilyKind::BoltzmannChain => "boltzmann-chain",
+            FamilyKind::Factorial => "factorial",
+            FamilyKind::SkipChain => "skip-chain",
         }
     }
 }
@@ -138,6 +166,11 @@ pub enum ModelSpec {
     Boltzmann(BoltzmannOptions),
     /// Generative chain over labels and words (004 §8.3.1).
     BoltzmannChain(BoltzmannChainOptions),
+    /// Two coupled chains, POS tags and NP chunks (000 eq. 40).
+    Factorial(FactorialOptions),
+    /// A linear chain plus skip edges between identical capitalised words (000 eq. 41); the
+    /// chain's options with `skip` set.
+    SkipChain(ChainOptions),
 }
 
 impl Default for ModelSpec {
@@ -153,6 +186,8 @@ impl ModelSpec {
             ModelSpec::Grid(_) => FamilyKind::Grid,
             ModelSpec::Boltzmann(_) => FamilyKind::Boltzmann,
             ModelSpec::BoltzmannChain(_) => FamilyKind::BoltzmannChain,
+            ModelSpec::Factorial(_) => FamilyKind::Factorial,
+            ModelSpec::SkipChain(_) => FamilyKind::SkipChain,
         }
     }
 
@@ -162,7 +197,7 @@ impl ModelSpec {
 
     /// Whether the family reads CRF++ feature templates.
     pub fn uses_template(&self) -> bool {
-        matches!(self, ModelSpec::LinearChain(_))
+        matches!(self, ModelSpec::LinearChain(_) | ModelSpec::SkipChain(_))
     }
 
     /// Reads training data in the family's format.
@@ -172,6 +207,8 @@ impl ModelSpec {
             ModelSpec::Grid(_) => crate::data::grid::read_grid(path),
             ModelSpec::Boltzmann(_) => crate::data::samples::read_samples(path),
             ModelSpec::BoltzmannChain(_) => crate::data::read_corpus(path),
+            ModelSpec::Factorial(o) => FactorialCrf::read_data(path, o.np_only),
+            ModelSpec::SkipChain(_) => crate::data::read_corpus(path),
         }
     }
 
@@ -188,19 +225,26 @@ impl ModelSpec {
             )));
         }
         Ok(match self {
-            ModelSpec::LinearChain(o) => {
+            ModelSpec::LinearChain(o) | ModelSpec::SkipChain(o) => {
+                let mut o = o.clone();
+                match self {
+                    ModelSpec::SkipChain(_) => {
+                        o.skip.get_or_insert_with(Default::default);
+                    }
+                    _ => o.skip = None,
+                }
                 // Without a template: the CRF++ chunking template on column data; only the
                 // always-on transition `B` when the state features come from CRFsuite
                 // attributes or the `ner` extractor.
                 let attributes = train.sequences.iter().any(|s| !s.attrs.is_empty());
                 let template = match template {
                     Some(p) => FeatureTemplate::read(p)?,
-                    None if attributes || o.extractor == super::chain::Extractor::Ner => {
+                    None if attributes || o.extractor.table().is_some() => {
                         FeatureTemplate::transitions_only()
                     }
                     None => FeatureTemplate::chunking(),
                 };
-                let (m, i) = ChainCrf::fit(train, template, o.clone())?;
+                let (m, i) = ChainCrf::fit(train, template, o)?;
                 (Arc::new(m), i)
             }
             ModelSpec::Grid(o) => {
@@ -213,6 +257,10 @@ impl ModelSpec {
             }
             ModelSpec::BoltzmannChain(o) => {
                 let (m, i) = BoltzmannChain::fit(train, o.clone())?;
+                (Arc::new(m), i)
+            }
+            ModelSpec::Factorial(o) => {
+                let (m, i) = FactorialCrf::fit(train, o.clone())?;
                 (Arc::new(m), i)
             }
         })
@@ -236,6 +284,7 @@ pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>
         super::boltzmann_chain::MODEL_FORMAT => {
             Arc::new(BoltzmannChain::from_json(value).map_err(bad)?)
         }
+        super::factorial::MODEL_FORMAT => Arc::new(FactorialCrf::from_json(value).map_err(bad)?),
         _ => {
             return Err(Error::file(
                 file,

@@ -59,6 +59,79 @@ impl ChainLayout {
     }
 }
 
+/// A sequence of positions of `width` consecutive variables each (the same cardinalities at
+/// every position) whose factors each lie within one position or two adjacent ones — a
+/// factorial CRF's ladder. Its joint states per position (`states` = Π cards) form a chain, so
+/// forward–backward and Viterbi over them are exact ([`crate::inference::ChainWork`]).
+#[derive(Clone, Debug)]
+pub struct ProductLayout {
+    /// Positions.
+    pub n: usize,
+    pub width: usize,
+    /// Cardinality of each variable within a position.
+    pub cards: Vec<u32>,
+    /// Joint states per position; digit `i` of joint state `s` is `(s / radix[i]) % cards[i]`
+    /// (the last variable of a position fastest).
+    pub states: usize,
+    pub radix: Vec<usize>,
+    node_ptr: Vec<u32>,
+    node: Vec<u32>,
+    pair_ptr: Vec<u32>,
+    pair: Vec<u32>,
+}
+
+/// Product chains with more joint states per position than this are left to BP (a transition
+/// matrix has `states²` entries).
+pub const MAX_PRODUCT_STATES: usize = 512;
+
+impl ProductLayout {
+    /// Factors within position `t`.
+    pub fn node(&self, t: usize) -> &[u32] {
+        &self.node[self.node_ptr[t] as usize..self.node_ptr[t + 1] as usize]
+    }
+    /// Factors spanning positions `t − 1` and `t`; empty for `t = 0`.
+    pub fn pair(&self, t: usize) -> &[u32] {
+        &self.pair[self.pair_ptr[t] as usize..self.pair_ptr[t + 1] as usize]
+    }
+    /// Label of variable `i` of a position in joint state `s`.
+    pub fn digit(&self, s: usize, i: usize) -> u32 {
+        ((s / self.radix[i]) % self.cards[i] as usize) as u32
+    }
+    /// The joint state of position `t` under a full assignment.
+    pub fn joint(&self, t: usize, y: &[u32]) -> usize {
+        (0..self.width)
+            .map(|i| y[t * self.width + i] as usize * self.radix[i])
+            .sum()
+    }
+    /// Entry offsets of factor `f`'s table split by position: `entry(s', s) = prev[s'] +
+    /// cur[s]`, where `s'` is the joint state of position `t − 1` and `s` that of `t` (a factor
+    /// within position `t` has `prev` all 0).
+    pub fn entry_parts(
+        &self,
+        inst: &Instance,
+        f: &Factor,
+        t: usize,
+        prev: &mut Vec<usize>,
+        cur: &mut Vec<usize>,
+    ) {
+        let s_n = self.states;
+        prev.clear();
+        prev.resize(s_n, 0);
+        cur.clear();
+        cur.resize(s_n, 0);
+        let scope = inst.scope(f);
+        let mut stride = 1usize;
+        for &v in scope.iter().rev() {
+            let (pos, i) = (v as usize / self.width, v as usize % self.width);
+            let out = if pos == t { &mut *cur } else { &mut *prev };
+            for (s, o) in out.iter_mut().enumerate() {
+                *o += self.digit(s, i) as usize * stride;
+            }
+            stride *= inst.card[v as usize] as usize;
+        }
+    }
+}
+
 /// One unrolled factor graph with its observations and (optionally) gold labels.
 #[derive(Clone, Debug)]
 pub struct Instance {
@@ -83,6 +156,9 @@ pub struct Instance {
     /// Total length of the table buffer.
     pub table_len: usize,
     pub chain: Option<ChainLayout>,
+    /// The product-state chain of a ladder of positions (set when the graph is neither a chain
+    /// nor a forest).
+    pub product: Option<ProductLayout>,
     /// True when the factor graph (variables and factors as nodes) has no cycle, so belief
     /// propagation on it is exact.
     pub forest: bool,
@@ -198,6 +274,7 @@ impl<'m> InstanceBuilder<'m> {
                 adj: vec![],
                 table_len: 0,
                 chain: None,
+                product: None,
                 forest: true,
                 position_width: 0,
             },
@@ -344,6 +421,10 @@ impl<'m> InstanceBuilder<'m> {
         }
         self.inst.chain = detect_chain(&self.inst);
         self.inst.forest = is_forest(&self.inst);
+        // (Chains and forests have cheaper exact inference.)
+        if self.inst.chain.is_none() && !self.inst.forest {
+            self.inst.product = detect_product(&self.inst);
+        }
         self.inst
     }
 }
@@ -407,6 +488,65 @@ fn detect_chain(inst: &Instance) -> Option<ChainLayout> {
         l,
         unary_ptr,
         unary,
+        pair_ptr,
+        pair,
+    })
+}
+
+/// A ladder: positions of `position_width ≥ 2` variables with equal cardinalities at every
+/// position, every factor within one position or two adjacent ones, and few joint states.
+fn detect_product(inst: &Instance) -> Option<ProductLayout> {
+    let width = inst.position_width as usize;
+    let nv = inst.card.len();
+    if width < 2 || nv == 0 || nv % width != 0 {
+        return None;
+    }
+    let cards: Vec<u32> = inst.card[..width].to_vec();
+    if inst.card.chunks(width).any(|c| c != cards.as_slice()) {
+        return None;
+    }
+    let states = cards
+        .iter()
+        .try_fold(1usize, |a, &c| a.checked_mul(c as usize))?;
+    if states > MAX_PRODUCT_STATES {
+        return None;
+    }
+    let mut radix = vec![1usize; width];
+    for i in (0..width - 1).rev() {
+        radix[i] = radix[i + 1] * cards[i + 1] as usize;
+    }
+    let n = nv / width;
+    let mut node: Vec<Vec<u32>> = vec![vec![]; n];
+    let mut pair: Vec<Vec<u32>> = vec![vec![]; n];
+    for (i, f) in inst.factors.iter().enumerate() {
+        let scope = inst.scope(f);
+        let lo = scope.iter().map(|&v| v as usize / width).min()?;
+        let hi = scope.iter().map(|&v| v as usize / width).max()?;
+        match hi - lo {
+            0 => node[lo].push(i as u32),
+            1 => pair[hi].push(i as u32),
+            _ => return None,
+        }
+    }
+    let flatten = |v: Vec<Vec<u32>>| {
+        let mut ptr = vec![0u32];
+        let mut flat = vec![];
+        for x in v {
+            flat.extend(x);
+            ptr.push(flat.len() as u32);
+        }
+        (ptr, flat)
+    };
+    let (node_ptr, node) = flatten(node);
+    let (pair_ptr, pair) = flatten(pair);
+    Some(ProductLayout {
+        n,
+        width,
+        cards,
+        states,
+        radix,
+        node_ptr,
+        node,
         pair_ptr,
         pair,
     })

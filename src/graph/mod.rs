@@ -10,6 +10,7 @@
 pub mod boltzmann;
 pub mod boltzmann_chain;
 pub mod chain;
+pub mod factorial;
 pub mod family;
 pub mod grid;
 pub mod instance;
@@ -17,7 +18,9 @@ pub mod pieces;
 pub mod subset;
 
 pub use family::{Family, FamilyKind, ModelSpec};
-pub use instance::{ChainLayout, Factor, Instance, InstanceBuilder, Part, Slot};
+pub use instance::{
+    ChainLayout, Factor, Instance, InstanceBuilder, Part, ProductLayout, Slot, MAX_PRODUCT_STATES,
+};
 pub use subset::{RowMaps, TableReads, TableScratch};
 
 use crate::error::{Error, Result};

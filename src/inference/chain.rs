@@ -6,7 +6,7 @@
 //! the same quantities are recomputed in log space with stable log-sum-exp. Buffers live in a
 //! reusable [`ChainWork`] so the hot loop does not allocate.
 
-use crate::graph::{ChainLayout, Instance};
+use crate::graph::{ChainLayout, Instance, ProductLayout};
 use crate::util::{exp_shifted_into, log_sum_exp};
 
 /// Reusable buffers for one thread.
@@ -31,6 +31,11 @@ pub struct ChainWork {
     c: Vec<f64>,
     tmp: Vec<f64>,
     back: Vec<u32>,
+    /// A product chain's entry offsets of one factor (see [`ProductLayout::entry_parts`]) and
+    /// one position's pair marginals.
+    ep: Vec<usize>,
+    ec: Vec<usize>,
+    pm: Vec<f64>,
     pub log_z: f64,
     /// False when the log-space fallback ran (then `alpha`/`beta` hold log messages).
     pub scaled: bool,
@@ -339,6 +344,11 @@ impl ChainWork {
         out: &mut Vec<u32>,
     ) -> f64 {
         self.prepare(inst, lay, phi);
+        self.viterbi_core(out)
+    }
+
+    /// Viterbi over the prepared potentials: one state per position.
+    fn viterbi_core(&mut self, out: &mut Vec<u32>) -> f64 {
         let (n, l) = (self.n, self.l);
         self.alpha.resize(n * l, 0.0);
         self.back.resize(n * l, 0);
@@ -376,5 +386,198 @@ impl ChainWork {
             out[t - 1] = y as u32;
         }
         best
+    }
+
+    /// Collects a product chain's joint-state log potentials: `u[t][s]` from the factors
+    /// within position `t`, one matrix per `t ≥ 1` from the factors spanning `(t − 1, t)`.
+    fn prepare_product(&mut self, inst: &Instance, lay: &ProductLayout, phi: &[f64]) {
+        let (n, l) = (lay.n, lay.states);
+        let l2 = l * l;
+        self.n = n;
+        self.l = l;
+        self.u.clear();
+        self.u.resize(n * l, 0.0);
+        self.m_id.clear();
+        self.m_id.push(u32::MAX);
+        self.pl.clear();
+        self.pl.resize(n.saturating_sub(1) * l2, 0.0);
+        for t in 0..n {
+            for &f in lay.node(t) {
+                let fac = &inst.factors[f as usize];
+                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
+                let tab = inst.table(fac, phi);
+                for (u, &e) in self.u[t * l..(t + 1) * l].iter_mut().zip(&self.ec) {
+                    *u += tab[e];
+                }
+            }
+            if t == 0 {
+                continue;
+            }
+            self.m_id.push((t - 1) as u32);
+            let mat = &mut self.pl[(t - 1) * l2..t * l2];
+            for &f in lay.pair(t) {
+                let fac = &inst.factors[f as usize];
+                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
+                let tab = inst.table(fac, phi);
+                for (row, &base) in mat.chunks_exact_mut(l).zip(&self.ep) {
+                    for (r, &e) in row.iter_mut().zip(&self.ec) {
+                        *r += tab[base + e];
+                    }
+                }
+            }
+            self.ops += (lay.pair(t).len() * l2) as u64;
+        }
+    }
+
+    /// Forward–backward over a product chain's joint states; returns log Z.
+    pub fn forward_backward_product(
+        &mut self,
+        inst: &Instance,
+        lay: &ProductLayout,
+        phi: &[f64],
+    ) -> f64 {
+        self.prepare_product(inst, lay, phi);
+        self.scaled = self.run_scaled();
+        if !self.scaled {
+            self.run_log();
+        }
+        self.log_z
+    }
+
+    /// Viterbi over a product chain's joint states; `out` gets one label per variable.
+    pub fn viterbi_product(
+        &mut self,
+        inst: &Instance,
+        lay: &ProductLayout,
+        phi: &[f64],
+        out: &mut Vec<u32>,
+    ) -> f64 {
+        self.prepare_product(inst, lay, phi);
+        let mut joint = Vec::with_capacity(lay.n);
+        let best = self.viterbi_core(&mut joint);
+        out.clear();
+        for &s in &joint {
+            out.extend((0..lay.width).map(|i| lay.digit(s as usize, i)));
+        }
+        best
+    }
+
+    /// Pair marginals `p(s_{t−1} = s', s_t = s)` of a product chain into `self.pm`.
+    fn product_pair_marginals(&mut self, t: usize) {
+        let l = self.l;
+        self.pm.resize(l * l, 0.0);
+        if self.scaled {
+            let k = self.m_id[t] as usize;
+            let inv = 1.0 / self.c[t];
+            let m = &self.m[k * l * l..(k + 1) * l * l];
+            for (sp, (row, mrow)) in self
+                .pm
+                .chunks_exact_mut(l)
+                .zip(m.chunks_exact(l))
+                .enumerate()
+            {
+                let a = self.alpha[(t - 1) * l + sp] * inv;
+                for (s, (o, &mv)) in row.iter_mut().zip(mrow).enumerate() {
+                    *o = a * mv * self.s[t * l + s] * self.beta[t * l + s];
+                }
+            }
+        } else {
+            for sp in 0..l {
+                for s in 0..l {
+                    self.pm[sp * l + s] = self.pair_marginal(t, sp, s);
+                }
+            }
+        }
+    }
+
+    /// Adds `scale ·` (the marginal of each factor's table entries) into `dphi`, after
+    /// [`forward_backward_product`](Self::forward_backward_product).
+    pub fn add_expectations_product(
+        &mut self,
+        inst: &Instance,
+        lay: &ProductLayout,
+        dphi: &mut [f64],
+        scale: f64,
+    ) {
+        for t in 0..lay.n {
+            for &f in lay.node(t) {
+                let fac = &inst.factors[f as usize];
+                let off = inst.table_offset(fac);
+                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
+                for s in 0..self.l {
+                    dphi[off + self.ec[s]] += scale * self.node_marginal(t, s);
+                }
+            }
+            if t == 0 || lay.pair(t).is_empty() {
+                continue;
+            }
+            self.product_pair_marginals(t);
+            let l = self.l;
+            for &f in lay.pair(t) {
+                let fac = &inst.factors[f as usize];
+                let off = inst.table_offset(fac);
+                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
+                for (row, &base) in self.pm.chunks_exact(l).zip(&self.ep) {
+                    for (&p, &e) in row.iter().zip(&self.ec) {
+                        dphi[off + base + e] += scale * p;
+                    }
+                }
+            }
+            self.ops += (lay.pair(t).len() * l * l) as u64;
+        }
+    }
+
+    /// Each factor's table marginal, after
+    /// [`forward_backward_product`](Self::forward_backward_product).
+    pub fn factor_marginals_product(
+        &mut self,
+        inst: &Instance,
+        lay: &ProductLayout,
+    ) -> Vec<Vec<f64>> {
+        let mut out: Vec<Vec<f64>> = inst
+            .factors
+            .iter()
+            .map(|f| vec![0.0; inst.slots[f.slot as usize].len as usize])
+            .collect();
+        for t in 0..lay.n {
+            for &f in lay.node(t) {
+                let fac = &inst.factors[f as usize];
+                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
+                for s in 0..self.l {
+                    out[f as usize][self.ec[s]] += self.node_marginal(t, s);
+                }
+            }
+            if t == 0 || lay.pair(t).is_empty() {
+                continue;
+            }
+            self.product_pair_marginals(t);
+            for &f in lay.pair(t) {
+                let fac = &inst.factors[f as usize];
+                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
+                for (row, &base) in self.pm.chunks_exact(self.l).zip(&self.ep) {
+                    for (&p, &e) in row.iter().zip(&self.ec) {
+                        out[f as usize][base + e] += p;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every variable's marginal, after
+    /// [`forward_backward_product`](Self::forward_backward_product).
+    pub fn var_marginals_product(&self, lay: &ProductLayout) -> Vec<Vec<f64>> {
+        let mut out: Vec<Vec<f64>> = (0..lay.n * lay.width)
+            .map(|v| vec![0.0; lay.cards[v % lay.width] as usize])
+            .collect();
+        for t in 0..lay.n {
+            for s in 0..self.l {
+                let p = self.node_marginal(t, s);
+                for i in 0..lay.width {
+                    out[t * lay.width + i][lay.digit(s, i) as usize] += p;
+                }
+            }
+        }
+        out
     }
 }

@@ -72,6 +72,14 @@ pub fn factor_marginals(
         out.exact = Some((m, "forward–backward"));
         return out;
     }
+    if let Some(lay) = &inst.product {
+        let mut work = ChainWork::default();
+        work.forward_backward_product(inst, lay, phi);
+        out.exact = Some((
+            work.factor_marginals_product(inst, lay),
+            "forward–backward over joint states",
+        ));
+    }
     let mut work = BpWork::default();
     let mut msgs = BpMessages::default();
     let report = bp::run(inst, phi, opts, Semiring::SumProduct, &mut msgs, &mut work);
@@ -82,7 +90,8 @@ pub fn factor_marginals(
             b
         })
         .collect();
-    if inst.forest && report.converged {
+    if out.exact.is_some() {
+    } else if inst.forest && report.converged {
         out.exact = Some((beliefs.clone(), "BP (exact on a forest)"));
     } else if inst.joint_states() <= INSPECT_ENUMERATION_STATES {
         let mut m: Vec<Vec<f64>> = inst
@@ -103,8 +112,8 @@ pub fn factor_marginals(
     out
 }
 
-/// Exact node marginals and log Z: forward–backward on a chain, BP on a forest, enumeration
-/// otherwise (an error when the graph is too large for it).
+/// Exact node marginals and log Z: forward–backward on a chain, BP on a forest, forward–backward
+/// over joint states on a ladder, enumeration otherwise (an error when the graph is too large).
 pub fn exact_node_marginals(
     inst: &crate::graph::Instance,
     phi: &[f64],
@@ -122,6 +131,11 @@ pub fn exact_node_marginals(
         let (m, report, log_z) = bp_node_marginals(inst, phi, &opts);
         debug_assert!(report.converged);
         return Ok((m, log_z));
+    }
+    if let Some(lay) = &inst.product {
+        let mut work = ChainWork::default();
+        let log_z = work.forward_backward_product(inst, lay, phi);
+        return Ok((work.var_marginals_product(lay), log_z));
     }
     let e = enumerate(inst, phi)?;
     Ok((e.node_marginals, e.log_z))
