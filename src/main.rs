@@ -54,6 +54,30 @@ enum Command {
     },
     /// Train a model and record the run in a directory.
     Train(TrainArgs),
+    /// Run one of the piecewise paper's experiments with its protocol and write a report
+    /// (NAME.md, NAME.json, NAME.svg) with our numbers beside the paper's: 000-table4 …
+    /// 000-table9, 000-fig4 (`--list` names them). Runs go to OUT/runs/TASK/ESTIMATOR/REP and
+    /// are reused when started again with the same OUT.
+    Reproduce {
+        /// The experiment (see --list).
+        name: Option<String>,
+        /// List the experiments.
+        #[arg(long)]
+        list: bool,
+        /// A reduced version (few items, one repetition, few iterations) that checks the
+        /// machinery; the numbers mean nothing.
+        #[arg(long)]
+        quick: bool,
+        /// Output folder (default: reproductions, or reproductions-quick with --quick).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The shared corpora.
+        #[arg(long, default_value = "../shared/data")]
+        data: PathBuf,
+        /// Worker threads per run (0: all cores).
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+    },
     /// Sweep an SCL policy over a grid of λ and β (and σ²): `1:(1−β)*LOW + λ:β*HIGH` for
     /// `--families LOW/HIGH` (004's convention), one run directory per point, an index
     /// (`sweep.json`) and a table (`sweep.csv`) in --out. Started again on the same directory it
@@ -614,6 +638,11 @@ struct RunArgs {
     /// Drop features seen fewer times than this in training.
     #[arg(long, default_value_t = 1)]
     min_freq: u64,
+    /// Start from the weights of a finished run: templates, features and labels with the same
+    /// names are copied, the rest start at 0 (000 §5.1.3: BP training of the skip-chain from
+    /// a trained linear chain).
+    #[arg(long, value_name = "RUN")]
+    init_from: Option<PathBuf>,
     /// Evaluate on --test every N iterations (0: at the end only).
     #[arg(long, default_value_t = 0)]
     eval_every: usize,
@@ -681,6 +710,7 @@ impl RunArgs {
             train_sample: self.train_sample,
             eval_train: self.eval_train,
             per_state_scaling: self.per_state_scaling,
+            init_from: self.init_from.clone(),
         })
     }
 }
@@ -808,6 +838,14 @@ fn run(command: Command) -> Result<()> {
     match command {
         Command::Gui { .. } => unreachable!("handled in main"),
         Command::Train(a) => train(a),
+        Command::Reproduce {
+            name,
+            list,
+            quick,
+            out,
+            data,
+            threads,
+        } => reproduce(name, list, quick, out, data, threads),
         Command::Sweep(a) => sweep(a),
         Command::Compare(a) => compare(a),
         Command::Predict {
@@ -1335,6 +1373,64 @@ fn run_with_progress(spec: &RunSpec, out: &Path) -> Result<RunSummary> {
         out.display()
     );
     Ok(summary)
+}
+
+fn reproduce(
+    name: Option<String>,
+    list: bool,
+    quick: bool,
+    out: Option<PathBuf>,
+    data: PathBuf,
+    threads: usize,
+) -> Result<()> {
+    use piecewise_lab::train::reproduce::{self, Event, Options, EXPERIMENTS};
+    let name = match (name, list) {
+        (Some(n), false) => n,
+        _ => {
+            for (n, what) in EXPERIMENTS {
+                println!("{n:<12} {what}");
+            }
+            return Ok(());
+        }
+    };
+    let o = Options {
+        quick,
+        data,
+        out: out.unwrap_or_else(|| {
+            PathBuf::from(if quick {
+                "reproductions-quick"
+            } else {
+                "reproductions"
+            })
+        }),
+        threads,
+    };
+    let e = reproduce::experiment(&name, &o)?;
+    let total: usize = e.groups.iter().map(|g| g.runs.len()).sum();
+    eprintln!("{}: {} runs in {}", e.title, total, o.out.display());
+    let results = reproduce::run_all(&e, &o, &mut |ev| match ev {
+        Event::Reused(g, k) => eprintln!("  {g} {k}: finished before, reused"),
+        Event::Started(g, k, i, n) => eprintln!("  [{i}/{n}] {g} {k} …"),
+        Event::Finished(g, k, s) => eprintln!(
+            "  {g} {k}: {} iterations, {:.1} s{}",
+            s.iterations,
+            s.train_seconds,
+            s.test
+                .as_ref()
+                .map(|t| format!(", token accuracy {:.2}", t.token_accuracy))
+                .unwrap_or_default()
+        ),
+    })?;
+    let date = std::process::Command::new("date")
+        .arg("+%Y-%m-%d %H:%M %Z")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let md = reproduce::report(&e, &o, &results, &date)?;
+    println!("{md}");
+    eprintln!("report: {}", o.out.join(format!("{}.md", e.name)).display());
+    Ok(())
 }
 
 fn sweep(a: SweepArgs) -> Result<()> {

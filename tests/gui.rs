@@ -502,6 +502,7 @@ fn compare_plots_and_exports_boltzmann_consistency() {
                 train_sample: None,
                 eval_train: false,
                 per_state_scaling: false,
+                init_from: None,
             };
             let dir = ws.path().join(format!("runs/{id:03}-{est}"));
             let s = execute(
@@ -605,6 +606,7 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
             train_sample: None,
             eval_train: false,
             per_state_scaling: false,
+            init_from: None,
         },
         low: ComponentFamily::Pseudo(1),
         high: ComponentFamily::Full,
@@ -881,4 +883,127 @@ fn nota_terms_diagrams_and_a_scaled_crf_pt_run() {
     );
     // The number of NOTA terms is a curve: 0 for 20 iterations, then the choice.
     pick_curve_metric(&mut h, "NOTA terms (nota)");
+}
+
+/// Loads a file of `family` through the Data pane's fields and *Load*.
+fn load_family(
+    h: &mut Harness<'_, Workbench>,
+    family: piecewise_lab::graph::FamilyKind,
+    file: &Path,
+) {
+    {
+        let f = &mut h.state_mut().state.form;
+        f.family = family;
+        f.train = file.display().to_string();
+        f.test.clear();
+        f.template.clear();
+        f.extractor = piecewise_lab::graph::chain::Extractor::Seminar;
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(h, "the data to load", 60.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| d.family.kind() == family.name())
+    });
+}
+
+/// The factorial CRF's terms name 000 eq. 40's variables (w_t POS, y_t chunk) and its PWPL
+/// steps through the cotemporal and both transition templates; a skip-chain's pl-edge has a
+/// term for the skip edge (Lee … Lee) and the BP stepper runs on it.
+#[test]
+fn factorial_terms_and_skip_chain_bp_in_the_graph_view() {
+    if !root().join("../shared/data/lexicons").exists() {
+        eprintln!("skipping: ../shared/data/lexicons is absent");
+        return;
+    }
+    let ws = tempfile::tempdir().unwrap();
+    let fcrf = ws.path().join("fcrf.txt");
+    std::fs::write(
+        &fcrf,
+        "Confidence NN B-NP\nin IN B-PP\nthe DT B-NP\npound NN I-NP\n\nIt PRP B-NP\nrose VBD B-VP\n\n",
+    )
+    .unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    load_family(&mut h, piecewise_lab::graph::FamilyKind::Factorial, &fcrf);
+    h.get_by_label("Data view").click();
+    h.step();
+    h.get_by_label("Graph view").click();
+    h.step();
+    h.get_by_label("pwpl").click();
+    h.step();
+    h.step();
+    // 4 positions: 4 cotemporal + 3 + 3 transition factors, two variables each.
+    h.get_by_label_contains("pwpl term 1 of 20: log p(w0·Confidence | y0·Confidence = B-NP)");
+    let d = h.state().state.data.as_ref().unwrap();
+    assert!(d
+        .family
+        .describe()
+        .starts_with("factorial CRF: 5 POS tags × 3 chunk labels"));
+
+    // A skip-chain: "Lee" twice in the first document.
+    let sk = ws.path().join("skip.conll");
+    let words = "Speaker : Ann Lee , CMU . Lee talks".split(' ');
+    let labels = [
+        "O", "O", "speaker", "speaker", "O", "O", "O", "speaker", "O",
+    ];
+    let text: String = words
+        .zip(labels)
+        .map(|(w, l)| format!("{w} {} X - {l}\n", w.to_lowercase()))
+        .collect();
+    std::fs::write(&sk, text + "\n").unwrap();
+    load_family(&mut h, piecewise_lab::graph::FamilyKind::SkipChain, &sk);
+    h.step();
+    h.get_by_label("pl-edge").click();
+    h.step();
+    h.step();
+    // Pairs sharing a factor: 8 chain edges and the skip edge (3, 7).
+    h.get_by_label_contains("pl-edge term 1 of 9");
+    // BP runs on a trained model: train pw on it and pick the run.
+    runs_form(&mut h);
+    h.get_by_label("Use loaded data").click();
+    h.step();
+    h.get_by_label("pw").click();
+    h.step();
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(&mut h, "the run", 120.0, |w| {
+        w.state
+            .runs
+            .entries
+            .first()
+            .is_some_and(|e| e.status == RunStatus::Finished)
+    });
+    let run = h.state().state.runs.entries[0].id.clone();
+    h.get_by_label("Data view").click();
+    h.step();
+    h.get_by_label("Graph view").click();
+    h.step();
+    let graph: &mut piecewise_lab::app::GraphPane = h
+        .state_mut()
+        .tree
+        .tiles
+        .iter_mut()
+        .find_map(|(_, t)| match t {
+            egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Graph(g)) => Some(g),
+            _ => None,
+        })
+        .expect("a graph pane");
+    graph.model_run = Some(run);
+    h.step();
+    h.get_by_label("BP messages").click();
+    h.step();
+    let t = Instant::now();
+    while h.query_by_label_contains("BP sweep 1 (").is_none() {
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "no BP caption on the skip-chain"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -137,6 +137,7 @@ fn dutch_ner_trains_memm_and_crf_pt_with_the_ner_features() {
         train_sample: None,
         eval_train: false,
         per_state_scaling: scaling,
+        init_from: None,
     };
     let nota = EstimatorSpec::Nota {
         selection: NotaSelection::Exhaustive,

@@ -116,12 +116,6 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                         ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
                         ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed");
                     });
-                if src.family == FamilyKind::SkipChain {
-                    let l = ui.label("max skips");
-                    ui.add(egui::DragValue::new(&mut src.skip.max_edges).range(0..=100_000))
-                        .labelled_by(l.id)
-                        .on_hover_text("at most this many skip edges per document, the closest pairs first (0: all)");
-                }
             }
             FamilyKind::Factorial => {
                 egui::ComboBox::new(format!("{id}-features"), "features")
@@ -176,6 +170,12 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                         .on_hover_text("000 Table 3's seminar features (word, shapes, name lists, time and date patterns), ±4 window");
                 });
         });
+        if src.family == FamilyKind::SkipChain {
+            let l = ui.label("Max skips");
+            ui.add(egui::DragValue::new(&mut src.skip.max_edges).range(0..=100_000))
+                .labelled_by(l.id)
+                .on_hover_text("at most this many skip edges per document, the closest pairs first (0: all)");
+        }
         ui.add_enabled_ui(chain || matches!(src.family, FamilyKind::BoltzmannChain | FamilyKind::Factorial), |ui| {
             let l = ui.label("Min freq");
             ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))

@@ -421,15 +421,28 @@ fn layout(
             match (sc.len(), flat) {
                 (1, true) => centre.to_pos2() + vec2(0.0, ROW),
                 (1, false) => centre.to_pos2() + vec2(0.3, 0.3) * DX,
+                // A skip edge of a chain: an arc above it, higher the longer it reaches.
+                (2, true) if sc[1].abs_diff(sc[0]) > 1 => {
+                    let span = sc[1].abs_diff(sc[0]) as f32;
+                    centre.to_pos2() - vec2(0.0, ROW * (0.9 + 0.45 * span.ln()))
+                }
                 (2, _) => centre.to_pos2(),
                 (_, true) => centre.to_pos2() - vec2(0.0, ROW),
                 _ => centre.to_pos2(),
             }
         })
         .collect();
+    // Arcs above a chain push everything down so the highest stays on the canvas.
+    let top = factors.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
+    let (mut vars, mut factors) = (vars, factors);
+    if top < ROW * 0.3 {
+        let d = vec2(0.0, ROW * 0.3 - top);
+        for p in vars.iter_mut().chain(factors.iter_mut()) {
+            *p += d;
+        }
+    }
     // Pairwise factors that land on the same point (a circle's diameters all cross its centre)
     // are spread along their own chords.
-    let mut factors = factors;
     let mut seen: std::collections::HashMap<(i32, i32), u32> = Default::default();
     for (f, p) in factors.iter_mut().enumerate() {
         let n = seen
@@ -477,7 +490,14 @@ fn layout(
         .iter()
         .chain(&factors)
         .fold((0.0f32, 0.0f32), |(a, b), p| (a.max(p.x), b.max(p.y)));
-    let size = vec2(mx + DX * 0.6, my + ROW * 0.6);
+    // Room below for the template legend.
+    let mut templates: Vec<u32> = inst.factors.iter().map(|f| f.template).collect();
+    templates.sort_unstable();
+    templates.dedup();
+    let size = vec2(
+        mx + DX * 0.6,
+        my + ROW * 0.6 + 14.0 * templates.len() as f32 + 8.0,
+    );
     let mut factor_pieces = vec![vec![]; factors.len()];
     for (i, fs) in pieces.iter().enumerate() {
         for &f in fs {
@@ -548,13 +568,21 @@ fn ring(c: Pos2, r: f32, out: &mut Vec<Pos2>) {
     }
 }
 
-fn describe_var(seq: &crate::data::Sequence, v: u32) -> String {
+fn describe_var(
+    family: &dyn crate::graph::Family,
+    inst: &Instance,
+    seq: &crate::data::Sequence,
+    v: u32,
+) -> String {
     // Images and samples have no words: a pixel's first column is a number, a sample has none.
-    if seq.shape.is_some() || super::data::word(seq, v as usize).is_empty() {
-        return format!("y{v}");
+    // On a ladder the word belongs to the variable's position.
+    let token = (v / inst.position_width.max(1)) as usize;
+    let name = family.var_name(v);
+    if seq.shape.is_some() || super::data::word(seq, token).is_empty() {
+        return name;
     }
-    let w = super::data::word(seq, v as usize);
-    format!("y{v}·{w}")
+    let w = super::data::word(seq, token);
+    format!("{name}·{w}")
 }
 
 impl GraphPane {
@@ -845,7 +873,7 @@ fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
                     .as_ref()
                     .map(|g| d.family.labels(inst, v).names[g[v as usize] as usize].as_str())
                     .unwrap_or("?");
-                (describe_var(seq, v), g.to_string())
+                (describe_var(d.family.as_ref(), inst, seq, v), g.to_string())
             })
             .collect::<Vec<_>>()
     };
@@ -1043,10 +1071,14 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let vis_copies =
         &lay.copy_order[Layout::range(&lay.copy_order, |c| lay.copies[c as usize].2.x, x_lo, x_hi)];
     let text_ok = z >= 0.45;
-    // Tokens are words on chains; a grid's or a Boltzmann machine's variables have none to show.
+    // Tokens are words on chains, over the first variable of each position on ladders (a
+    // factorial CRF's POS row, a Boltzmann chain's labels); a grid's variables have none.
+    let width = inst.position_width.max(1) as usize;
     let word = |v: usize| {
         if lay.flat {
             super::data::word(seq, v)
+        } else if width > 1 && v.is_multiple_of(width) {
+            super::data::word(seq, v / width)
         } else {
             ""
         }
@@ -1170,10 +1202,18 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             }
         } else {
             for &v in inst.scope(fac) {
-                painter.line_segment(
-                    [to_screen(fp), to_screen(lay.vars[v as usize])],
-                    Stroke::new(1.2, col),
-                );
+                let vp = lay.vars[v as usize];
+                if fp.y < vp.y - ROW * 0.5 {
+                    // A skip edge's arc: up from the variable, bending over to the factor.
+                    painter.add(egui::epaint::QuadraticBezierShape::from_points_stroke(
+                        [to_screen(vp), to_screen(pos2(vp.x, fp.y)), to_screen(fp)],
+                        false,
+                        Color32::TRANSPARENT,
+                        Stroke::new(1.2, col),
+                    ));
+                } else {
+                    painter.line_segment([to_screen(fp), to_screen(vp)], Stroke::new(1.2, col));
+                }
             }
         }
     }
@@ -1274,7 +1314,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 painter.text(
                     s,
                     egui::Align2::CENTER_CENTER,
-                    format!("y{v}"),
+                    d.family.var_name(v as u32),
                     small.clone(),
                     tc,
                 );
@@ -1341,14 +1381,18 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         );
     }
 
-    // Template legend (top-left of the visible region).
-    let mut y = painter.clip_rect().min.y + 6.0;
+    // Template legend (bottom-left of the visible region, clear of the words above the
+    // variables).
+    let shown: Vec<usize> = (0..d.family.model().templates.len())
+        .filter(|&i| {
+            d.family.model().templates[i].tied_to.is_none()
+                && inst.factors.iter().any(|f| f.template as usize == i)
+        })
+        .collect();
+    let mut y = painter.clip_rect().max.y - 6.0 - 14.0 * shown.len() as f32;
     let x = painter.clip_rect().min.x + 6.0;
     for (i, t) in d.family.model().templates.iter().enumerate() {
-        if t.tied_to.is_some() {
-            continue;
-        }
-        if !inst.factors.iter().any(|f| f.template as usize == i) {
+        if !shown.contains(&i) {
             continue;
         }
         painter.rect_filled(

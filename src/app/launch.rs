@@ -45,6 +45,9 @@ pub struct LaunchForm {
     pub threads: usize,
     pub seed: u64,
     pub eval_every: usize,
+    /// A finished run whose matching weights start this one (empty: from 0).
+    #[serde(default)]
+    pub init_from: String,
 }
 
 impl Default for LaunchForm {
@@ -75,6 +78,7 @@ impl Default for LaunchForm {
             camel: Default::default(),
             nota: Default::default(),
             per_state_scaling: false,
+            init_from: String::new(),
             decode: Default::default(),
             c2: 1.0,
             max_iter: 100,
@@ -163,6 +167,8 @@ impl LaunchForm {
             train_sample: None,
             eval_train: false,
             per_state_scaling: self.per_state_scaling,
+            init_from: (!self.init_from.trim().is_empty())
+                .then(|| PathBuf::from(self.init_from.trim())),
         })
     }
 
@@ -200,6 +206,7 @@ impl LaunchForm {
             },
             nota: spec.estimator.nota().cloned().unwrap_or_default(),
             per_state_scaling: spec.per_state_scaling,
+            init_from: path(&spec.init_from),
             decode: spec.decode,
             estimator: spec.estimator.name().to_string(),
             pieces: spec

@@ -250,13 +250,15 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                             ui.selectable_value(&mut f.decode, d, name).on_hover_text(hint);
                         }
                     });
-                ui.add_enabled(chain, egui::Checkbox::new(&mut f.per_state_scaling, "per-state scaling"))
+                let linear = f.data.family == crate::graph::FamilyKind::Chain;
+                ui.add_enabled(linear, egui::Checkbox::new(&mut f.per_state_scaling, "per-state scaling"))
                     .on_hover_text("after training, fit one scale per source state by global likelihood, θ fixed (001 §3), and decode with it");
             });
             ui.end_row();
             ui.label("Loopy BP");
             ui.add_enabled_ui(
-                matches!(spec, Some(EstimatorSpec::Bp { .. })) || !chain,
+                matches!(spec, Some(EstimatorSpec::Bp { .. }))
+                    || f.data.family != crate::graph::FamilyKind::Chain,
                 |ui| {
                     bp_row(ui, &mut f.bp);
                 },
@@ -273,6 +275,12 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             ui.add(egui::DragValue::new(&mut f.max_iter).range(1..=100_000))
                 .labelled_by(l.id);
             ui.end_row();
+            text_row(
+                ui,
+                "Init from",
+                &mut f.init_from,
+                "optional run folder: its matching weights start this run (000 §5.1.3)",
+            );
             let l = ui.label("Threads");
             ui.horizontal(|ui| {
                 ui.add(egui::DragValue::new(&mut f.threads).range(0..=256))

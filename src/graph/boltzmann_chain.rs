@@ -237,6 +237,10 @@ impl Family for BoltzmannChain {
             .map(|i| [(i / 2) as f32, (i % 2) as f32])
             .collect()
     }
+    /// Label y_t, word x_t (004 §8.3.1).
+    fn var_name(&self, v: u32) -> String {
+        format!("{}{}", if v.is_multiple_of(2) { "y" } else { "x" }, v / 2)
+    }
     fn token_labels(&self, inst: &Instance, y: &[u32]) -> Vec<String> {
         y.iter()
             .step_by(2)

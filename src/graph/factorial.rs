@@ -262,7 +262,7 @@ impl Family for FactorialCrf {
         &self.model
     }
     fn labels(&self, _inst: &Instance, v: u32) -> &LabelSet {
-        if v % 2 == 0 {
+        if v.is_multiple_of(2) {
             &self.pos
         } else {
             &self.chunks
@@ -342,6 +342,10 @@ impl Family for FactorialCrf {
             .step_by(2)
             .map(|&l| self.chunks.names[l as usize].clone())
             .collect()
+    }
+    /// 000 eq. 40's names: w_t the POS tag, y_t the chunk label.
+    fn var_name(&self, v: u32) -> String {
+        format!("{}{}", if v.is_multiple_of(2) { "w" } else { "y" }, v / 2)
     }
     fn extra_layers(&self) -> Vec<String> {
         vec!["pos".into()]

@@ -65,6 +65,11 @@ pub trait Family: Send + Sync + std::fmt::Debug {
             .collect()
     }
 
+    /// A variable's name in drawings and captions (`y3`; a factorial CRF's `w1`/`y1`).
+    fn var_name(&self, v: u32) -> String {
+        format!("y{v}")
+    }
+
     /// Names of the label layers beside the primary one, matching [`Sequence::layers`] (a
     /// factorial CRF's `pos`); evaluation scores each.
     fn extra_layers(&self) -> Vec<String> {

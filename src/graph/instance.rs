@@ -498,7 +498,7 @@ fn detect_chain(inst: &Instance) -> Option<ChainLayout> {
 fn detect_product(inst: &Instance) -> Option<ProductLayout> {
     let width = inst.position_width as usize;
     let nv = inst.card.len();
-    if width < 2 || nv == 0 || nv % width != 0 {
+    if width < 2 || nv == 0 || !nv.is_multiple_of(width) {
         return None;
     }
     let cards: Vec<u32> = inst.card[..width].to_vec();

@@ -4,6 +4,7 @@ pub mod beta;
 pub mod camel;
 pub mod lbfgs;
 pub mod objective;
+pub mod reproduce;
 pub mod run;
 pub mod scaling;
 pub mod spec;

@@ -111,6 +111,12 @@ pub struct RunSummary {
     /// Training instances whose loopy BP had not converged at the final weights.
     #[serde(default)]
     pub bp_unconverged: u64,
+    /// With `init_from`: the weights copied from that run (nonzero ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_weights: Option<usize>,
+    /// The fitted model in one line (labels, features, parameters; skip edges per item).
+    #[serde(default)]
+    pub model_description: String,
     /// Final test metrics; `test.decoders` says how the predictions were decoded.
     pub test: Option<Metrics>,
     /// The same metrics on the training data, when the spec asks (`eval_train`).
@@ -130,6 +136,15 @@ fn carry(carried: &std::cell::Cell<(usize, u64, f64, f64)>, fit: &super::lbfgs::
             f + l.paper_flops.unwrap_or(0.0),
         ));
     }
+}
+
+/// The weights of the run in `dir` carried over to `fam` by name: the template, feature and
+/// label names of each weight (the weights TSV), so a skip-chain starts from a linear chain's
+/// `state`/`transition` weights and its `skip` weights at 0.
+pub fn initial_weights(fam: &dyn crate::graph::Family, dir: &Path) -> Result<Vec<f64>> {
+    let (from, theta) = crate::graph::family::load(dir)?;
+    let text = crate::graph::family::dump_weights(from.as_ref(), &theta);
+    crate::graph::family::read_weights(fam, &text, &dir.join("weights.bin").display().to_string())
 }
 
 /// One round of the β heuristic.
@@ -251,6 +266,15 @@ fn run_inner(
     summary.threads = obj.threads();
     (summary.table_entries_built, summary.table_entries) = obj.table_entries();
     summary.paper_flops = obj.paper_flops;
+    summary.model_description = fam.describe();
+    let theta0 = match &spec.init_from {
+        Some(dir) => {
+            let th = initial_weights(fam.as_ref(), dir)?;
+            summary.init_weights = Some(th.iter().filter(|w| **w != 0.0).count());
+            th
+        }
+        None => vec![0.0; fam.model().n_params],
+    };
     let nota_count = std::cell::Cell::new(match &spec.estimator {
         EstimatorSpec::Nota { selection } => {
             Some(crate::estimators::NotaPt::new(selection.clone()).count(&instances))
@@ -322,7 +346,7 @@ fn run_inner(
             let r = super::camel::fit(
                 &mut cobj,
                 *variant,
-                vec![0.0; n_w],
+                theta0.clone(),
                 camel,
                 &spec.optimiser,
                 cancel,
@@ -383,7 +407,7 @@ fn run_inner(
             };
             let mut first = minimize(
                 &obj,
-                vec![0.0; fam.model().n_params],
+                theta0.clone(),
                 &LbfgsSpec {
                     max_iter: first_block.min(spec.optimiser.max_iter),
                     ..spec.optimiser.clone()

@@ -50,6 +50,11 @@ pub struct RunSpec {
     /// with the weights fixed (001 §3; `scaling.json`); test-time decoding then uses them.
     #[serde(default)]
     pub per_state_scaling: bool,
+    /// Start from the weights of a finished run: templates, features and labels with the same
+    /// names are copied, the rest start at 0 — BP training of a skip-chain from a trained
+    /// linear chain (000 §5.1.3: from uniform weights it was slower and worse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_from: Option<PathBuf>,
 }
 
 impl RunSpec {

@@ -1,0 +1,111 @@
+//! `reproduce NAME --quick` for every experiment on the shared corpora (skipped with a notice
+//! when ../shared/data is absent): each writes its Markdown, JSON and SVG report with a number
+//! of ours in every cell the experiment fills and the paper's beside it; started again in the
+//! same folder it reuses every finished run; experiments sharing runs (Tables 6, 7 and 9 on the
+//! seminars) share them. The summary statistics against hand computation.
+
+use piecewise_lab::train::reproduce::{self, Event, Options, Stat, EXPERIMENTS};
+use std::path::PathBuf;
+
+fn data() -> Option<PathBuf> {
+    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    if d.join("conll2000").exists() && d.join("seminars").exists() {
+        Some(d)
+    } else {
+        eprintln!("skipping: ../shared/data is absent");
+        None
+    }
+}
+
+#[test]
+fn stat_is_mean_and_sample_sd() {
+    let s = Stat::of(vec![1.0, 2.0, 4.0]).unwrap();
+    assert!((s.mean - 7.0 / 3.0).abs() < 1e-12);
+    // Σ(x − m)² = 16/9 + 1/9 + 25/9 = 42/9; / (n − 1) = 7/3.
+    assert!((s.sd - (7.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    assert_eq!(Stat::of(vec![5.0]).unwrap().sd, 0.0);
+    assert!(Stat::of(vec![]).is_none());
+}
+
+#[test]
+fn every_experiment_runs_quick_and_reports() {
+    let Some(data) = data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        quick: true,
+        data,
+        out: dir.path().to_path_buf(),
+        threads: 2,
+    };
+    let names: Vec<&str> = EXPERIMENTS.iter().map(|e| e.0).collect();
+    assert_eq!(names.len(), 7);
+    for name in &names {
+        let e = reproduce::experiment(name, &o).unwrap();
+        let mut reused = 0;
+        let results = reproduce::run_all(&e, &o, &mut |ev| {
+            if let Event::Reused(..) = ev {
+                reused += 1
+            }
+        })
+        .unwrap();
+        if *name == "000-table9" {
+            // Table 6 ran the chain, bp, pl and pw on the same splits: only pwpl is new.
+            assert_eq!(reused, 4, "{name} reuses Table 6's runs");
+        }
+        let md = reproduce::report(&e, &o, &results, "today").unwrap();
+        for ext in ["md", "json", "svg"] {
+            assert!(
+                dir.path().join(format!("{name}.{ext}")).exists(),
+                "{name}.{ext}"
+            );
+        }
+        let json: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(format!("{name}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["quick"], true);
+        // Every cell the experiment defines has a value of ours.
+        for t in json["tables"].as_array().unwrap() {
+            for row in t["rows"].as_array().unwrap() {
+                for c in row["cells"].as_array().unwrap() {
+                    if !c.is_null() {
+                        assert!(
+                            c["ours"]["mean"].as_f64().is_some(),
+                            "{name}: {} has no value in {c}",
+                            row["label"]
+                        );
+                    }
+                }
+            }
+        }
+        assert!(md.contains("(paper)") && md.contains("--quick"), "{name}");
+        let svg = std::fs::read_to_string(dir.path().join(format!("{name}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{name}");
+    }
+    // Table 5 compares BP with exact inference at the trained weights.
+    let t5 = std::fs::read_to_string(dir.path().join("000-table5.json")).unwrap();
+    let t5: serde_json::Value = serde_json::from_str(&t5).unwrap();
+    let d = t5["analysis"]["data"]["fcrf/ml"]["mean_abs_diff"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        d > 0.0 && d < 0.5,
+        "BP beliefs differ from the exact marginals, a little: {d}"
+    );
+    // Started again: every run is reused.
+    let e = reproduce::experiment("000-table5", &o).unwrap();
+    let mut started = 0;
+    reproduce::run_all(&e, &o, &mut |ev| {
+        if let Event::Started(..) = ev {
+            started += 1
+        }
+    })
+    .unwrap();
+    assert_eq!(started, 0);
+    // Unknown names are errors that list the known ones.
+    let err = reproduce::experiment("000-table99", &o)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("000-table5"), "{err}");
+}
