@@ -359,6 +359,11 @@ struct ModelArgs {
     /// Boltzmann machine: add a bias per variable.
     #[arg(long)]
     biases: bool,
+    /// Factorial: tagged text (`word<TAB>tag`, e.g. ../shared/data/ptb-wsj-sample/treebank.tsv)
+    /// whose word → tags lexicon gives 000 Table 2's "lexicon of words with POS T" features;
+    /// it must not overlap the test data.
+    #[arg(long)]
+    pos_lexicon: Option<PathBuf>,
     /// Skip-chain: at most this many skip edges per item, the closest pairs first (0: all).
     #[arg(long, default_value_t = 0)]
     max_skip_edges: usize,
@@ -397,6 +402,7 @@ impl ModelArgs {
             FamilyKind::Factorial => ModelSpec::Factorial(FactorialOptions {
                 min_freq: chain.min_freq,
                 lexicons: Some(self.lexicons.clone()),
+                pos_lexicon: self.pos_lexicon.clone(),
                 ..FactorialOptions::default()
             }),
         }

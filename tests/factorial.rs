@@ -206,3 +206,66 @@ fn reader_keeps_np_chunks_and_scores_the_pos_layer() {
     let e = fam.read(&bad).unwrap_err().to_string();
     assert!(e.contains("bad.txt") && e.contains("word POS chunk"), "{e}");
 }
+
+/// Pieces by template groups on the factorial CRF: with `pos-chunk+chunk-transition` each
+/// piece at position t holds Ψ2(w_t, y_t) and Ψ0(y_{t−1}, y_t) (anchored at y_t), the POS
+/// transitions are pieces of their own; PW's value is Σ_pieces [score(gold) − log Σ exp score]
+/// over each piece's own variables, by brute force.
+#[test]
+fn piecewise_by_template_groups_matches_its_definition() {
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::graph::pieces::Pieces;
+    let dir = tempfile::tempdir().unwrap();
+    let (fam, insts) = fit(dir.path(), 11, 10);
+    let spec = EstimatorSpec::from_name("pw")
+        .unwrap()
+        .with_pieces(Pieces::parse("pos-chunk+chunk-transition").unwrap());
+    let est = spec.build(&fam.model).unwrap();
+    let mut rng = StdRng::seed_from_u64(4);
+    let theta = random_theta(&mut rng, fam.model.n_params, 1.0);
+    for inst in insts.iter().filter(|i| i.n_vars() >= 6) {
+        let phi = tables(&fam, &theta, inst);
+        let gold = inst.gold.as_ref().unwrap();
+        // Pieces: per position t the factors {Ψ2(w_t, y_t), Ψ0(y_{t−1}, y_t)}; each Ψ1 alone.
+        let n = inst.n_vars() / 2;
+        let mut pieces: Vec<Vec<usize>> = vec![vec![]; n];
+        let mut singles = vec![];
+        for (fi, f) in inst.factors.iter().enumerate() {
+            let sc = inst.scope(f);
+            if sc[0] % 2 == 0 && sc[1] % 2 == 0 {
+                singles.push(vec![fi]);
+            } else {
+                pieces[sc[1] as usize / 2].push(fi);
+            }
+        }
+        let mut want = 0.0;
+        for piece in pieces.into_iter().chain(singles) {
+            let mut vars: Vec<u32> = piece
+                .iter()
+                .flat_map(|&f| inst.scope(&inst.factors[f]).to_vec())
+                .collect();
+            vars.sort_unstable();
+            vars.dedup();
+            let card: Vec<u32> = vars.iter().map(|&v| inst.card[v as usize]).collect();
+            let score = |y: &[u32]| -> f64 {
+                piece
+                    .iter()
+                    .map(|&f| {
+                        let fac = &inst.factors[f];
+                        let mut full = gold.clone();
+                        for (i, &v) in vars.iter().enumerate() {
+                            full[v as usize] = y[i];
+                        }
+                        inst.table(fac, &phi)[inst.entry(fac, &full)]
+                    })
+                    .sum()
+            };
+            let mut all = vec![];
+            for_each_assignment(&card, |y| all.push(score(y)));
+            let g: Vec<u32> = vars.iter().map(|&v| gold[v as usize]).collect();
+            want += score(&g) - lse(all.into_iter());
+        }
+        let got = est.evaluate(inst, &phi, None, &mut Workspace::default());
+        assert_close(got, want, 1e-10, "pw with template-group pieces");
+    }
+}

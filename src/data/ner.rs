@@ -18,10 +18,12 @@
 //! and position t gets `q@δ` for every q of the token at t + δ, δ ∈ [−2, 2]. Table 1's lists of
 //! countries and locations are not in `../shared/data/lexicons` and so are not used.
 //!
-//! `np` (Table 2) has `W=`, `SHAPE=Xx+`, `SHAPE=X`, `SHAPE=X+`, `MIXED`, `DIGIT`, and
-//! `LEX=first`/`last`/`day`/`month` (days and months are built in) in a window of ±3. Table 2's
-//! company and geographic lists and its Brill-tagger lexicon are not available, and its
-//! `T_t = T` features are left out because the factorial CRF predicts the POS tags.
+//! `np` (Table 2) has `W=`, `SHAPE=Xx+`, `SHAPE=X`, `SHAPE=X+`, `MIXED`, `DIGIT`,
+//! `LEX=first`/`last`/`day`/`month` (days and months are built in) and, given a tagged corpus
+//! for it, `LEXPOS=T` for every tag T the word has in that POS lexicon (in place of Table 2's
+//! Brill-tagger lexicon), in a window of ±3. Table 2's company and geographic lists are not
+//! available, and its `T_t = T` features are left out because the factorial CRF predicts the
+//! POS tags.
 //!
 //! `seminar` (Table 3) has `W=`, the five shapes, `MIXED`, `LEX=first`/`last`/`honorific`, and
 //! three multi-token patterns: `TIME-DASH` (part of a time followed by a dash), `DASH-TIME` (part
@@ -175,6 +177,12 @@ pub struct NerFeatures {
     first_set: FxHashSet<String>,
     #[serde(skip)]
     last_set: FxHashSet<String>,
+    /// `np`: a word → POS-tags lexicon standing in for Table 2's Brill-tagger lexicon (words
+    /// sorted, each with its tags).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pos_lexicon: Vec<(String, Vec<String>)>,
+    #[serde(skip)]
+    pos_index: rustc_hash::FxHashMap<String, u32>,
 }
 
 fn read_list(path: &Path) -> Result<Vec<String>> {
@@ -223,6 +231,52 @@ impl NerFeatures {
     pub fn rebuild_index(&mut self) {
         self.first_set = self.first.iter().cloned().collect();
         self.last_set = self.last.iter().cloned().collect();
+        self.pos_index = self
+            .pos_lexicon
+            .iter()
+            .enumerate()
+            .map(|(i, (w, _))| (w.clone(), i as u32))
+            .collect();
+    }
+
+    /// Reads a POS lexicon from tagged text, `word<TAB>tag` (or `word tag …`, the tag in the
+    /// last column) a line, blank lines between sentences: every tag each word was seen with.
+    /// Table 2's "w_t is contained in a lexicon of words with POS T (from Brill tagger)" then
+    /// gives `LEXPOS=T`. The file must not overlap the test data (the Penn Treebank sample,
+    /// sections 00–01, for CoNLL-2000's sections 15–18 and 20).
+    pub fn load_pos_lexicon(&mut self, path: &Path) -> Result<()> {
+        let text = crate::util::read_text(path)?;
+        let mut map: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+            Default::default();
+        for (i, line) in text.lines().enumerate() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            match f.len() {
+                0 => {}
+                1 => {
+                    return Err(Error::parse(
+                        path.display().to_string(),
+                        i + 1,
+                        "a POS lexicon line is `word<TAB>tag`",
+                    ))
+                }
+                n => {
+                    map.entry(f[0].to_string())
+                        .or_default()
+                        .insert(f[n - 1].to_string());
+                }
+            }
+        }
+        self.pos_lexicon = map
+            .into_iter()
+            .map(|(w, t)| (w, t.into_iter().collect()))
+            .collect();
+        self.rebuild_index();
+        Ok(())
+    }
+
+    /// Words in the POS lexicon.
+    pub fn pos_lexicon_len(&self) -> usize {
+        self.pos_lexicon.len()
     }
 
     /// Names in the lists (first, last).
@@ -282,6 +336,11 @@ impl NerFeatures {
         }
         if !seminar && MONTHS.contains(&bare) {
             out.push("LEX=month".into());
+        }
+        if let Some(&i) = self.pos_index.get(word) {
+            for t in &self.pos_lexicon[i as usize].1 {
+                out.push(format!("LEXPOS={t}"));
+            }
         }
         out.sort_unstable();
         out.dedup();

@@ -2,6 +2,7 @@
 //! `log p(y*) = Σ_a φ_a(y*_a) − log Z`.
 //!
 //! [`ExactMl`] gets log Z exactly: forward–backward on chains, belief propagation on forests,
+//! forward–backward over joint states on ladders (a factorial CRF),
 //! enumeration on other graphs small enough (and an error naming the instance otherwise).
 //! [`BetheMl`] (`bp`, the papers' baseline) allows loopy BP on graphs with cycles: value
 //! `Σ_a φ_a(y*_a) + F_Bethe`, gradient `1[y_a = y*_a] − b_a(y_a)` with the BP factor beliefs.

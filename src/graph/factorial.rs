@@ -39,6 +39,10 @@ pub struct FactorialOptions {
     /// The name lists of Table 2's lexicon features (default `../shared/data/lexicons`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lexicons: Option<std::path::PathBuf>,
+    /// Tagged text (`word<TAB>tag`) whose word → tags lexicon gives Table 2's "lexicon of words
+    /// with POS T" features (`LEXPOS=T`); it must not overlap the test data.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pos_lexicon: Option<std::path::PathBuf>,
 }
 
 impl Default for FactorialOptions {
@@ -48,6 +52,7 @@ impl Default for FactorialOptions {
             feature_set: FeatureSet::Observed,
             min_freq: 1,
             lexicons: None,
+            pos_lexicon: None,
         }
     }
 }
@@ -119,7 +124,10 @@ impl FactorialCrf {
             .lexicons
             .clone()
             .unwrap_or_else(|| DEFAULT_LEXICONS.into());
-        let lex = NerFeatures::load_table(&dir, FeatureTable::Np)?;
+        let mut lex = NerFeatures::load_table(&dir, FeatureTable::Np)?;
+        if let Some(p) = &options.pos_lexicon {
+            lex.load_pos_lexicon(p)?;
+        }
         let (mut pos, mut chunks) = (vec![], vec![]);
         let mut seen = rustc_hash::FxHashSet::default();
         for s in &corpus.sequences {
@@ -296,11 +304,15 @@ impl Family for FactorialCrf {
     }
     fn describe(&self) -> String {
         format!(
-            "factorial CRF: {} POS tags × {} chunk labels · {} features · {} parameters",
+            "factorial CRF: {} POS tags × {} chunk labels · {} features · {} parameters{}",
             self.pos.len(),
             self.chunks.len(),
             self.features.len(),
-            self.model.n_params
+            self.model.n_params,
+            match self.lex.pos_lexicon_len() {
+                0 => String::new(),
+                n => format!(" · POS lexicon of {n} words"),
+            }
         )
     }
     fn feature_name(&self, _t: usize, k: usize) -> String {
