@@ -374,7 +374,6 @@ fn loads_a_grid_and_steps_through_its_pseudolikelihood_terms() {
 /// the graph view, switch BP on, sweep until it converges, and flip to "messages held at 1".
 #[test]
 fn steps_bp_on_a_boltzmann_machine_and_shows_piecewise_as_messages_at_one() {
-    use piecewise_lab::app::{GraphPane, Pane};
     use piecewise_lab::data::samples::format_samples;
     use piecewise_lab::data::synth_loopy::{boltzmann_samples, paper_theta};
     let ws = tempfile::tempdir().unwrap();
@@ -385,35 +384,11 @@ fn steps_bp_on_a_boltzmann_machine_and_shows_piecewise_as_messages_at_one() {
     h.step();
     loaded(&mut h);
     load_boltzmann(&mut h, &file);
-    runs_form(&mut h);
-    h.get_by_label("Use loaded data").click();
-    h.step();
-    h.get_by_label("ml").click();
-    h.step();
-    h.get_by_label("Train").click();
-    h.step();
-    wait_for(&mut h, "the run", 120.0, |w| {
-        w.state
-            .runs
-            .entries
-            .first()
-            .is_some_and(|e| e.status == RunStatus::Finished)
-    });
-    let run = h.state().state.runs.entries[0].id.clone();
+    let run = train_loaded(&mut h, "ml");
     h.get_by_label("Graph view").click();
     h.step();
     // Pick the trained model and switch BP on in the graph pane.
-    let graph: &mut GraphPane = h
-        .state_mut()
-        .tree
-        .tiles
-        .iter_mut()
-        .find_map(|(_, t)| match t {
-            egui_tiles::Tile::Pane(Pane::Graph(g)) => Some(g),
-            _ => None,
-        })
-        .expect("a graph pane");
-    graph.model_run = Some(run);
+    graph_pane(&mut h).model_run = Some(run);
     h.step();
     h.get_by_label("BP messages").click();
     h.step();
@@ -885,6 +860,38 @@ fn nota_terms_diagrams_and_a_scaled_crf_pt_run() {
     pick_curve_metric(&mut h, "NOTA terms (nota)");
 }
 
+/// Trains `estimator` on the loaded data from the Runs form; returns the finished run's id.
+fn train_loaded(h: &mut Harness<'_, Workbench>, estimator: &str) -> String {
+    runs_form(h);
+    h.get_by_label("Use loaded data").click();
+    h.step();
+    h.get_by_label(estimator).click();
+    h.step();
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(h, "the run", 120.0, |w| {
+        w.state
+            .runs
+            .entries
+            .first()
+            .is_some_and(|e| e.status == RunStatus::Finished)
+    });
+    h.state().state.runs.entries[0].id.clone()
+}
+
+/// The workbench's graph pane.
+fn graph_pane<'a>(h: &'a mut Harness<'_, Workbench>) -> &'a mut piecewise_lab::app::GraphPane {
+    h.state_mut()
+        .tree
+        .tiles
+        .iter_mut()
+        .find_map(|(_, t)| match t {
+            egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Graph(g)) => Some(g),
+            _ => None,
+        })
+        .expect("a graph pane")
+}
+
 /// Loads a file of `family` through the Data pane's fields and *Load*.
 fn load_family(
     h: &mut Harness<'_, Workbench>,
@@ -964,36 +971,12 @@ fn factorial_terms_and_skip_chain_bp_in_the_graph_view() {
     // Pairs sharing a factor: 8 chain edges and the skip edge (3, 7).
     h.get_by_label_contains("pl-edge term 1 of 9");
     // BP runs on a trained model: train pw on it and pick the run.
-    runs_form(&mut h);
-    h.get_by_label("Use loaded data").click();
-    h.step();
-    h.get_by_label("pw").click();
-    h.step();
-    h.get_by_label("Train").click();
-    h.step();
-    wait_for(&mut h, "the run", 120.0, |w| {
-        w.state
-            .runs
-            .entries
-            .first()
-            .is_some_and(|e| e.status == RunStatus::Finished)
-    });
-    let run = h.state().state.runs.entries[0].id.clone();
+    let run = train_loaded(&mut h, "pw");
     h.get_by_label("Data view").click();
     h.step();
     h.get_by_label("Graph view").click();
     h.step();
-    let graph: &mut piecewise_lab::app::GraphPane = h
-        .state_mut()
-        .tree
-        .tiles
-        .iter_mut()
-        .find_map(|(_, t)| match t {
-            egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Graph(g)) => Some(g),
-            _ => None,
-        })
-        .expect("a graph pane");
-    graph.model_run = Some(run);
+    graph_pane(&mut h).model_run = Some(run);
     h.step();
     h.get_by_label("BP messages").click();
     h.step();

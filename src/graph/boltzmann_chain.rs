@@ -12,7 +12,6 @@
 
 use super::family::Family;
 use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
-use crate::data::conll::format_conll;
 use crate::data::{read_corpus, Corpus, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -226,16 +225,11 @@ impl Family for BoltzmannChain {
         Ok(serde_json::json!({ "format": MODEL_FORMAT, "chain": self }))
     }
     fn format(&self, items: &[Sequence], predicted: Option<&[Vec<String>]>) -> String {
-        match predicted {
-            Some(p) => format_conll(items, &[p.to_vec()]),
-            None => format_conll(items, &[]),
-        }
+        super::family::format_columns(items, predicted)
     }
     /// Labels on the top row, each word below its label.
     fn layout(&self, inst: &Instance, _item: &Sequence) -> Vec<[f32; 2]> {
-        (0..inst.n_vars())
-            .map(|i| [(i / 2) as f32, (i % 2) as f32])
-            .collect()
+        super::family::ladder_layout(inst.n_vars(), 2)
     }
     /// Label y_t, word x_t (004 §8.3.1).
     fn var_name(&self, v: u32) -> String {

@@ -9,7 +9,7 @@
 
 use super::family::Family;
 use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
-use crate::data::conll::{format_conll, read_conll, read_conll_with, LabelColumn};
+use crate::data::conll::{read_conll, read_conll_with, LabelColumn};
 use crate::data::ner::NerFeatures;
 use crate::data::{read_corpus, Corpus, FeatureDict, FeatureTemplate, Sequence};
 use crate::error::{Error, Result};
@@ -783,10 +783,7 @@ impl Family for ChainCrf {
             }
             return crate::data::crfsuite::format_crfsuite(&out);
         }
-        match predicted {
-            Some(p) => format_conll(items, &[p.to_vec()]),
-            None => format_conll(items, &[]),
-        }
+        super::family::format_columns(items, predicted)
     }
     fn layout(&self, inst: &Instance, _item: &Sequence) -> Vec<[f32; 2]> {
         (0..inst.n_vars()).map(|t| [t as f32, 0.0]).collect()

@@ -14,7 +14,7 @@
 use super::chain::{sparse_layout, FeatureSet, BIAS_FEATURE, DEFAULT_LEXICONS};
 use super::family::Family;
 use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
-use crate::data::conll::{format_conll, read_conll_with, LabelColumn};
+use crate::data::conll::{read_conll_with, LabelColumn};
 use crate::data::ner::{FeatureTable, NerFeatures};
 use crate::data::{Corpus, FeatureDict, Sequence};
 use crate::error::{Error, Result};
@@ -336,16 +336,11 @@ impl Family for FactorialCrf {
         Ok(serde_json::json!({ "format": MODEL_FORMAT, "factorial": self }))
     }
     fn format(&self, items: &[Sequence], predicted: Option<&[Vec<String>]>) -> String {
-        match predicted {
-            Some(p) => format_conll(items, &[p.to_vec()]),
-            None => format_conll(items, &[]),
-        }
+        super::family::format_columns(items, predicted)
     }
     /// The POS chain on top, the chunk chain below it, the cotemporal factors between them.
     fn layout(&self, inst: &Instance, _item: &Sequence) -> Vec<[f32; 2]> {
-        (0..inst.n_vars())
-            .map(|i| [(i / 2) as f32, (i % 2) as f32])
-            .collect()
+        super::family::ladder_layout(inst.n_vars(), 2)
     }
     /// The chunk labels (the scored task).
     fn token_labels(&self, _inst: &Instance, y: &[u32]) -> Vec<String> {

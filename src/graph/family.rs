@@ -299,6 +299,21 @@ pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>
     })
 }
 
+/// Column data with each token's predicted labels appended when given (CoNLL families).
+pub fn format_columns(items: &[Sequence], predicted: Option<&[Vec<String>]>) -> String {
+    match predicted {
+        Some(p) => crate::data::conll::format_conll(items, &[p.to_vec()]),
+        None => crate::data::conll::format_conll(items, &[]),
+    }
+}
+
+/// Positions of `width` variables drawn as columns: variable i at (i / width, i % width).
+pub fn ladder_layout(n_vars: usize, width: usize) -> Vec<[f32; 2]> {
+    (0..n_vars)
+        .map(|i| [(i / width) as f32, (i % width) as f32])
+        .collect()
+}
+
 /// The weights as TSV, one a line: `TEMPLATE<TAB>FEATURE<TAB>COLUMN…<TAB>WEIGHT`, where the
 /// column is one label per variable of the template (a chain's `state F LABEL W` and
 /// `transition F PREV LABEL W`). Templates that read another's weights are skipped.

@@ -472,15 +472,6 @@ fn detect_chain(inst: &Instance) -> Option<ChainLayout> {
             _ => return None,
         }
     }
-    let flatten = |v: Vec<Vec<u32>>| {
-        let mut ptr = vec![0u32];
-        let mut flat = vec![];
-        for x in v {
-            flat.extend(x);
-            ptr.push(flat.len() as u32);
-        }
-        (ptr, flat)
-    };
     let (unary_ptr, unary) = flatten(unary);
     let (pair_ptr, pair) = flatten(pair);
     Some(ChainLayout {
@@ -528,15 +519,6 @@ fn detect_product(inst: &Instance) -> Option<ProductLayout> {
             _ => return None,
         }
     }
-    let flatten = |v: Vec<Vec<u32>>| {
-        let mut ptr = vec![0u32];
-        let mut flat = vec![];
-        for x in v {
-            flat.extend(x);
-            ptr.push(flat.len() as u32);
-        }
-        (ptr, flat)
-    };
     let (node_ptr, node) = flatten(node);
     let (pair_ptr, pair) = flatten(pair);
     Some(ProductLayout {
@@ -550,4 +532,15 @@ fn detect_product(inst: &Instance) -> Option<ProductLayout> {
         pair_ptr,
         pair,
     })
+}
+
+/// Lists laid end to end: (start of each list and the end, items).
+fn flatten(v: Vec<Vec<u32>>) -> (Vec<u32>, Vec<u32>) {
+    let mut ptr = vec![0u32];
+    let mut flat = vec![];
+    for x in v {
+        flat.extend(x);
+        ptr.push(flat.len() as u32);
+    }
+    (ptr, flat)
 }
