@@ -1267,7 +1267,7 @@ fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 painter.text(
                     s,
                     egui::Align2::CENTER_CENTER,
-                    format!("{orig}"),
+                    d.family.var_name(orig),
                     small.clone(),
                     visuals.text_color(),
                 );

@@ -234,9 +234,10 @@ fn bundled_template(o: &Options, name: &str, text: &str) -> Result<PathBuf> {
 /// σ² = 10, the piecewise papers' prior.
 const PAPER_PRIOR: Prior = Prior { sigma2: Some(10.0) };
 
-fn base_spec(o: &Options, train: PathBuf, test: PathBuf, model: ModelSpec, name: &str) -> RunSpec {
+/// A run of the paper's protocol; [`groups`] names it.
+fn base_spec(o: &Options, train: PathBuf, test: PathBuf, model: ModelSpec) -> RunSpec {
     RunSpec {
-        name: Some(name.into()),
+        name: None,
         train,
         test: Some(test),
         template: None,
@@ -408,7 +409,7 @@ fn factorial_groups(o: &Options, estimators: &[&str], prefix: &str) -> Result<Ve
     let model = factorial_model(o)?;
     let n = if o.quick { 20 } else { SUBSET_FCRF };
     Ok(groups(estimators, prefix, reps(o, 5), |k| {
-        let mut s = base_spec(o, train.clone(), test.clone(), model.clone(), "");
+        let mut s = base_spec(o, train.clone(), test.clone(), model.clone());
         s.train_sample = Some(n);
         s.seed = k as u64;
         s
@@ -424,7 +425,7 @@ fn seminar_groups(
 ) -> Vec<Group> {
     let model = seminar_model(o, skip);
     groups(estimators, prefix, folds.len(), |k| {
-        base_spec(o, folds[k].0.clone(), folds[k].1.clone(), model.clone(), "")
+        base_spec(o, folds[k].0.clone(), folds[k].1.clone(), model.clone())
     })
 }
 
@@ -448,7 +449,7 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "000-table4" => {
             let (train, test, model) = ner_task(o)?;
             let gs = groups(&["pw", "pl", "pl-edge", "ml"], "ner/", 1, |_| {
-                base_spec(o, train.clone(), test.clone(), model.clone(), "")
+                base_spec(o, train.clone(), test.clone(), model.clone())
             });
             let f1 = |e: &str, paper: f64| {
                 let g = format!("ner/{e}");
@@ -535,7 +536,7 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
             let f1 = |l: &str| Metric::LabelF1(l.into());
             let protocol = vec![
                 "Data: the CMU seminar announcements (485 e-mails) pooled and split at random 50/50 into training and test, ten times (seeds 1000–1009), as the paper's \"10-fold cross validation with a 50/50 training/test split\".".into(),
-                format!("{}", if o.quick { "Quick: one split, 8 training and 6 test e-mails, 5 iterations." } else { "Full: ten splits, L-BFGS to convergence." }),
+                if o.quick { "Quick: one split, 8 training and 6 test e-mails, 5 iterations." } else { "Full: ten splits, L-BFGS to convergence." }.into(),
                 "Model: eq. 41, a linear chain of edge factors Ψ_t(y_t, y_{t−1}, x) (observation weights per label pair) plus a skip factor between every pair of identical capitalised words of an e-mail; 000 Table 3's features (±4 window, name lists, time and date patterns); feature–label pairs seen in training. Labels: the four fields and O, token by token.".into(),
                 "Estimators: pw, pl, pl-edge, pwpl, bp (loopy BP, initialised from the trained linear chain as 000 §5.1.3 says the paper had to); the linear chain (no skip edges) trained by exact ML beside them. σ² = 10. Decoding: max-product BP. Per-field token F1.".into(),
             ];
@@ -654,7 +655,7 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "000-table7" => {
             let (train, test, model) = ner_task(o)?;
             let mut gs = groups(&["pw", "pw-reweighted"], "ner/", 1, |_| {
-                base_spec(o, train.clone(), test.clone(), model.clone(), "")
+                base_spec(o, train.clone(), test.clone(), model.clone())
             });
             gs.extend(factorial_groups(o, &["pw", "pw-reweighted"], "fcrf/")?);
             let folds = seminar_folds(o, reps(o, 10))?;
@@ -725,13 +726,7 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
                 })
             };
             let mut gs = groups(&ests, "pos/", reps(o, 5), |k| {
-                let mut s = base_spec(
-                    o,
-                    pool.clone(),
-                    ptest.clone(),
-                    chain(Factorisation::Edge),
-                    "",
-                );
+                let mut s = base_spec(o, pool.clone(), ptest.clone(), chain(Factorisation::Edge));
                 s.template = template.clone();
                 s.train_sample = Some(if o.quick { 30 } else { 1911 });
                 s.seed = k as u64;
@@ -739,20 +734,14 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
             });
             let (ctrain, ctest) = conll2000(o)?;
             gs.extend(groups(&ests, "chunk/", reps(o, 5), |k| {
-                let mut s = base_spec(
-                    o,
-                    ctrain.clone(),
-                    ctest.clone(),
-                    chain(Factorisation::Edge),
-                    "",
-                );
+                let mut s = base_spec(o, ctrain.clone(), ctest.clone(), chain(Factorisation::Edge));
                 s.train_sample = Some(if o.quick { 20 } else { 447 });
                 s.seed = k as u64;
                 s
             }));
             let (ntrain, ntest, nmodel) = ner_task(o)?;
             gs.extend(groups(&ests, "ner/", 1, |_| {
-                base_spec(o, ntrain.clone(), ntest.clone(), nmodel.clone(), "")
+                base_spec(o, ntrain.clone(), ntest.clone(), nmodel.clone())
             }));
             let row = |prefix: &str, m: Metric, paper: [(f64, Option<f64>); 4]| {
                 ests.iter()
@@ -836,7 +825,7 @@ fn fig4(o: &Options) -> Result<Experiment> {
                     .iter()
                     .enumerate()
                     .map(|(k, (tr, te))| {
-                        let mut s = base_spec(o, tr.clone(), te.clone(), ModelSpec::default(), "");
+                        let mut s = base_spec(o, tr.clone(), te.clone(), ModelSpec::default());
                         s.name = Some(format!("{e}-{n}-{k}"));
                         s.template = template.clone();
                         s.estimator = estimator(e);
