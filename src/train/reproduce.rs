@@ -1155,8 +1155,13 @@ fn bars(e: &Experiment, results: &Results, n: usize) -> String {
     use std::fmt::Write;
     let t = &e.tables[0];
     let n = n.min(t.columns.len()).max(1);
-    let vals: Vec<Vec<(Option<Stat>, Option<f64>)>> = t
+    // Scores only: rows of seconds have their own scale (they are in the table).
+    let rows: Vec<&(String, Vec<Option<Cell>>)> = t
         .rows
+        .iter()
+        .filter(|(_, cells)| !cells.iter().flatten().all(|c| c.metric == Metric::Seconds))
+        .collect();
+    let vals: Vec<Vec<(Option<Stat>, Option<f64>)>> = rows
         .iter()
         .map(|(_, cells)| {
             cells[..n.min(cells.len())]
@@ -1189,7 +1194,7 @@ fn bars(e: &Experiment, results: &Results, n: usize) -> String {
     };
     let (w, h, ml, mb, mt) = (760.0, 420.0, 60.0, 90.0, 40.0);
     let ph = h - mb - mt;
-    let gw = (w - ml - 20.0) / t.rows.len().max(1) as f64;
+    let gw = (w - ml - 20.0) / rows.len().max(1) as f64;
     let bw = gw * 0.8 / n as f64;
     let y = |v: f64| mt + ph * (1.0 - ((v - bottom) / (top - bottom).max(1e-9)).clamp(0.0, 1.0));
     let mut s = String::new();
@@ -1199,18 +1204,17 @@ fn bars(e: &Experiment, results: &Results, n: usize) -> String {
         w / 2.0,
         esc(&e.title)
     );
-    for k in 0..=5 {
-        let v = bottom + (top - bottom) * k as f64 / 5.0;
+    for v in ticks(bottom, top) {
         let _ = write!(
             s,
-            r##"<line x1="{ml}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v:.1}</text>"##,
+            r##"<line x1="{ml}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
             w - 20.0,
             ml - 6.0,
             y(v) + 4.0,
             y0 = y(v)
         );
     }
-    for (r, ((label, _), row)) in t.rows.iter().zip(&vals).enumerate() {
+    for (r, ((label, _), row)) in rows.iter().map(|r| (&r.0, &r.1)).zip(&vals).enumerate() {
         let x0 = ml + gw * r as f64 + gw * 0.1;
         for (c, (st, paper)) in row.iter().enumerate() {
             let x = x0 + bw * c as f64;
@@ -1290,6 +1294,24 @@ fn bars(e: &Experiment, results: &Results, n: usize) -> String {
     s
 }
 
+/// Round tick values from `lo` to `hi`: steps of 1, 2 or 5 × 10^k, about five of them.
+fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let span = (hi - lo).max(1e-9);
+    let raw = span / 5.0;
+    let p = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&st| st >= raw)
+        .unwrap_or(10.0 * p);
+    let first = (lo / step).ceil() * step;
+    (0..)
+        .map(|i| first + step * i as f64)
+        .take_while(|&v| v <= hi + 1e-9)
+        .map(|v| (v / step).round() * step)
+        .collect()
+}
+
 /// Lines with ±sd bands over a logarithmic x axis.
 fn lines(title: &str, x_label: &str, xs: &[f64], ys: &[(String, Vec<Option<Stat>>)]) -> String {
     use std::fmt::Write;
@@ -1324,11 +1346,10 @@ fn lines(title: &str, x_label: &str, xs: &[f64], ys: &[(String, Vec<Option<Stat>
         w / 2.0,
         esc(title)
     );
-    for k in 0..=5 {
-        let v = lo + (hi - lo) * k as f64 / 5.0;
+    for v in ticks(lo, hi) {
         let _ = write!(
             s,
-            r##"<line x1="{ml}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v:.1}</text>"##,
+            r##"<line x1="{ml}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
             w - 20.0,
             ml - 6.0,
             py(v) + 4.0,
@@ -1473,4 +1494,16 @@ fn bp_vs_exact(e: &Experiment, o: &Options) -> Result<Section> {
         markdown: md,
         json: serde_json::Value::Object(json),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ticks;
+
+    #[test]
+    fn ticks_are_round() {
+        assert_eq!(ticks(0.0, 90.0), vec![0.0, 20.0, 40.0, 60.0, 80.0]);
+        assert_eq!(ticks(60.0, 90.0), vec![60.0, 70.0, 80.0, 90.0]);
+        assert_eq!(ticks(0.0, 3.0), vec![0.0, 1.0, 2.0, 3.0]);
+    }
 }
