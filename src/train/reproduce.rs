@@ -1312,16 +1312,19 @@ fn ticks(lo: f64, hi: f64) -> Vec<f64> {
         .collect()
 }
 
-/// Lines with ±sd bands over a logarithmic x axis.
+/// Lines of the means over a logarithmic x axis, each point with whiskers of ± one standard
+/// error of the mean (sd/√n: the spread between generating distributions is much wider than
+/// the difference of the means it would hide).
 fn lines(title: &str, x_label: &str, xs: &[f64], ys: &[(String, Vec<Option<Stat>>)]) -> String {
     use std::fmt::Write;
     let (w, h, ml, mb, mt) = (760.0, 420.0, 60.0, 60.0, 40.0);
+    let se = |s: &Stat| s.sd / (s.values.len() as f64).sqrt();
     let vals: Vec<f64> = ys
         .iter()
         .flat_map(|(_, v)| {
             v.iter()
                 .flatten()
-                .flat_map(|s| [s.mean - s.sd, s.mean + s.sd])
+                .flat_map(|s| [s.mean - se(s), s.mean + se(s)])
         })
         .collect();
     let (lo, hi) = (
@@ -1337,7 +1340,7 @@ fn lines(title: &str, x_label: &str, xs: &[f64], ys: &[(String, Vec<Option<Stat>
         xs.iter().cloned().fold(f64::INFINITY, f64::min).ln(),
         xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max).ln(),
     );
-    let px = |x: f64| ml + (w - ml - 20.0) * ((x.ln() - x0) / (x1 - x0).max(1e-9));
+    let px = |x: f64| ml + 10.0 + (w - ml - 40.0) * ((x.ln() - x0) / (x1 - x0).max(1e-9));
     let py = |v: f64| mt + (h - mt - mb) * (1.0 - (v - lo) / (hi - lo));
     let mut s = String::new();
     let _ = write!(
@@ -1383,26 +1386,33 @@ fn lines(title: &str, x_label: &str, xs: &[f64], ys: &[(String, Vec<Option<Stat>
         if pts.is_empty() {
             continue;
         }
-        let band: Vec<String> = pts
-            .iter()
-            .map(|(x, s)| format!("{:.1},{:.1}", px(*x), py(s.mean + s.sd)))
-            .chain(
-                pts.iter()
-                    .rev()
-                    .map(|(x, s)| format!("{:.1},{:.1}", px(*x), py(s.mean - s.sd))),
-            )
-            .collect();
         let line: Vec<String> = pts
             .iter()
             .map(|(x, s)| format!("{:.1},{:.1}", px(*x), py(s.mean)))
             .collect();
         let _ = write!(
             s,
-            r#"<polygon points="{}" fill="{col}" fill-opacity="0.15"/><polyline points="{}" fill="none" stroke="{col}" stroke-width="2"/><text x="{}" y="{}" fill="{col}">{}</text>"#,
-            band.join(" "),
-            line.join(" "),
-            ml + 10.0,
-            mt + 16.0 + 16.0 * i as f64,
+            r#"<polyline points="{}" fill="none" stroke="{col}" stroke-width="2"/>"#,
+            line.join(" ")
+        );
+        for (x, st) in &pts {
+            let (cx, e) = (px(*x), se(st));
+            let _ = write!(
+                s,
+                r#"<circle cx="{cx:.1}" cy="{:.1}" r="3" fill="{col}"/><line x1="{cx:.1}" x2="{cx:.1}" y1="{:.1}" y2="{:.1}" stroke="{col}"/>"#,
+                py(st.mean),
+                py(st.mean - e),
+                py(st.mean + e)
+            );
+        }
+        let ly = mt + 10.0 + 16.0 * i as f64;
+        let _ = write!(
+            s,
+            r#"<rect x="{}" y="{}" width="12" height="12" fill="{col}"/><text x="{}" y="{}">{} (mean ± s.e.)</text>"#,
+            ml + 16.0,
+            ly - 10.0,
+            ml + 32.0,
+            ly,
             esc(name)
         );
     }
