@@ -1852,10 +1852,12 @@ fn info(file: &Path, kind: FamilyKind, json: bool) -> Result<()> {
         println!("{}", c.path);
         println!("sequences: {}", c.sequences.len());
         println!("tokens:    {}", c.tokens());
+        let layers = c.sequences.first().map_or(0, |s| s.layers.len());
         println!(
-            "columns:   {} ({} observation + label)",
+            "columns:   {} ({} observation + {} label)",
             c.n_columns,
-            c.n_obs_columns()
+            c.n_obs_columns(),
+            layers + 1
         );
         println!("labels:    {}", counts.len());
         let mut v: Vec<_> = counts.into_iter().collect();
