@@ -293,12 +293,11 @@ impl Family for FactorialCrf {
         self.lex.expand(&Self::words(item), |t, name| {
             per[t].extend(self.features.get(name))
         });
-        let bias = self
-            .features
-            .get(BIAS_FEATURE)
-            .expect("fitted with the bias");
-        for ids in &mut per {
-            ids.push(bias);
+        // (Every fitted model has the always-on feature; a model file without it has none.)
+        if let Some(bias) = self.features.get(BIAS_FEATURE) {
+            for ids in &mut per {
+                ids.push(bias);
+            }
         }
         self.assemble(&per, self.gold(item))
     }
