@@ -93,21 +93,7 @@ fn exported(workspace: &Path, stem: &str) -> String {
 
 /// Loads a grid file through the Data pane's fields and *Load*.
 fn load_grid(h: &mut Harness<'_, Workbench>, file: &Path) {
-    {
-        let f = &mut h.state_mut().state.form;
-        f.family = piecewise_lab::graph::FamilyKind::Grid;
-        f.train = file.display().to_string();
-        f.test.clear();
-    }
-    h.get_by_label("Load").click();
-    h.step();
-    wait_for(h, "the grid to load", 30.0, |w| {
-        !w.state.is_loading()
-            && w.state
-                .data
-                .as_ref()
-                .is_some_and(|d| d.family.kind() == "grid")
-    });
+    load_family(h, piecewise_lab::graph::FamilyKind::Grid, file);
 }
 
 /// A workbench on `workspace` with four generated 3×3 images (3 classes, seed `seed`) loaded.
@@ -138,21 +124,7 @@ fn with_grid(
 
 /// Loads a Boltzmann-machine sample file through the Data pane's fields and *Load*.
 fn load_boltzmann(h: &mut Harness<'_, Workbench>, file: &Path) {
-    {
-        let st = &mut h.state_mut().state;
-        st.form.family = piecewise_lab::graph::FamilyKind::Boltzmann;
-        st.form.train = file.display().to_string();
-        st.form.test.clear();
-    }
-    h.get_by_label("Load").click();
-    h.step();
-    wait_for(h, "the samples to load", 30.0, |w| {
-        !w.state.is_loading()
-            && w.state
-                .data
-                .as_ref()
-                .is_some_and(|d| d.family.kind() == "boltzmann")
-    });
+    load_family(h, piecewise_lab::graph::FamilyKind::Boltzmann, file);
 }
 
 #[test]
@@ -892,7 +864,8 @@ fn graph_pane<'a>(h: &'a mut Harness<'_, Workbench>) -> &'a mut piecewise_lab::a
         .expect("a graph pane")
 }
 
-/// Loads a file of `family` through the Data pane's fields and *Load*.
+/// Loads a file of `family` through the Data pane's fields and *Load* (chains with the
+/// seminar features and no template).
 fn load_family(
     h: &mut Harness<'_, Workbench>,
     family: piecewise_lab::graph::FamilyKind,

@@ -295,25 +295,9 @@ impl NerFeatures {
 
     /// Tables 2 and 3's per-token features.
     fn token_np_seminar(&self, word: &str, out: &mut Vec<String>) {
-        out.clear();
-        out.push(format!("W={word}"));
-        let chars: Vec<char> = word.chars().collect();
-        let up = |c: &char| c.is_uppercase();
-        let low = |c: &char| c.is_lowercase();
-        let n = chars.len();
         let seminar = self.table == FeatureTable::Seminar;
-        if n >= 2 && up(&chars[0]) && chars[1..].iter().all(low) {
-            out.push("SHAPE=Xx+".into());
-        }
-        if seminar && n >= 2 && chars.iter().all(up) {
-            out.push("SHAPE=XX+".into());
-        }
-        if n == 1 && up(&chars[0]) {
-            out.push("SHAPE=X".into());
-        }
-        if n >= 1 && chars.iter().all(up) {
-            out.push("SHAPE=X+".into());
-        }
+        // (Table 2 has no `[A-Z][A-Z]+`.)
+        let chars = word_and_shapes(word, seminar, out);
         if mixed_case(&chars) {
             out.push("MIXED".into());
         }
@@ -348,24 +332,8 @@ impl NerFeatures {
 
     /// Table 1's per-token features.
     fn token_ner(&self, word: &str, out: &mut Vec<String>) {
-        out.clear();
-        out.push(format!("W={word}"));
-        let chars: Vec<char> = word.chars().collect();
-        let up = |c: &char| c.is_uppercase();
-        let low = |c: &char| c.is_lowercase();
+        let chars = word_and_shapes(word, true, out);
         let n = chars.len();
-        if n >= 2 && up(&chars[0]) && chars[1..].iter().all(low) {
-            out.push("SHAPE=Xx+".into());
-        }
-        if n >= 2 && chars.iter().all(up) {
-            out.push("SHAPE=XX+".into());
-        }
-        if n == 1 && up(&chars[0]) {
-            out.push("SHAPE=X".into());
-        }
-        if n >= 1 && chars.iter().all(up) {
-            out.push("SHAPE=X+".into());
-        }
         if word.contains('-') {
             out.push("DASH".into());
         }
@@ -429,6 +397,29 @@ impl NerFeatures {
             }
         }
     }
+}
+
+/// Starts a token's features: `W=word` and the whole-word shapes `[A-Z][a-z]+`, `[A-Z]`,
+/// `[A-Z]+` and, with `two_caps`, `[A-Z][A-Z]+`; returns the word's characters.
+fn word_and_shapes(word: &str, two_caps: bool, out: &mut Vec<String>) -> Vec<char> {
+    out.clear();
+    out.push(format!("W={word}"));
+    let chars: Vec<char> = word.chars().collect();
+    let up = |c: &char| c.is_uppercase();
+    let n = chars.len();
+    if n >= 2 && up(&chars[0]) && chars[1..].iter().all(|c| c.is_lowercase()) {
+        out.push("SHAPE=Xx+".into());
+    }
+    if two_caps && n >= 2 && chars.iter().all(up) {
+        out.push("SHAPE=XX+".into());
+    }
+    if n == 1 && up(&chars[0]) {
+        out.push("SHAPE=X".into());
+    }
+    if n >= 1 && chars.iter().all(up) {
+        out.push("SHAPE=X+".into());
+    }
+    chars
 }
 
 /// Table 3's "appears to be" patterns over a token sequence: `(t, TIME-DASH | DASH-TIME |
