@@ -72,6 +72,18 @@ fn path_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) -> b
     browse
 }
 
+/// Which feature–label weights exist.
+fn features_combo(ui: &mut egui::Ui, id: &str, set: &mut FeatureSet) {
+    egui::ComboBox::new(format!("{id}-features"), "features")
+        .selected_text(format!("{set:?}").to_lowercase())
+        .show_ui(ui, |ui| {
+            ui.selectable_value(set, FeatureSet::All, "all")
+                .on_hover_text("every feature with every label (pair)");
+            ui.selectable_value(set, FeatureSet::Observed, "observed")
+                .on_hover_text("only the feature–label pairs seen in training");
+        });
+}
+
 /// The model family and its options on one line (the line keeps its place whatever the family).
 pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
     use crate::graph::grid::{Neighbourhood, Pairwise};
@@ -79,6 +91,7 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
     // Two lines for chains, so the row fits the form's column.
     ui.vertical(|ui| {
     ui.horizontal(|ui| {
+        let before = src.family;
         egui::ComboBox::new(format!("{id}-family"), "model")
             .selected_text(src.family.name())
             .show_ui(ui, |ui| {
@@ -94,6 +107,11 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                         });
                 }
             });
+        // The factorial CRF's POS transitions have 45² columns: observed pairs by default, as
+        // on the command line.
+        if src.family != before && src.family == FamilyKind::Factorial {
+            src.feature_set = FeatureSet::Observed;
+        }
         match src.family {
             FamilyKind::Chain | FamilyKind::SkipChain => {
                 egui::ComboBox::new(format!("{id}-fact"), "factorisation")
@@ -110,21 +128,10 @@ pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
                         ui.selectable_value(&mut src.factorisation, Factorisation::EdgePair, "edge-pair")
                             .on_hover_text("one factor per edge, the state features weighted per label pair (y_{t-1}, y_t): every source state has its own weights");
                     });
-                egui::ComboBox::new(format!("{id}-features"), "features")
-                    .selected_text(format!("{:?}", src.feature_set).to_lowercase())
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
-                        ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed");
-                    });
+                features_combo(ui, id, &mut src.feature_set);
             }
             FamilyKind::Factorial => {
-                egui::ComboBox::new(format!("{id}-features"), "features")
-                    .selected_text(format!("{:?}", src.feature_set).to_lowercase())
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut src.feature_set, FeatureSet::All, "all");
-                        ui.selectable_value(&mut src.feature_set, FeatureSet::Observed, "observed")
-                            .on_hover_text("only feature–label-pair weights seen in training (the always-on feature has all)");
-                    });
+                features_combo(ui, id, &mut src.feature_set);
             }
             FamilyKind::Grid => {
                 egui::ComboBox::new(format!("{id}-pairwise"), "pairwise")

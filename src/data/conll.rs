@@ -32,6 +32,13 @@ impl Sequence {
     pub fn has_labels(&self) -> bool {
         !self.labels.is_empty()
     }
+    /// The first column of every token (the word; "" for tokens without columns).
+    pub fn words(&self) -> Vec<&str> {
+        self.columns
+            .iter()
+            .map(|c| c.first().map_or("", |w| w.as_str()))
+            .collect()
+    }
 }
 
 /// A column file read into memory.
@@ -50,9 +57,6 @@ pub enum LabelColumn {
     Last,
     /// Every column is an observation (unlabelled data).
     None,
-    /// The last `n` columns are labels: the last is [`Sequence::labels`], the others
-    /// [`Sequence::layers`] in file order (multi-layer models).
-    Layers(usize),
 }
 
 impl Corpus {
@@ -70,6 +74,34 @@ impl Corpus {
             sequences: idx.iter().map(|&i| self.sequences[i].clone()).collect(),
             n_columns: self.n_columns,
         }
+    }
+
+    /// Makes the last `n` observation columns labels (multi-layer models, read with
+    /// [`LabelColumn::None`]): the last becomes [`Sequence::labels`], the others
+    /// [`Sequence::layers`] in file order. Every token has the same columns (the reader checks).
+    pub fn take_label_columns(&mut self, n: usize) -> Result<()> {
+        if n == 0 || self.n_obs_columns() < n {
+            return Err(Error::file(
+                &self.path,
+                format!(
+                    "{} columns per token, {n} label columns expected",
+                    self.n_obs_columns()
+                ),
+            ));
+        }
+        for s in &mut self.sequences {
+            let mut layers = vec![Vec::with_capacity(s.len()); n - 1];
+            s.labels.clear();
+            for cols in &mut s.columns {
+                let mut labs = cols.split_off(cols.len() - n);
+                s.labels.push(labs.pop().expect("n ≥ 1 label columns"));
+                for (layer, l) in layers.iter_mut().zip(labs) {
+                    layer.push(l);
+                }
+            }
+            s.layers = layers;
+        }
+        Ok(())
     }
 
     pub fn tokens(&self) -> usize {
@@ -180,28 +212,6 @@ pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpu
                 current
                     .columns
                     .push(fields.iter().map(|s| s.to_string()).collect());
-            }
-            LabelColumn::Layers(n) => {
-                if fields.len() < n.max(1) {
-                    return Err(Error::parse(
-                        name,
-                        line_no,
-                        format!(
-                            "{} columns, but {n} label columns are expected",
-                            fields.len()
-                        ),
-                    ));
-                }
-                let (obs, lab) = fields.split_at(fields.len() - n.max(1));
-                current
-                    .columns
-                    .push(obs.iter().map(|s| s.to_string()).collect());
-                let (last, rest) = lab.split_last().expect("at least one label column");
-                current.labels.push(last.to_string());
-                current.layers.resize(rest.len(), Vec::new());
-                for (layer, l) in current.layers.iter_mut().zip(rest) {
-                    layer.push(l.to_string());
-                }
             }
         }
     }

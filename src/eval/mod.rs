@@ -141,25 +141,11 @@ pub fn decode(
                 ws.infer.chain.viterbi_product(inst, lay, phi, &mut out);
                 return Ok((out, "viterbi over joint states"));
             }
-            match &inst.chain {
-                Some(lay) => {
-                    ws.infer.chain.viterbi(inst, lay, phi, &mut out);
-                    Ok((out, "viterbi"))
-                }
-                // (A one-position ladder is a tree: max-product is exact there.)
-                None if inst.forest => decode(
-                    inst,
-                    phi,
-                    &Inference {
-                        decoder: Decoder::MaxProduct,
-                        ..how.clone()
-                    },
-                    ws,
-                ),
-                None => Err(Error::invalid(
-                    "Viterbi decodes chains and ladders only; use max-product",
-                )),
-            }
+            let lay = inst.chain.as_ref().ok_or_else(|| {
+                Error::invalid("Viterbi decodes chains and ladders only; use max-product")
+            })?;
+            ws.infer.chain.viterbi(inst, lay, phi, &mut out);
+            Ok((out, "viterbi"))
         }
         Decoder::Exact => {
             if inst.joint_states() > MAX_ENUMERATION_STATES {

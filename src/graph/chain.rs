@@ -110,9 +110,9 @@ pub struct SkipOptions {
     pub max_edges: usize,
 }
 
-/// Skip edges of a sequence of words: every pair `u < v` of identical capitalised words, the
-/// closest pairs first when `max_edges` cuts them.
-pub fn skip_edges(words: &[&str], max_edges: usize) -> Vec<(u32, u32)> {
+/// Skip edges of a sequence of words: every pair `u < v` of identical capitalised words, in
+/// order.
+pub fn skip_edges(words: &[&str]) -> Vec<(u32, u32)> {
     let mut by_word: rustc_hash::FxHashMap<&str, Vec<u32>> = Default::default();
     for (t, w) in words.iter().enumerate() {
         if w.chars().next().is_some_and(|c| c.is_uppercase()) {
@@ -127,11 +127,17 @@ pub fn skip_edges(words: &[&str], max_edges: usize) -> Vec<(u32, u32)> {
                 .flat_map(move |(i, &u)| ps[i + 1..].iter().map(move |&v| (u, v)))
         })
         .collect();
+    edges.sort_unstable();
+    edges
+}
+
+/// The closest `max_edges` of `edges` (all when 0), in order.
+pub fn cap_skip_edges(mut edges: Vec<(u32, u32)>, max_edges: usize) -> Vec<(u32, u32)> {
     if max_edges > 0 && edges.len() > max_edges {
         edges.sort_unstable_by_key(|&(u, v)| (v - u, u));
         edges.truncate(max_edges);
+        edges.sort_unstable();
     }
-    edges.sort_unstable();
     edges
 }
 
@@ -212,24 +218,18 @@ struct SeqFeatures {
     skip: Vec<(u32, u32, Vec<u32>)>,
 }
 
-/// The first column of every token.
-fn words_of(seq: &Sequence) -> Vec<&str> {
-    seq.columns
-        .iter()
-        .map(|c| c.first().map_or("", |w| w.as_str()))
-        .collect()
-}
-
-/// Calls `f(u, v, name)` for every feature of every skip edge of `seq`; returns the number of
-/// edges.
+/// Calls `f(u, v, name)` for every feature of every skip edge of `seq` that the cap keeps;
+/// returns (edges kept, edges before the cap).
 fn expand_skip_features(
     ner: Option<&NerFeatures>,
     seq: &Sequence,
     max_edges: usize,
     mut f: impl FnMut(u32, u32, &str),
-) -> usize {
-    let words = words_of(seq);
-    let edges = skip_edges(&words, max_edges);
+) -> (usize, usize) {
+    let words = seq.words();
+    let all = skip_edges(&words);
+    let total = all.len();
+    let edges = cap_skip_edges(all, max_edges);
     let mut buf = vec![];
     for &(u, v) in &edges {
         f(u, v, BIAS_FEATURE);
@@ -243,7 +243,7 @@ fn expand_skip_features(
             None => f(u, v, &format!("W={}", words[u as usize])),
         }
     }
-    edges.len()
+    (edges.len(), total)
 }
 
 /// Calls `f(t, name, value)` for every state feature of every position of `seq`: the
@@ -268,12 +268,7 @@ fn expand_state_features(
         }
     }
     if let Some(n) = ner {
-        let words: Vec<&str> = seq
-            .columns
-            .iter()
-            .map(|c| c.first().map_or("", |w| w.as_str()))
-            .collect();
-        n.expand(&words, |t, name| f(t, name, 1.0));
+        n.expand(&seq.words(), |t, name| f(t, name, 1.0));
     }
 }
 
@@ -338,14 +333,13 @@ impl ChainCrf {
                 sf.state[t].push((state_features.count(name), v))
             });
             if let Some(o) = &options.skip {
-                let n = expand_skip_features(ner.as_ref(), s, o.max_edges, |u, v, name| {
+                let (n, all) = expand_skip_features(ner.as_ref(), s, o.max_edges, |u, v, name| {
                     let id = skip_features.count(name);
                     match sf.skip.last_mut() {
                         Some(e) if (e.0, e.1) == (u, v) => e.2.push(id),
                         _ => sf.skip.push((u, v, vec![id])),
                     }
                 });
-                let all = skip_edges(&words_of(s), 0).len();
                 skip_stats.items += 1;
                 skip_stats.edges += n;
                 skip_stats.max = skip_stats.max.max(n);

@@ -8,7 +8,7 @@
 //! ladder of (w_t, y_t) pairs: exact inference runs forward–backward over the 45 × 3 joint states
 //! of a position ([`crate::graph::ProductLayout`]), and `ml` is exact maximum likelihood, the
 //! reference the paper could not afford. Data: CoNLL-2000 lines `word POS chunk`; both the POS
-//! and the chunk column are labels ([`LabelColumn::Layers`]); other chunk types than NP become
+//! and the chunk column are labels ([`Corpus::take_label_columns`]); other chunk types than NP become
 //! `O` (000 §5). Evaluation scores the chunks (NP F1) and, as the `pos` layer, the tags.
 
 use super::chain::{sparse_layout, FeatureSet, BIAS_FEATURE, DEFAULT_LEXICONS};
@@ -73,10 +73,11 @@ pub struct FactorialCrf {
 impl FactorialCrf {
     /// Reads `word POS chunk` lines (training and test) or `word` lines (data to tag).
     pub fn read_data(path: &Path, np_only: bool) -> Result<Corpus> {
-        let probe = read_conll_with(path, LabelColumn::None)?;
-        let mut corpus = match probe.n_columns {
-            1 => probe,
-            3 => read_conll_with(path, LabelColumn::Layers(2))?,
+        // Read once, every column an observation; then the last two become the labels.
+        let mut corpus = read_conll_with(path, LabelColumn::None)?;
+        match corpus.n_columns {
+            1 => {}
+            3 => corpus.take_label_columns(2)?,
             n => {
                 return Err(Error::file(
                     path.display().to_string(),
@@ -86,7 +87,7 @@ impl FactorialCrf {
                     ),
                 ))
             }
-        };
+        }
         if np_only {
             for s in &mut corpus.sequences {
                 for l in &mut s.labels {
@@ -97,13 +98,6 @@ impl FactorialCrf {
             }
         }
         Ok(corpus)
-    }
-
-    fn words(item: &Sequence) -> Vec<&str> {
-        item.columns
-            .iter()
-            .map(|c| c.first().map_or("", |w| w.as_str()))
-            .collect()
     }
 
     /// Builds label sets, the feature dictionary and the model from training data; returns the
@@ -146,7 +140,7 @@ impl FactorialCrf {
         let mut raw: Vec<Vec<Vec<u32>>> = Vec::with_capacity(corpus.sequences.len());
         for s in &corpus.sequences {
             let mut per: Vec<Vec<u32>> = vec![vec![]; s.len()];
-            lex.expand(&Self::words(s), |t, name| per[t].push(features.count(name)));
+            lex.expand(&s.words(), |t, name| per[t].push(features.count(name)));
             raw.push(per);
         }
         let map = features.prune(options.min_freq);
@@ -290,7 +284,7 @@ impl Family for FactorialCrf {
     }
     fn instance(&self, item: &Sequence) -> Result<Instance> {
         let mut per: Vec<Vec<u32>> = vec![vec![]; item.len()];
-        self.lex.expand(&Self::words(item), |t, name| {
+        self.lex.expand(&item.words(), |t, name| {
             per[t].extend(self.features.get(name))
         });
         // (Every fitted model has the always-on feature; a model file without it has none.)

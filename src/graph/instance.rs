@@ -156,8 +156,9 @@ pub struct Instance {
     /// Total length of the table buffer.
     pub table_len: usize,
     pub chain: Option<ChainLayout>,
-    /// The product-state chain of a ladder of positions (set when the graph is neither a chain
-    /// nor a forest).
+    /// The product-state chain of a ladder of positions (set when the graph is not a chain;
+    /// a ladder that is a forest — one position — still gets BP, the cheaper exact method, for
+    /// likelihoods, and this for Viterbi).
     pub product: Option<ProductLayout>,
     /// True when the factor graph (variables and factors as nodes) has no cycle, so belief
     /// propagation on it is exact.
@@ -421,8 +422,7 @@ impl<'m> InstanceBuilder<'m> {
         }
         self.inst.chain = detect_chain(&self.inst);
         self.inst.forest = is_forest(&self.inst);
-        // (Chains and forests have cheaper exact inference.)
-        if self.inst.chain.is_none() && !self.inst.forest {
+        if self.inst.chain.is_none() {
             self.inst.product = detect_product(&self.inst);
         }
         self.inst

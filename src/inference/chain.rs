@@ -36,6 +36,8 @@ pub struct ChainWork {
     ep: Vec<usize>,
     ec: Vec<usize>,
     pm: Vec<f64>,
+    /// A product chain's Viterbi path over joint states.
+    joint: Vec<u32>,
     pub log_z: f64,
     /// False when the log-space fallback ran (then `alpha`/`beta` hold log messages).
     pub scaled: bool,
@@ -453,12 +455,13 @@ impl ChainWork {
         out: &mut Vec<u32>,
     ) -> f64 {
         self.prepare_product(inst, lay, phi);
-        let mut joint = Vec::with_capacity(lay.n);
+        let mut joint = std::mem::take(&mut self.joint);
         let best = self.viterbi_core(&mut joint);
         out.clear();
         for &s in &joint {
             out.extend((0..lay.width).map(|i| lay.digit(s as usize, i)));
         }
+        self.joint = joint;
         best
     }
 
@@ -490,36 +493,43 @@ impl ChainWork {
         }
     }
 
-    /// Adds `scale ·` (the marginal of each factor's table entries) into `dphi`, after
-    /// [`forward_backward_product`](Self::forward_backward_product).
-    pub fn add_expectations_product(
+    /// Calls `add(f, entry, p)` with the marginal p of every entry of every factor's table,
+    /// after [`forward_backward_product`](Self::forward_backward_product).
+    fn each_factor_marginal_product(
         &mut self,
         inst: &Instance,
         lay: &ProductLayout,
-        dphi: &mut [f64],
-        scale: f64,
+        mut add: impl FnMut(u32, usize, f64),
     ) {
+        let l = self.l;
         for t in 0..lay.n {
             for &f in lay.node(t) {
-                let fac = &inst.factors[f as usize];
-                let off = inst.table_offset(fac);
-                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
-                for s in 0..self.l {
-                    dphi[off + self.ec[s]] += scale * self.node_marginal(t, s);
+                lay.entry_parts(
+                    inst,
+                    &inst.factors[f as usize],
+                    t,
+                    &mut self.ep,
+                    &mut self.ec,
+                );
+                for s in 0..l {
+                    add(f, self.ec[s], self.node_marginal(t, s));
                 }
             }
             if t == 0 || lay.pair(t).is_empty() {
                 continue;
             }
             self.product_pair_marginals(t);
-            let l = self.l;
             for &f in lay.pair(t) {
-                let fac = &inst.factors[f as usize];
-                let off = inst.table_offset(fac);
-                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
+                lay.entry_parts(
+                    inst,
+                    &inst.factors[f as usize],
+                    t,
+                    &mut self.ep,
+                    &mut self.ec,
+                );
                 for (row, &base) in self.pm.chunks_exact(l).zip(&self.ep) {
                     for (&p, &e) in row.iter().zip(&self.ec) {
-                        dphi[off + base + e] += scale * p;
+                        add(f, base + e, p);
                     }
                 }
             }
@@ -527,8 +537,20 @@ impl ChainWork {
         }
     }
 
-    /// Each factor's table marginal, after
-    /// [`forward_backward_product`](Self::forward_backward_product).
+    /// Adds `scale ·` (the marginal of each factor's table entries) into `dphi`.
+    pub fn add_expectations_product(
+        &mut self,
+        inst: &Instance,
+        lay: &ProductLayout,
+        dphi: &mut [f64],
+        scale: f64,
+    ) {
+        self.each_factor_marginal_product(inst, lay, |f, e, p| {
+            dphi[inst.table_offset(&inst.factors[f as usize]) + e] += scale * p;
+        });
+    }
+
+    /// Each factor's table marginal.
     pub fn factor_marginals_product(
         &mut self,
         inst: &Instance,
@@ -539,28 +561,7 @@ impl ChainWork {
             .iter()
             .map(|f| vec![0.0; inst.slots[f.slot as usize].len as usize])
             .collect();
-        for t in 0..lay.n {
-            for &f in lay.node(t) {
-                let fac = &inst.factors[f as usize];
-                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
-                for s in 0..self.l {
-                    out[f as usize][self.ec[s]] += self.node_marginal(t, s);
-                }
-            }
-            if t == 0 || lay.pair(t).is_empty() {
-                continue;
-            }
-            self.product_pair_marginals(t);
-            for &f in lay.pair(t) {
-                let fac = &inst.factors[f as usize];
-                lay.entry_parts(inst, fac, t, &mut self.ep, &mut self.ec);
-                for (row, &base) in self.pm.chunks_exact(self.l).zip(&self.ep) {
-                    for (&p, &e) in row.iter().zip(&self.ec) {
-                        out[f as usize][base + e] += p;
-                    }
-                }
-            }
-        }
+        self.each_factor_marginal_product(inst, lay, |f, e, p| out[f as usize][e] += p);
         out
     }
 

@@ -72,14 +72,6 @@ pub fn factor_marginals(
         out.exact = Some((m, "forward–backward"));
         return out;
     }
-    if let Some(lay) = &inst.product {
-        let mut work = ChainWork::default();
-        work.forward_backward_product(inst, lay, phi);
-        out.exact = Some((
-            work.factor_marginals_product(inst, lay),
-            "forward–backward over joint states",
-        ));
-    }
     let mut work = BpWork::default();
     let mut msgs = BpMessages::default();
     let report = bp::run(inst, phi, opts, Semiring::SumProduct, &mut msgs, &mut work);
@@ -90,7 +82,13 @@ pub fn factor_marginals(
             b
         })
         .collect();
-    if out.exact.is_some() {
+    if let (Some(lay), false) = (&inst.product, inst.forest) {
+        let mut work = ChainWork::default();
+        work.forward_backward_product(inst, lay, phi);
+        out.exact = Some((
+            work.factor_marginals_product(inst, lay),
+            "forward–backward over joint states",
+        ));
     } else if inst.forest && report.converged {
         out.exact = Some((beliefs.clone(), "BP (exact on a forest)"));
     } else if inst.joint_states() <= INSPECT_ENUMERATION_STATES {

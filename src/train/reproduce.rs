@@ -543,11 +543,6 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
             if table6 {
                 let row =
                     |g: &str, loc: Option<(f64, Option<f64>)>, spk: Option<(f64, Option<f64>)>| {
-                        let g = &if g.contains('/') {
-                            g.to_string()
-                        } else {
-                            format!("seminars/{g}")
-                        };
                         vec![
                             cell(g, f1("location"), loc),
                             cell(g, f1("speaker"), spk),
@@ -565,19 +560,19 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
                         rows: vec![
                             (
                                 "Piecewise".into(),
-                                row("pw", p(87.7, Some(1.2)), p(75.4, Some(2.5))),
+                                row("seminars/pw", p(87.7, Some(1.2)), p(75.4, Some(2.5))),
                             ),
                             (
                                 "Pseudolikelihood".into(),
-                                row("pl", p(67.1, Some(4.8)), p(25.5, Some(4.2))),
+                                row("seminars/pl", p(67.1, Some(4.8)), p(25.5, Some(4.2))),
                             ),
                             (
                                 "Per-edge PL".into(),
-                                row("pl-edge", p(76.9, Some(4.1)), p(69.3, Some(3.0))),
+                                row("seminars/pl-edge", p(76.9, Some(4.1)), p(69.3, Some(3.0))),
                             ),
                             (
                                 "BP".into(),
-                                row("bp", p(86.6, Some(1.5)), p(78.2, Some(1.8))),
+                                row("seminars/bp", p(86.6, Some(1.5)), p(78.2, Some(1.8))),
                             ),
                             (
                                 "Linear chain, exact ML".into(),
