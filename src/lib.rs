@@ -7,10 +7,12 @@
 //! imports it).
 
 pub mod app;
+pub mod cli;
 pub mod data;
 pub mod error;
 pub mod estimators;
 pub mod eval;
+pub mod experiments;
 pub mod graph;
 pub mod inference;
 pub mod train;

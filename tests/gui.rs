@@ -518,8 +518,8 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
     use piecewise_lab::data::synth_loopy::{boltzmann_samples, paper_theta};
     use piecewise_lab::estimators::scl::{ComponentFamily, SelectionPolicy};
     use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::experiments::sweep::{run_sweep, SweepSpec};
     use piecewise_lab::graph::boltzmann::BoltzmannOptions;
-    use piecewise_lab::train::sweep::{run_sweep, SweepSpec};
     use piecewise_lab::train::{ModelSpec, Prior, RunSpec};
     let ws = tempfile::tempdir().unwrap();
     let (train, test) = (ws.path().join("bm.txt"), ws.path().join("bm-test.txt"));

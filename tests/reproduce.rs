@@ -4,7 +4,7 @@
 //! same folder it reuses every finished run; experiments sharing runs (Tables 6, 7 and 9 on the
 //! seminars) share them. The summary statistics against hand computation.
 
-use piecewise_lab::train::reproduce::{self, Event, Options, Stat, EXPERIMENTS};
+use piecewise_lab::experiments::reproduce::{self, Event, Options, Stat, EXPERIMENTS};
 use std::path::PathBuf;
 
 fn data() -> Option<PathBuf> {

@@ -2,8 +2,9 @@
 //! asymptotic variance in the paper's and the exact form against known identities.
 
 use piecewise_lab::data::synth_loopy::paper_theta;
+use piecewise_lab::estimators::scl::{component_flops, components};
 use piecewise_lab::estimators::scl::{ComponentFamily, Selection, SelectionPolicy};
-use piecewise_lab::eval::asymptotic::{asymptotic_variance, component_flops, components};
+use piecewise_lab::eval::asymptotic::asymptotic_variance;
 use piecewise_lab::graph::boltzmann::{BoltzmannMachine, BoltzmannOptions};
 use piecewise_lab::graph::Family;
 
@@ -119,7 +120,7 @@ fn monte_carlo_matches_the_exact_form() {
     let text = "0.5:1*pl1";
     let v = asymptotic_variance(bm.model(), &inst, &theta0, &policy(text)).unwrap();
     let (n, reps) = (1000usize, 400usize);
-    let mc = piecewise_lab::eval::asymptotic::monte_carlo(
+    let mc = piecewise_lab::experiments::monte_carlo::monte_carlo(
         &bm,
         &theta0,
         &policy(text),

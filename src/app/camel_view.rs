@@ -242,7 +242,7 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
         "{} · disagreement: largest {worst:.2e}, mean {mean:.2e}",
         match c.camel {
             None => "no δ, no g",
-            Some(crate::train::camel::CamelVariant::Camel0) => "with δ, g = 0",
+            Some(crate::estimators::camel::CamelVariant::Camel0) => "with δ, g = 0",
             Some(_) => "with δ and g",
         },
     ));

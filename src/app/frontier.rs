@@ -7,8 +7,8 @@
 use super::export::{svg_lines, Series};
 use super::jobs::Job;
 use super::AppState;
+use crate::experiments::sweep::SweepIndex;
 use crate::train::run::RunSummary;
-use crate::train::sweep::SweepIndex;
 use egui::Color32;
 use std::path::{Path, PathBuf};
 

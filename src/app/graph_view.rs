@@ -123,7 +123,7 @@ pub struct Learned {
 }
 
 fn learned_for(
-    model: &super::TrainedModel,
+    model: &crate::train::TrainedRun,
     seq: &crate::data::Sequence,
 ) -> Result<Learned, String> {
     let inst = model.family.instance(seq).map_err(|e| e.to_string())?;
@@ -177,7 +177,7 @@ pub struct BpSnapshot {
 }
 
 fn bp_snapshot(
-    model: &super::TrainedModel,
+    model: &crate::train::TrainedRun,
     seq: &crate::data::Sequence,
     sweeps: usize,
 ) -> Result<BpSnapshot, String> {
@@ -277,7 +277,7 @@ fn model_and_item(
     pane: &GraphPane,
     ctx: &egui::Context,
     run: &str,
-) -> Option<(Arc<super::TrainedModel>, crate::data::Sequence)> {
+) -> Option<(Arc<crate::train::TrainedRun>, crate::data::Sequence)> {
     let model = state.model(ctx, run)?;
     let seq = state
         .data

@@ -32,7 +32,7 @@ pub struct LaunchForm {
     pub auto_beta: bool,
     pub resample_every: usize,
     /// CAMEL's outer loop: tolerance on g and relinearisations at most.
-    pub camel: crate::train::camel::CamelOptions,
+    pub camel: crate::estimators::camel::CamelOptions,
     /// Which wrong source states get a NOTA term (nota).
     pub nota: crate::estimators::NotaSelection,
     /// Fit per-state scales after training (chains; 001 §3).

@@ -16,6 +16,7 @@ pub mod runs;
 mod runs_view;
 pub mod theory;
 
+use crate::train::TrainedRun;
 use data::{DataSource, GenerateForm, LoadedData, Split};
 use jobs::{take_finished, Job};
 use launch::LaunchForm;
@@ -71,14 +72,6 @@ pub struct Settings {
 pub struct Message {
     pub text: String,
     pub error: bool,
-}
-
-/// A trained model loaded from a run directory, for predictions and learned potentials.
-pub struct TrainedModel {
-    pub family: Arc<dyn crate::graph::Family>,
-    pub theta: Vec<f64>,
-    /// The run's test-time inference (decoder, BP options).
-    pub inference: crate::eval::Inference,
 }
 
 /// Predicted labels of one corpus of the loaded data by one run's model.
@@ -172,8 +165,8 @@ pub struct AppState {
     /// The data form being edited (applied by "Load").
     pub form: DataSource,
     pub launch: LaunchForm,
-    models: HashMap<String, Arc<TrainedModel>>,
-    model_jobs: HashMap<String, Job<TrainedModel>>,
+    models: HashMap<String, Arc<TrainedRun>>,
+    model_jobs: HashMap<String, Job<TrainedRun>>,
     predictions: Vec<Predictions>,
     prediction_jobs: HashMap<(String, Split), Job<Predictions>>,
     dialog: Option<Job<Option<(DialogTarget, PathBuf)>>>,
@@ -616,7 +609,7 @@ impl AppState {
     }
 
     /// A run's trained model, loading it in the background on first use.
-    pub fn model(&mut self, ctx: &egui::Context, run: &str) -> Option<Arc<TrainedModel>> {
+    pub fn model(&mut self, ctx: &egui::Context, run: &str) -> Option<Arc<TrainedRun>> {
         if let Some(m) = self.models.get(run) {
             return Some(m.clone());
         }
@@ -625,18 +618,7 @@ impl AppState {
             self.model_jobs.insert(
                 run.to_string(),
                 Job::spawn(ctx, format!("loading model {run}"), move || {
-                    let (family, theta) =
-                        crate::train::run::load_model(&dir).map_err(|e| e.to_string())?;
-                    let mut inference =
-                        crate::util::read_json::<crate::train::RunSpec>(&dir.join("spec.json"))
-                            .map(|s| s.inference())
-                            .unwrap_or_default();
-                    inference.scaling = crate::train::scaling::load(&dir);
-                    Ok(TrainedModel {
-                        family,
-                        theta,
-                        inference,
-                    })
+                    TrainedRun::open(&dir).map_err(|e| e.to_string())
                 }),
             );
         }

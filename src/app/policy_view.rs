@@ -7,8 +7,9 @@
 use super::jobs::{take_finished, Job};
 use super::launch::LaunchForm;
 use super::AppState;
+use crate::estimators::scl::component_flops;
 use crate::estimators::scl::{ComponentFamily, PolicyPart, Scl, SelectionPolicy};
-use crate::eval::asymptotic::{asymptotic_variance, component_flops, Efficiency};
+use crate::eval::asymptotic::{asymptotic_variance, Efficiency};
 use egui::{Color32, Pos2, Shape, Stroke, Vec2};
 
 /// Items shown (Fig. 1 has fourteen).

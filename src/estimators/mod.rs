@@ -4,6 +4,7 @@
 //! weights; [`crate::graph::Model::scatter`] does that for all. The term lists are data, so the
 //! GUI draws exactly what is computed.
 
+pub mod camel;
 pub mod forest_term;
 pub mod local;
 pub mod memm;
@@ -134,9 +135,9 @@ pub enum EstimatorSpec {
     /// for CCCP, the linearised sepset entropies g. Its clusters are piecewise's pieces (factor
     /// as piece), so the term view shows them; training runs `train::camel::fit`.
     Camel {
-        variant: crate::train::camel::CamelVariant,
+        variant: camel::CamelVariant,
         #[serde(default)]
-        camel: crate::train::camel::CamelOptions,
+        camel: camel::CamelOptions,
     },
 }
 
@@ -185,7 +186,7 @@ impl EstimatorSpec {
                 selection: NotaSelection::default(),
             },
             "camel0" | "cccp-camel" | "cccp-camel-empirical" => {
-                use crate::train::camel::CamelVariant;
+                use camel::CamelVariant;
                 EstimatorSpec::Camel {
                     variant: match name {
                         "camel0" => CamelVariant::Camel0,
@@ -316,9 +317,9 @@ impl EstimatorSpec {
             EstimatorSpec::Memm => "memm",
             EstimatorSpec::Nota { .. } => "nota",
             EstimatorSpec::Camel { variant, .. } => match variant {
-                crate::train::camel::CamelVariant::Camel0 => "camel0",
-                crate::train::camel::CamelVariant::Cccp => "cccp-camel",
-                crate::train::camel::CamelVariant::CccpEmpirical => "cccp-camel-empirical",
+                camel::CamelVariant::Camel0 => "camel0",
+                camel::CamelVariant::Cccp => "cccp-camel",
+                camel::CamelVariant::CccpEmpirical => "cccp-camel-empirical",
             },
         }
     }

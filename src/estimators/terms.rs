@@ -22,8 +22,8 @@
 use super::forest_term::{forest_term, is_forest_term, ForestWork};
 use crate::error::{Error, Result};
 use crate::graph::{Instance, TableReads};
-use crate::inference::bp::{self, BpOptions, Schedule, Semiring};
-use crate::inference::InferWork;
+use crate::inference::bp::{self, tree_bp_options, BpOptions, Semiring};
+use crate::inference::{self, InferWork, Method, Task};
 use crate::util::{exp_shifted_into, next_assignment};
 
 /// Largest number of free × summed states one enumerated term may have.
@@ -232,18 +232,16 @@ impl Term<'_> {
         if !self.is_whole_graph(inst) {
             return None;
         }
-        if inst.chain.is_some() {
-            Some(GlobalInference::ForwardBackward)
-        } else if inst.forest {
-            Some(GlobalInference::TreeBp)
-        } else if let Some(o) = self.bethe {
+        // Enumeration of a whole graph is the term machinery's own path, so the chooser is asked
+        // for the structured methods only.
+        match (inference::choose(inst, Task::Marginals, 0), self.bethe) {
+            (Method::ForwardBackward, _) => Some(GlobalInference::ForwardBackward),
+            (Method::TreeBp, _) => Some(GlobalInference::TreeBp),
             // The `bp` estimator runs loopy BP even where exact inference exists: it is the
             // approximation under study.
-            Some(GlobalInference::LoopyBp(*o))
-        } else if inst.product.is_some() {
-            Some(GlobalInference::ProductForwardBackward)
-        } else {
-            None
+            (_, Some(o)) => Some(GlobalInference::LoopyBp(*o)),
+            (Method::ProductForwardBackward, None) => Some(GlobalInference::ProductForwardBackward),
+            (Method::Enumeration | Method::LoopyBp, None) => None,
         }
     }
 
@@ -315,17 +313,6 @@ pub enum GlobalInference {
     TreeBp,
     /// Loopy BP; log Z is the Bethe approximation.
     LoopyBp(BpOptions),
-}
-
-/// BP options that make BP exact on a forest: sequential sweeps until nothing moves (a forest
-/// converges within its diameter; the limit is only a guard).
-pub fn tree_bp_options(inst: &Instance) -> BpOptions {
-    BpOptions {
-        schedule: Schedule::Sequential,
-        damping: 0.0,
-        tol: 1e-13,
-        max_sweeps: inst.n_vars() + 2,
-    }
 }
 
 /// Reusable buffers for enumerated terms.
@@ -636,7 +623,7 @@ fn evaluate_term(
         Some(g @ (GlobalInference::TreeBp | GlobalInference::LoopyBp(_))) => {
             let opts = match g {
                 GlobalInference::LoopyBp(o) => o,
-                _ => tree_bp_options(inst),
+                _ => tree_bp_options(inst.n_vars()),
             };
             let InferWork {
                 bp: work,

@@ -1,11 +1,5 @@
-//! SCL theory for models small enough to enumerate (004 §3.1, Proposition 2): the paper's FLOP
-//! counts of components, and the asymptotic variance of the maximum SCL estimator.
-//!
-//! **FLOPs** (004 §3.1 and its footnote): a family of c components with |A| = k over a model
-//! with P parameters costs `P·(c·2^k + 1)` per example for the objective, shared equally by its
-//! components, so a component costs `P·(2^k + 1/c)` (for non-binary variables 2^k becomes the
-//! number of joint states of A). On the 5-node Boltzmann machine (P = 10): FL 330, a PL1 component
-//! 22 (PL 110 per example), a PL2 component 41.
+//! SCL theory for models small enough to enumerate (004 §3.1, Proposition 2): the asymptotic
+//! variance of the maximum SCL estimator (the paper's FLOP counts are in `estimators::scl`).
 //!
 //! **Asymptotic variance**. With g_j(x) = ∇θ log p(x_A | x_B) at θ0 (mean zero: each component is
 //! a conditional likelihood), the information identity gives E[−∇²S_j] = E[g_j g_jᵀ], so
@@ -17,80 +11,11 @@
 //! The MLE's is the inverse Fisher information; relative efficiency is det (and trace) ratios.
 
 use crate::error::{Error, Result};
-use crate::estimators::scl::{component_term, ComponentFamily, Selection, SelectionPolicy};
+use crate::estimators::scl::{component_term, components, Selection, SelectionPolicy};
 use crate::estimators::{evaluate_terms, TermList, TermWork};
 use crate::graph::{Instance, Model};
 use crate::inference::enumerate::for_each_assignment;
 use crate::inference::InferWork;
-
-/// The components (A, B = the complement) of one family on an instance.
-pub fn components(family: ComponentFamily, inst: &Instance) -> Vec<Vec<u32>> {
-    let mut out = vec![];
-    family.visit(inst, |a| out.push(a.to_vec()));
-    out
-}
-
-/// The paper's FLOPs of one component of `family` on `inst`, for a model with `n_params`.
-pub fn component_flops(
-    family: ComponentFamily,
-    inst: &Instance,
-    a: &[u32],
-    n_params: usize,
-) -> f64 {
-    let c = family.count(inst).max(1) as f64;
-    n_params as f64 * (component_states(inst, a) + 1.0 / c)
-}
-
-/// The states a component's normaliser visits: the joint states of A (the paper's 2^|A| on
-/// binary variables) or, when A's factors with the rest clamped form a forest of pairwise tables
-/// and that is cheaper, the table entries sum-product reads (Σ_v |Y_v| + Σ_edges |Y_u||Y_v|):
-/// full likelihood on a chain is forward–backward, not enumeration.
-pub fn component_states(inst: &Instance, a: &[u32]) -> f64 {
-    let card = |v: u32| inst.card[v as usize] as f64;
-    let product: f64 = a.iter().map(|&v| card(v)).product();
-    let mut parent: Vec<usize> = (0..a.len()).collect();
-    fn root(p: &mut [usize], mut x: usize) -> usize {
-        while p[x] != x {
-            p[x] = p[p[x]];
-            x = p[x];
-        }
-        x
-    }
-    let local = |v: u32| {
-        if a.len() == inst.n_vars() {
-            Some(v as usize)
-        } else {
-            a.binary_search(&v).ok()
-        }
-    };
-    let mut cost: f64 = a.iter().map(|&v| card(v)).sum();
-    for &v in a {
-        for &f in inst.var_factors(v) {
-            let scope = inst.scope(&inst.factors[f as usize]);
-            let mut reduced = scope.iter().filter(|&&u| local(u).is_some());
-            if reduced.next() != Some(&v) {
-                continue; // counted from its first variable in A
-            }
-            let rest: Vec<u32> = reduced.copied().collect();
-            match rest[..] {
-                [] => {}
-                [u] => {
-                    let (x, y) = (
-                        root(&mut parent, local(v).unwrap()),
-                        root(&mut parent, local(u).unwrap()),
-                    );
-                    if x == y {
-                        return product;
-                    }
-                    parent[x] = y;
-                    cost += card(v) * card(u);
-                }
-                _ => return product,
-            }
-        }
-    }
-    product.min(cost)
-}
 
 /// The asymptotic variance of √n(θ̂ − θ0), and the MLE's, at θ0.
 #[derive(Clone, Debug)]
@@ -348,96 +273,4 @@ pub fn log_det(m: &[Vec<f64>]) -> Result<f64> {
         }
     }
     Ok(ld)
-}
-
-/// The empirical variance of √n(θ̂ − θ0) over replications: `reps` data sets of `n` samples
-/// drawn exactly from a Boltzmann machine at θ0, each fitted by the SCL estimator with a fresh
-/// Z (no prior). The check on [`asymptotic_variance`]: its exact form must match.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct MonteCarlo {
-    pub n: usize,
-    pub reps: usize,
-    pub trace: f64,
-    pub log_det: Option<f64>,
-}
-
-/// Runs the Monte Carlo of [`MonteCarlo`] on rayon's pool; `progress` gets the replications
-/// finished so far. `cancel` stops it between fits.
-pub fn monte_carlo(
-    bm: &crate::graph::boltzmann::BoltzmannMachine,
-    theta0: &[f64],
-    policy: &SelectionPolicy,
-    (n, reps, seed): (usize, usize, u64),
-    cancel: &std::sync::atomic::AtomicBool,
-    progress: &(dyn Fn(usize) + Sync),
-) -> Result<MonteCarlo> {
-    use crate::data::synth_loopy::boltzmann_samples;
-    use crate::data::Corpus;
-    use crate::estimators::EstimatorSpec;
-    use crate::graph::Family;
-    use crate::train::{minimize, DatasetObjective, LbfgsSpec, Prior};
-    use rayon::prelude::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    if reps < 2 {
-        return Err(Error::invalid(
-            "a Monte Carlo needs at least 2 replications",
-        ));
-    }
-    let done = AtomicUsize::new(0);
-    let draws: Vec<Vec<f64>> = (0..reps as u64)
-        .into_par_iter()
-        .map(|r| -> Result<Vec<f64>> {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(Error::Cancelled);
-            }
-            let corpus = Corpus {
-                path: "monte-carlo".into(),
-                sequences: boltzmann_samples(bm.m, theta0, &[], n, seed + 1000 + r)?,
-                n_columns: 1,
-            };
-            let insts = bm.instances(&corpus)?;
-            let mut p = policy.clone();
-            p.seed = seed + 5000 + r;
-            let est = EstimatorSpec::Scl { policy: p }.build(bm.model())?;
-            let obj =
-                DatasetObjective::new(bm.model(), &insts, est.as_ref(), Prior { sigma2: None }, 1)?;
-            let opt = LbfgsSpec {
-                max_iter: 300,
-                delta: 1e-12,
-                epsilon: 1e-9,
-                ..LbfgsSpec::default()
-            };
-            let res = minimize(&obj, vec![0.0; theta0.len()], &opt, cancel, &mut |_, _| {})?;
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-            Ok(res
-                .theta
-                .iter()
-                .zip(theta0)
-                .map(|(a, b)| (n as f64).sqrt() * (a - b))
-                .collect())
-        })
-        .collect::<Result<_>>()?;
-    let p = theta0.len();
-    let mean: Vec<f64> = (0..p)
-        .map(|j| draws.iter().map(|d| d[j]).sum::<f64>() / reps as f64)
-        .collect();
-    let cov: Vec<Vec<f64>> = (0..p)
-        .map(|j| {
-            (0..p)
-                .map(|k| {
-                    draws
-                        .iter()
-                        .map(|d| (d[j] - mean[j]) * (d[k] - mean[k]))
-                        .sum::<f64>()
-                        / (reps - 1) as f64
-                })
-                .collect()
-        })
-        .collect();
-    Ok(MonteCarlo {
-        n,
-        reps,
-        trace: trace(&cov),
-        log_det: log_det(&cov).ok(),
-    })
 }

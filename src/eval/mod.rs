@@ -12,7 +12,7 @@ use crate::estimators::{BetheMl, Estimator, ExactMl, Workspace};
 use crate::graph::{Family, Instance};
 use crate::inference::bp::{self, BpOptions, Semiring};
 use crate::inference::transitions::Transitions;
-use crate::inference::{enumerate, MAX_ENUMERATION_STATES};
+use crate::inference::{self, enumerate, Method, Task, MAX_ENUMERATION_STATES};
 use rayon::prelude::*;
 
 /// Graphs with at most this many joint states are decoded by enumeration when no faster exact
@@ -127,11 +127,12 @@ pub fn decode(
     if let Some(tr) = how.transitions(inst, phi)? {
         return Ok(how.viterbi_on(&tr));
     }
-    let small = inst.joint_states() <= AUTO_ENUMERATION_STATES;
     let decoder = match how.decoder {
-        Decoder::Auto if inst.chain.is_some() || inst.product.is_some() => Decoder::Viterbi,
-        Decoder::Auto if inst.forest || !small => Decoder::MaxProduct,
-        Decoder::Auto => Decoder::Exact,
+        Decoder::Auto => match inference::choose(inst, Task::Map, AUTO_ENUMERATION_STATES) {
+            Method::ForwardBackward | Method::ProductForwardBackward => Decoder::Viterbi,
+            Method::TreeBp | Method::LoopyBp => Decoder::MaxProduct,
+            Method::Enumeration => Decoder::Exact,
+        },
         d => d,
     };
     match decoder {
@@ -179,7 +180,7 @@ pub fn decode(
                 )
             };
             let opts = if inst.forest {
-                crate::estimators::terms::tree_bp_options(inst)
+                bp::tree_bp_options(inst.n_vars())
             } else {
                 how.bp
             };

@@ -16,6 +16,7 @@ pub mod grid;
 pub mod instance;
 pub mod pieces;
 pub mod subset;
+pub mod uai;
 
 pub use family::{Family, FamilyKind, ModelSpec};
 pub use instance::{

@@ -1027,3 +1027,14 @@ fn run_residual(c: &Call, msgs: &mut BpMessages, work: &mut BpWork, report: &mut
     report.residual = last;
     work.new = cand;
 }
+
+/// Options that make BP exact on a forest of `n_vars` variables: sequential sweeps until nothing
+/// moves (a forest converges within its diameter; the limit is only a guard).
+pub fn tree_bp_options(n_vars: usize) -> BpOptions {
+    BpOptions {
+        schedule: Schedule::Sequential,
+        damping: 0.0,
+        tol: 1e-13,
+        max_sweeps: n_vars + 2,
+    }
+}

@@ -6,9 +6,53 @@ pub mod chain;
 pub mod enumerate;
 pub mod transitions;
 
-pub use bp::{BpMessages, BpOptions, BpReport, BpWork, Schedule, Semiring};
+pub use bp::{tree_bp_options, BpMessages, BpOptions, BpReport, BpWork, Schedule, Semiring};
 pub use chain::ChainWork;
 pub use enumerate::{enumerate, Enumeration, MAX_ENUMERATION_STATES};
+
+/// What a caller asks of inference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Task {
+    /// Marginals (and log Z).
+    Marginals,
+    /// The most probable assignment.
+    Map,
+}
+
+/// An inference algorithm, as [`choose`] picks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Forward–backward (or Viterbi) on a chain: exact.
+    ForwardBackward,
+    /// Forward–backward (or Viterbi) over the joint states of a ladder's positions: exact.
+    ProductForwardBackward,
+    /// Belief propagation on a forest: exact.
+    TreeBp,
+    /// Enumeration of every joint state: exact, for small graphs.
+    Enumeration,
+    /// Loopy belief propagation: the approximation left when nothing exact fits.
+    LoopyBp,
+}
+
+/// The one place that picks inference by an instance's shape (libDAI's `newInfAlg` idea): the
+/// exact method the structure allows, enumeration up to `max_enumeration` joint states, loopy BP
+/// otherwise. For MAP a ladder's joint-state Viterbi comes before max-product on a forest; for
+/// marginals tree BP comes first (the joint states are only worth it when the ladder is loopy).
+pub fn choose(inst: &crate::graph::Instance, task: Task, max_enumeration: u128) -> Method {
+    if inst.chain.is_some() {
+        Method::ForwardBackward
+    } else if task == Task::Map && inst.product.is_some() {
+        Method::ProductForwardBackward
+    } else if inst.forest {
+        Method::TreeBp
+    } else if inst.product.is_some() {
+        Method::ProductForwardBackward
+    } else if inst.joint_states() <= max_enumeration {
+        Method::Enumeration
+    } else {
+        Method::LoopyBp
+    }
+}
 
 /// Per-thread inference scratch: chain buffers, BP scratch, and the BP messages of the instance
 /// at hand (a caller that keeps messages per instance swaps them in here to warm-start).
@@ -82,29 +126,35 @@ pub fn factor_marginals(
             b
         })
         .collect();
-    if let (Some(lay), false) = (&inst.product, inst.forest) {
-        let mut work = ChainWork::default();
-        work.forward_backward_product(inst, lay, phi);
-        out.exact = Some((
-            work.factor_marginals_product(inst, lay),
-            "forward–backward over joint states",
-        ));
-    } else if inst.forest && report.converged {
-        out.exact = Some((beliefs.clone(), "BP (exact on a forest)"));
-    } else if inst.joint_states() <= INSPECT_ENUMERATION_STATES {
-        let mut m: Vec<Vec<f64>> = inst
-            .factors
-            .iter()
-            .map(|f| vec![0.0; inst.table(f, phi).len()])
-            .collect();
-        let log_z = enumerate(inst, phi).map(|e| e.log_z).unwrap_or(f64::NAN);
-        enumerate::for_each_assignment(&inst.card, |y| {
-            let p = (inst.score(phi, y) - log_z).exp();
-            for (fm, f) in m.iter_mut().zip(&inst.factors) {
-                fm[inst.entry(f, y)] += p;
-            }
-        });
-        out.exact = Some((m, "enumeration"));
+    match choose(inst, Task::Marginals, INSPECT_ENUMERATION_STATES) {
+        Method::ProductForwardBackward => {
+            let lay = inst.product.as_ref().expect("chosen for a ladder");
+            let mut work = ChainWork::default();
+            work.forward_backward_product(inst, lay, phi);
+            out.exact = Some((
+                work.factor_marginals_product(inst, lay),
+                "forward–backward over joint states",
+            ));
+        }
+        Method::TreeBp if report.converged => {
+            out.exact = Some((beliefs.clone(), "BP (exact on a forest)"));
+        }
+        Method::Enumeration => {
+            let mut m: Vec<Vec<f64>> = inst
+                .factors
+                .iter()
+                .map(|f| vec![0.0; inst.table(f, phi).len()])
+                .collect();
+            let log_z = enumerate(inst, phi).map(|e| e.log_z).unwrap_or(f64::NAN);
+            enumerate::for_each_assignment(&inst.card, |y| {
+                let p = (inst.score(phi, y) - log_z).exp();
+                for (fm, f) in m.iter_mut().zip(&inst.factors) {
+                    fm[inst.entry(f, y)] += p;
+                }
+            });
+            out.exact = Some((m, "enumeration"));
+        }
+        _ => {}
     }
     out.beliefs = Some((beliefs, report));
     out
@@ -116,27 +166,33 @@ pub fn exact_node_marginals(
     inst: &crate::graph::Instance,
     phi: &[f64],
 ) -> crate::Result<(Vec<Vec<f64>>, f64)> {
-    if let Some(lay) = &inst.chain {
-        let mut work = ChainWork::default();
-        let log_z = work.forward_backward(inst, lay, phi);
-        let m = (0..inst.n_vars())
-            .map(|t| (0..lay.l).map(|y| work.node_marginal(t, y)).collect())
-            .collect();
-        return Ok((m, log_z));
+    match choose(inst, Task::Marginals, MAX_ENUMERATION_STATES) {
+        Method::ForwardBackward => {
+            let lay = inst.chain.as_ref().expect("chosen for a chain");
+            let mut work = ChainWork::default();
+            let log_z = work.forward_backward(inst, lay, phi);
+            let m = (0..inst.n_vars())
+                .map(|t| (0..lay.l).map(|y| work.node_marginal(t, y)).collect())
+                .collect();
+            Ok((m, log_z))
+        }
+        Method::TreeBp => {
+            let (m, report, log_z) = bp_node_marginals(inst, phi, &tree_bp_options(inst.n_vars()));
+            debug_assert!(report.converged);
+            Ok((m, log_z))
+        }
+        Method::ProductForwardBackward => {
+            let lay = inst.product.as_ref().expect("chosen for a ladder");
+            let mut work = ChainWork::default();
+            let log_z = work.forward_backward_product(inst, lay, phi);
+            Ok((work.var_marginals_product(lay), log_z))
+        }
+        // Past the limit, enumeration says how large the graph is.
+        Method::Enumeration | Method::LoopyBp => {
+            let e = enumerate(inst, phi)?;
+            Ok((e.node_marginals, e.log_z))
+        }
     }
-    if inst.forest {
-        let opts = crate::estimators::terms::tree_bp_options(inst);
-        let (m, report, log_z) = bp_node_marginals(inst, phi, &opts);
-        debug_assert!(report.converged);
-        return Ok((m, log_z));
-    }
-    if let Some(lay) = &inst.product {
-        let mut work = ChainWork::default();
-        let log_z = work.forward_backward_product(inst, lay, phi);
-        return Ok((work.var_marginals_product(lay), log_z));
-    }
-    let e = enumerate(inst, phi)?;
-    Ok((e.node_marginals, e.log_z))
 }
 
 /// Sum-product BP's node beliefs, its report and its log Z estimate (−F_Bethe).

@@ -37,20 +37,9 @@
 //! rule; the paper prints "+ g". The tree test (fixed point = exact ML) is what decides it.
 
 use super::objective::{Evaluation, Objective, Prior};
+pub use crate::estimators::camel::{CamelOptions, CamelVariant};
 use crate::graph::{Instance, Model};
 use rayon::prelude::*;
-
-/// Which CAMEL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CamelVariant {
-    /// Piecewise plus the consistency multipliers δ; g = 0.
-    Camel0,
-    /// CCCP: g relinearised at the beliefs, from g = 0.
-    Cccp,
-    /// CCCP from g at the (smoothed) empirical marginals.
-    CccpEmpirical,
-}
 
 /// A sepset edge of the cluster graph: factors `src` → `dst` share variable `v`.
 #[derive(Clone, Copy, Debug)]
@@ -890,23 +879,11 @@ pub struct CamelRecord {
 
 pub fn run_clusters(dir: &std::path::Path, item: usize) -> crate::error::Result<RunClusters> {
     use crate::error::Error;
-    let spec: super::RunSpec = crate::util::read_json(&dir.join("spec.json"))?;
-    let (family, theta) = super::load_model(dir)?;
-    // A relative path is relative to where training ran: try there, then beside the run.
-    let train_path = std::iter::once(spec.train.clone())
-        .chain(dir.ancestors().skip(1).map(|a| a.join(&spec.train)))
-        .find(|p| p.exists())
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "{}: the run's training data {} is not here (δ belongs to its items)",
-                dir.join("spec.json").display(),
-                spec.train.display()
-            ))
-        })?;
-    let mut train = spec.model.read(&train_path)?;
-    if let Some(n) = spec.train_sample {
-        train = train.sample(n, spec.seed);
-    }
+    let run = super::TrainedRun::open(dir)?;
+    // δ belongs to the run's own training items.
+    let train = run.training_data()?;
+    let record = run.camel_record()?;
+    let (family, theta) = (run.family, run.theta);
     let n_items = train.sequences.len();
     let seq = train.sequences.get(item).cloned().ok_or_else(|| {
         Error::invalid(format!(
@@ -914,10 +891,6 @@ pub fn run_clusters(dir: &std::path::Path, item: usize) -> crate::error::Result<
         ))
     })?;
     let instance = family.instance(&seq)?;
-    let record: Option<CamelRecord> = {
-        let p = dir.join("camel.json");
-        p.exists().then(|| crate::util::read_json(&p)).transpose()?
-    };
     let instances = std::slice::from_ref(&instance);
     let mut obj = CamelObjective::new(family.model(), instances, Prior { sigma2: None });
     let mut x = theta;
@@ -948,47 +921,6 @@ pub fn run_clusters(dir: &std::path::Path, item: usize) -> crate::error::Result<
         n_items,
         camel: record.map(|r| r.variant),
     })
-}
-
-/// CAMEL's outer-loop knobs.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct CamelOptions {
-    /// Stop relinearising when no entry of g moves by more than this.
-    pub tol: f64,
-    /// Relinearisations at most.
-    pub max_outer: usize,
-    /// Each evaluation sweeps δ until no sepset marginal is off by more than this.
-    pub sweep_tol: f64,
-    /// δ sweeps at most per evaluation and instance.
-    pub max_sweeps: usize,
-}
-
-impl Default for CamelOptions {
-    fn default() -> Self {
-        CamelOptions {
-            tol: 1e-4,
-            max_outer: 20,
-            sweep_tol: 1e-4,
-            max_sweeps: 1000,
-        }
-    }
-}
-
-impl CamelOptions {
-    pub fn check(&self) -> crate::error::Result<()> {
-        if self.tol.is_nan() || self.tol <= 0.0 || self.max_outer == 0 {
-            return Err(crate::error::Error::invalid(
-                "CAMEL needs a positive tolerance on g and at least one outer loop",
-            ));
-        }
-        if self.sweep_tol.is_nan() || self.sweep_tol <= 0.0 || self.max_sweeps == 0 {
-            return Err(crate::error::Error::invalid(
-                "CAMEL needs a positive δ-sweep tolerance and at least one sweep",
-            ));
-        }
-        Ok(())
-    }
 }
 
 /// One inner optimisation: which phase, its iterations, and the state after it.

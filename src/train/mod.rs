@@ -4,13 +4,14 @@ pub mod beta;
 pub mod camel;
 pub mod lbfgs;
 pub mod objective;
-pub mod reproduce;
 pub mod run;
 pub mod scaling;
+pub mod schedule;
 pub mod spec;
-pub mod sweep;
+pub mod trained;
 
 pub use lbfgs::{minimize, IterReport, LbfgsSpec, StopReason};
 pub use objective::{DatasetObjective, Evaluation, Prior};
 pub use run::{execute, load_model, RunEvent, RunSummary};
 pub use spec::{ModelSpec, RunSpec};
+pub use trained::TrainedRun;

@@ -7,12 +7,12 @@
 //! belong to the higher-order family; the lower one is always selected with weight 1 − β:
 //! `1:(1−β)*LOW + λ:β*HIGH`.
 
-use super::objective::Prior;
-use super::run::{execute, RunSummary};
-use super::spec::RunSpec;
 use crate::error::{Error, Result};
 use crate::estimators::scl::{ComponentFamily, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
+use crate::train::objective::Prior;
+use crate::train::run::{execute, RunSummary};
+use crate::train::spec::RunSpec;
 use crate::util::{read_json, write_atomic, write_json_atomic};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

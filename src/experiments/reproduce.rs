@@ -8,9 +8,6 @@
 //! `--quick` runs the same protocol shrunk (few items, one or two repetitions, few iterations):
 //! it checks the machinery, not the numbers, and is what the tests run.
 
-use super::run::{execute, RunSummary};
-use super::spec::RunSpec;
-use super::{LbfgsSpec, Prior};
 use crate::data::conll::{format_conll, read_conll_with, LabelColumn};
 use crate::data::Sequence;
 use crate::error::{Error, Result};
@@ -19,6 +16,9 @@ use crate::eval::{Decoder, Metrics};
 use crate::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet, SkipOptions};
 use crate::graph::factorial::FactorialOptions;
 use crate::graph::ModelSpec;
+use crate::train::run::{execute, RunSummary};
+use crate::train::spec::RunSpec;
+use crate::train::{LbfgsSpec, Prior};
 use crate::util::{write_atomic, write_json_atomic};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;

@@ -1,0 +1,248 @@
+//! `compare`: several estimators trained with the same features and prior, or finished runs,
+//! in one table with 001's significance tests between every pair.
+
+use super::args::{BpArgs, CamelArgs, EstimatorArgs, NotaArgs, RunArgs, SclArgs};
+use super::train::{run_with_progress, summary_json};
+use crate::error::{Error, Result};
+use crate::estimators::EstimatorSpec;
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Comma-separated estimators, trained in turn with the same features and prior.
+    #[arg(long, default_value = "ml,pl,pl-edge,pw,pwpl")]
+    pub estimators: String,
+    /// Pieces for the piecewise estimators (see `train --help`).
+    #[arg(long)]
+    pub pieces: Option<String>,
+    /// μ for pw-reweighted.
+    #[arg(long)]
+    pub mu: Option<f64>,
+    #[command(flatten)]
+    pub bp: BpArgs,
+    #[command(flatten)]
+    pub scl: SclArgs,
+    #[command(flatten)]
+    pub camel: CamelArgs,
+    #[command(flatten)]
+    pub nota: NotaArgs,
+    /// Directory for the runs (one subdirectory per estimator).
+    #[arg(long, required_unless_present = "runs")]
+    pub out: Option<PathBuf>,
+    /// Compare these finished run directories (comma-separated) instead of training: each
+    /// must have been scored on the same test file.
+    #[arg(long, conflicts_with = "out")]
+    pub runs: Option<String>,
+    /// Print the table as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Trains each estimator in turn with the same data, features and prior; prints one table.
+pub fn compare(a: CompareArgs) -> Result<()> {
+    let mut rows = vec![];
+    if let Some(runs) = &a.runs {
+        for d in runs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let dir = PathBuf::from(d);
+            let s: crate::train::RunSummary = crate::util::read_json(&dir.join("summary.json"))?;
+            if s.test.is_none() {
+                return Err(Error::file(d, "the run has no test scores to compare"));
+            }
+            // The directory's name: two runs of one estimator (say with and without
+            // per-state scales) stay apart.
+            let name = dir
+                .file_name()
+                .map_or(d.to_string(), |f| f.to_string_lossy().into_owned());
+            rows.push((name, s, dir));
+        }
+        return compare_table(&rows, a.json);
+    }
+    if a.run.test.is_none() {
+        return Err(Error::invalid(
+            "compare needs --test FILE to score the estimators",
+        ));
+    }
+    let out = a.out.clone().expect("clap: --out or --runs");
+    for name in a
+        .estimators
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let est = EstimatorArgs {
+            estimator: name.to_string(),
+            pieces: a.pieces.clone(),
+            mu: a.mu,
+            bp: a.bp.clone(),
+            scl: a.scl.clone(),
+            camel: a.camel.clone(),
+            nota: a.nota.clone(),
+        };
+        let spec = match name {
+            "pw" | "pw-reweighted" | "pwpl" => est.spec(a.run.seed)?,
+            "nota" => a.nota.apply(EstimatorSpec::from_name(name)?, a.run.seed)?,
+            "scl" => a.scl.apply(EstimatorSpec::from_name(name)?)?,
+            _ => a
+                .camel
+                .apply(EstimatorSpec::from_name(name)?.with_bp(a.bp.options()))?,
+        };
+        let spec = a.run.spec(spec)?;
+        let dir = out.join(name);
+        let summary = run_with_progress(&spec, &dir)?;
+        rows.push((name.to_string(), summary, dir));
+    }
+    compare_table(&rows, a.json)
+}
+
+/// McNemar's test and the paired t-test (001) for every pair of rows scored on the same
+/// sequences.
+fn significance(
+    rows: &[(String, crate::train::RunSummary, PathBuf)],
+) -> Vec<crate::eval::significance::PairTest> {
+    let mut out = vec![];
+    for i in 0..rows.len() {
+        for j in i + 1..rows.len() {
+            let (a, b) = (rows[i].1.test.as_ref(), rows[j].1.test.as_ref());
+            if let (Some(a), Some(b)) = (a, b) {
+                if !a.sequence_errors.is_empty()
+                    && a.sequence_errors.len() == b.sequence_errors.len()
+                {
+                    out.push(crate::eval::significance::compare(
+                        &rows[i].0,
+                        &a.sequence_errors,
+                        &rows[j].0,
+                        &b.sequence_errors,
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: bool) -> Result<()> {
+    let tests = significance(rows);
+    let fields = |m: &crate::eval::Metrics| -> Vec<(String, f64)> {
+        // Segment types when the labels carry chunk prefixes, else each non-O label's token F1.
+        if m.segments.gold > 0 {
+            m.segment_types
+                .iter()
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.clone(), v.f1))
+                .collect()
+        } else {
+            m.labels
+                .iter()
+                .filter(|(k, _)| k.as_str() != "O")
+                .map(|(k, v)| (k.clone(), v.f1))
+                .collect()
+        }
+    };
+    if json {
+        let j: Vec<_> = rows
+            .iter()
+            .map(|(n, s, dir)| {
+                let m = s.test.as_ref().unwrap();
+                let mut v = summary_json(s, dir);
+                v["estimator"] = serde_json::json!(n);
+                v["field_f1"] = serde_json::json!(fields(m)
+                    .into_iter()
+                    .collect::<std::collections::BTreeMap<_, _>>());
+                // Each test against the other rows, keyed by the other row's name.
+                let sig: serde_json::Map<String, serde_json::Value> = tests
+                    .iter()
+                    .filter_map(|t| {
+                        let other = if &t.a == n {
+                            &t.b
+                        } else if &t.b == n {
+                            &t.a
+                        } else {
+                            return None;
+                        };
+                        Some((other.clone(), serde_json::to_value(t).unwrap()))
+                    })
+                    .collect();
+                v["significance"] = serde_json::Value::Object(sig);
+                v
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&j).unwrap());
+        return Ok(());
+    }
+    let names: Vec<String> = rows
+        .first()
+        .map(|r| {
+            fields(r.1.test.as_ref().unwrap())
+                .into_iter()
+                .map(|f| f.0)
+                .collect()
+        })
+        .unwrap_or_default();
+    print!(
+        "{:<14} {:>6} {:>9} {:>9} {:>8} {:>12}",
+        "estimator", "iter", "seconds", "accuracy", "seg F1", "held-out LL"
+    );
+    for n in &names {
+        print!(" {:>9}", truncate(n, 9));
+    }
+    println!();
+    for (n, s, _) in rows {
+        let m = s.test.as_ref().unwrap();
+        print!(
+            "{:<14} {:>6} {:>9.2} {:>9.2} {:>8} {:>12.1}",
+            n,
+            s.iterations,
+            s.train_seconds,
+            m.token_accuracy,
+            m.segment_f1()
+                .map_or_else(|| "–".to_string(), |f| format!("{f:.2}")),
+            m.log_likelihood.unwrap_or(f64::NAN)
+        );
+        let f: std::collections::BTreeMap<_, _> = fields(m).into_iter().collect();
+        for n in &names {
+            print!(" {:>9.2}", f.get(n).copied().unwrap_or(f64::NAN));
+        }
+        println!();
+    }
+    if !names.is_empty() {
+        println!(
+            "(per-field columns: {} F1)",
+            if rows[0].1.test.as_ref().unwrap().segments.gold > 0 {
+                "segment"
+            } else {
+                "token"
+            }
+        );
+    }
+    if !tests.is_empty() {
+        println!(
+            "\nsignificance (001): McNemar on sequences labelled entirely right by one only \
+             (exact, two-sided); paired t on wrong tokens per sequence"
+        );
+        println!(
+            "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10}",
+            "A", "B", "only A", "only B", "McNemar p", "mean A−B", "t", "t-test p"
+        );
+        for t in &tests {
+            println!(
+                "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e}",
+                truncate(&t.a, 14),
+                truncate(&t.b, 14),
+                t.mcnemar.only_a,
+                t.mcnemar.only_b,
+                t.mcnemar.p,
+                t.paired_t.mean_difference,
+                t.paired_t.t,
+                t.paired_t.p
+            );
+        }
+    }
+    Ok(())
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}

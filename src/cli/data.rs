@@ -1,0 +1,405 @@
+//! Commands on data files: `info`, `split`, `augment`, `score` and `generate`.
+
+use super::parse_list;
+use crate::data::conll::format_conll;
+use crate::data::synth_loopy::{self, GridGen, LabelField};
+use crate::data::{read_conll, read_corpus, synth};
+use crate::error::{Error, Result};
+use crate::graph::family::FamilyKind;
+use crate::util::write_atomic;
+use clap::{Args, Subcommand};
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct InfoArgs {
+    pub file: PathBuf,
+    /// The family whose format the file is in.
+    #[arg(long, value_enum, default_value_t = FamilyKind::Chain)]
+    pub model: FamilyKind,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn info_command(a: InfoArgs) -> Result<()> {
+    info(&a.file, a.model, a.json)
+}
+
+fn info(file: &Path, kind: FamilyKind, json: bool) -> Result<()> {
+    let c = match kind {
+        FamilyKind::Chain | FamilyKind::SkipChain | FamilyKind::BoltzmannChain => {
+            read_corpus(file)?
+        }
+        FamilyKind::Factorial => crate::graph::factorial::FactorialCrf::read_data(file, true)?,
+        FamilyKind::Grid => crate::data::grid::read_grid(file)?,
+        FamilyKind::Boltzmann => crate::data::samples::read_samples(file)?,
+    };
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for s in &c.sequences {
+        for l in &s.labels {
+            *counts.entry(l).or_default() += 1;
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "file": c.path, "sequences": c.sequences.len(), "tokens": c.tokens(),
+                "columns": c.n_columns, "labels": counts,
+            })
+        );
+    } else {
+        println!("{}", c.path);
+        println!("sequences: {}", c.sequences.len());
+        println!("tokens:    {}", c.tokens());
+        let layers = c.sequences.first().map_or(0, |s| s.layers.len());
+        println!(
+            "columns:   {} ({} observation + {} label)",
+            c.n_columns,
+            c.n_obs_columns(),
+            layers + 1
+        );
+        println!("labels:    {}", counts.len());
+        let mut v: Vec<_> = counts.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        for (l, n) in v {
+            println!("  {l:<12} {n}");
+        }
+    }
+    Ok(())
+}
+#[derive(Args)]
+pub struct SplitArgs {
+    #[arg(long, required = true)]
+    pub data: Vec<PathBuf>,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Fraction of sequences that go to training.
+    #[arg(long, default_value_t = 0.5)]
+    pub fraction: f64,
+    /// Instead of a random split: the first N sequences (in file order) train, the rest test.
+    #[arg(long, conflicts_with = "fraction")]
+    pub head: Option<usize>,
+    #[arg(long)]
+    pub train_out: PathBuf,
+    #[arg(long)]
+    pub test_out: PathBuf,
+}
+
+pub fn split(a: SplitArgs) -> Result<()> {
+    let SplitArgs {
+        data,
+        seed,
+        fraction,
+        head,
+        train_out,
+        test_out,
+    } = a;
+    if !(0.0..=1.0).contains(&fraction) {
+        return Err(Error::invalid("--fraction must be in [0, 1]"));
+    }
+    let mut seqs = vec![];
+    for d in &data {
+        seqs.extend(read_corpus(d)?.sequences);
+    }
+    let (order, n_train) = match head {
+        Some(n) => ((0..seqs.len()).collect::<Vec<_>>(), n.min(seqs.len())),
+        None => (
+            crate::data::shuffled(seqs.len(), seed),
+            (seqs.len() as f64 * fraction).round() as usize,
+        ),
+    };
+    let pick = |idx: &[usize]| idx.iter().map(|&i| seqs[i].clone()).collect::<Vec<_>>();
+    write_atomic(
+        &train_out,
+        crate::data::format_corpus(&pick(&order[..n_train])).as_bytes(),
+    )?;
+    write_atomic(
+        &test_out,
+        crate::data::format_corpus(&pick(&order[n_train..])).as_bytes(),
+    )?;
+    eprintln!(
+        "{} sequences: {} to {}, {} to {}",
+        seqs.len(),
+        n_train,
+        train_out.display(),
+        seqs.len() - n_train,
+        test_out.display()
+    );
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct AugmentArgs {
+    #[arg(long)]
+    pub data: PathBuf,
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn augment(a: AugmentArgs) -> Result<()> {
+    let AugmentArgs { data, out } = a;
+    let mut c = read_corpus(&data)?;
+    if c.n_obs_columns() == 0 {
+        return Err(Error::file(
+            data.display().to_string(),
+            "augment derives columns from the word in the first column; this data has \
+                 no observation columns (CRFsuite data carries its own attributes)",
+        ));
+    }
+    for s in &mut c.sequences {
+        for cols in &mut s.columns {
+            let extra = crate::data::word_columns(&cols[0]);
+            cols.splice(1..1, extra);
+        }
+    }
+    write_atomic(&out, format_conll(&c.sequences, &[]).as_bytes())?;
+    eprintln!("wrote {} sequences to {}", c.sequences.len(), out.display());
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct ScoreArgs {
+    #[arg(long)]
+    pub data: PathBuf,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn score(a: ScoreArgs) -> Result<()> {
+    let ScoreArgs { data, json } = a;
+    let c = read_conll(&data)?;
+    if c.n_obs_columns() < 1 {
+        return Err(Error::file(
+            data.display().to_string(),
+            "needs a gold and a predicted label column",
+        ));
+    }
+    let gold: Vec<Vec<String>> = c
+        .sequences
+        .iter()
+        .map(|s| {
+            s.columns
+                .iter()
+                .map(|cols| cols[cols.len() - 1].clone())
+                .collect()
+        })
+        .collect();
+    let pred: Vec<Vec<String>> = c.sequences.iter().map(|s| s.labels.clone()).collect();
+    let m = crate::eval::score(&gold, &pred);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&m).unwrap());
+    } else {
+        print!("{}", m.report());
+    }
+    Ok(())
+}
+
+#[derive(Subcommand)]
+pub enum Generate {
+    /// The α-mixture of a second- and a first-order HMM (paper 000, eq. 43–44): 5 states,
+    /// 26 observations. The seed fixes the generating distribution and the samples.
+    HmmMixture {
+        #[arg(long)]
+        alpha: f64,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long, default_value_t = 1000)]
+        sequences: usize,
+        #[arg(long, default_value_t = 25)]
+        length: usize,
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write this many test sequences from the same distribution to --test-out.
+        #[arg(long, requires = "test_out")]
+        test_sequences: Option<usize>,
+        #[arg(long)]
+        test_out: Option<PathBuf>,
+    },
+    /// Grid segmentation images (K classes, label images from a Potts sampler or smooth random
+    /// fields, noisy one-hot observations per pixel) in the grid format; seeded.
+    Grid {
+        #[arg(long, default_value_t = 5)]
+        classes: usize,
+        #[arg(long, default_value_t = 16)]
+        height: usize,
+        #[arg(long, default_value_t = 16)]
+        width: usize,
+        #[arg(long, default_value_t = 20)]
+        images: usize,
+        #[arg(long, value_enum, default_value_t = LabelField::Smooth)]
+        field: LabelField,
+        /// Potts coupling β (with --field potts).
+        #[arg(long, default_value_t = 1.3)]
+        beta: f64,
+        /// Gibbs sweeps (with --field potts).
+        #[arg(long, default_value_t = 60)]
+        sweeps: usize,
+        /// Observation noise σ.
+        #[arg(long, default_value_t = 1.0)]
+        noise: f64,
+        /// Observations are a weak per-pixel classifier's log-probabilities (log softmax of the
+        /// noisy evidence) instead of the evidence itself (CAMEL's segmentation task, 002 §4).
+        #[arg(long)]
+        scores: bool,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write this many test images (same distribution, after the training ones).
+        #[arg(long, requires = "test_out")]
+        test_images: Option<usize>,
+        #[arg(long)]
+        test_out: Option<PathBuf>,
+    },
+    /// Exact samples of a Boltzmann machine p(x) ∝ exp(Σ θ_ij x_i x_j + Σ b_i x_i), x ∈ {0,1}^m,
+    /// by enumeration (004 §3.1, §8.1), one a line.
+    Boltzmann {
+        #[arg(long, default_value_t = 5)]
+        m: usize,
+        /// Couplings θ_ij, comma-separated in pair order (1,2), (1,3), …, (m−1,m); default: for
+        /// m = 5 004's (−1 ×5, +1 ×5), the first five pairs −1; otherwise −1 and +1 alternating.
+        #[arg(long, allow_hyphen_values = true)]
+        theta: Option<String>,
+        /// Biases b_i, comma-separated (default: none).
+        #[arg(long, allow_hyphen_values = true)]
+        biases: Option<String>,
+        #[arg(long, default_value_t = 14)]
+        n: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+/// Writes the generated data.
+pub fn generate(g: Generate) -> Result<()> {
+    match g {
+        g @ Generate::Grid { .. } => generate_grid(g),
+        g @ Generate::Boltzmann { .. } => generate_boltzmann(g),
+        g @ Generate::HmmMixture { .. } => generate_hmm(g),
+    }
+}
+
+fn generate_grid(a: Generate) -> Result<()> {
+    let Generate::Grid {
+        classes,
+        height,
+        width,
+        images,
+        field,
+        beta,
+        sweeps,
+        noise,
+        scores,
+        seed,
+        out,
+        test_images,
+        test_out,
+    } = a
+    else {
+        unreachable!()
+    };
+    let g = GridGen {
+        classes,
+        height,
+        width,
+        field,
+        beta,
+        sweeps,
+        noise,
+        scores,
+    };
+    let n_test = test_images.unwrap_or(0);
+    let all = g.images(images + n_test, seed)?;
+    let (train, test) = all.split_at(images);
+    let fmt = crate::data::grid::format_grid;
+    write_atomic(&out, fmt(train, None).as_bytes())?;
+    eprintln!(
+        "wrote {} {height}×{width} images to {}",
+        train.len(),
+        out.display()
+    );
+    if let Some(p) = test_out {
+        write_atomic(&p, fmt(test, None).as_bytes())?;
+        eprintln!(
+            "wrote {} {height}×{width} images to {}",
+            test.len(),
+            p.display()
+        );
+    }
+    Ok(())
+}
+
+fn generate_boltzmann(a: Generate) -> Result<()> {
+    let Generate::Boltzmann {
+        m,
+        theta,
+        biases,
+        n,
+        seed,
+        out,
+    } = a
+    else {
+        unreachable!()
+    };
+    let theta = match theta {
+        Some(t) => parse_list(&t, "--theta")?,
+        None => synth_loopy::paper_theta(m),
+    };
+    let biases = match biases {
+        Some(b) => parse_list(&b, "--biases")?,
+        None => vec![],
+    };
+    let samples = synth_loopy::boltzmann_samples(m, &theta, &biases, n, seed)?;
+    // The generating parameters ride along as comments: runs report ‖θ̂ − θ0‖.
+    let join = |v: &[f64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut text = format!("# theta: {}\n", join(&theta));
+    if !biases.is_empty() {
+        text += &format!("# biases: {}\n", join(&biases));
+    }
+    text += &crate::data::samples::format_samples(&samples);
+    write_atomic(&out, text.as_bytes())?;
+    eprintln!("wrote {n} samples of {m} variables to {}", out.display());
+    Ok(())
+}
+
+fn generate_hmm(a: Generate) -> Result<()> {
+    let Generate::HmmMixture {
+        alpha,
+        seed,
+        sequences,
+        length,
+        out,
+        test_sequences,
+        test_out,
+    } = a
+    else {
+        unreachable!()
+    };
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(Error::invalid("--alpha must be in [0, 1]"));
+    }
+    let n_test = test_sequences.unwrap_or(0);
+    let all = synth::hmm_mixture(alpha, seed, sequences + n_test, length);
+    let (train, test) = all.split_at(sequences);
+    write_atomic(&out, format_conll(train, &[]).as_bytes())?;
+    eprintln!(
+        "wrote {} sequences of length {length} to {}",
+        train.len(),
+        out.display()
+    );
+    if let Some(p) = test_out {
+        write_atomic(&p, format_conll(test, &[]).as_bytes())?;
+        eprintln!(
+            "wrote {} sequences of length {length} to {}",
+            test.len(),
+            p.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,261 @@
+//! `reproduce`, `sweep` and `theory`: experiments over many runs, and SCL's asymptotics.
+
+use super::args::{RunArgs, SclArgs};
+use super::parse_list;
+use crate::data::synth_loopy;
+use crate::error::{Error, Result};
+use crate::estimators::EstimatorSpec;
+use crate::graph::boltzmann::BoltzmannOptions;
+use clap::Args;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+#[derive(Args)]
+pub struct ReproduceArgs {
+    /// The experiment (see --list).
+    pub name: Option<String>,
+    /// List the experiments.
+    #[arg(long)]
+    pub list: bool,
+    /// A reduced version (few items, one repetition, few iterations) that checks the
+    /// machinery; the numbers mean nothing.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder (default: reproductions, or reproductions-quick with --quick).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The shared corpora.
+    #[arg(long, default_value = "../shared/data")]
+    pub data: PathBuf,
+    /// Worker threads per run (0: all cores).
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+pub fn reproduce(a: ReproduceArgs) -> Result<()> {
+    let ReproduceArgs {
+        name,
+        list,
+        quick,
+        out,
+        data,
+        threads,
+    } = a;
+    use crate::experiments::reproduce::{self, Event, Options, EXPERIMENTS};
+    let name = match (name, list) {
+        (Some(n), false) => n,
+        _ => {
+            for (n, what) in EXPERIMENTS {
+                println!("{n:<12} {what}");
+            }
+            return Ok(());
+        }
+    };
+    let o = Options {
+        quick,
+        data,
+        out: out.unwrap_or_else(|| {
+            PathBuf::from(if quick {
+                "reproductions-quick"
+            } else {
+                "reproductions"
+            })
+        }),
+        threads,
+    };
+    let e = reproduce::experiment(&name, &o)?;
+    let total: usize = e.groups.iter().map(|g| g.runs.len()).sum();
+    eprintln!("{}: {} runs in {}", e.title, total, o.out.display());
+    let results = reproduce::run_all(&e, &o, &mut |ev| match ev {
+        Event::Reused(g, k) => eprintln!("  {g} {k}: finished before, reused"),
+        Event::Started(g, k, i, n) => eprintln!("  [{i}/{n}] {g} {k} …"),
+        Event::Finished(g, k, s) => eprintln!(
+            "  {g} {k}: {} iterations, {:.1} s{}",
+            s.iterations,
+            s.train_seconds,
+            s.test
+                .as_ref()
+                .map(|t| format!(", token accuracy {:.2}", t.token_accuracy))
+                .unwrap_or_default()
+        ),
+    })?;
+    let date = std::process::Command::new("date")
+        .arg("+%Y-%m-%d %H:%M %Z")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let md = reproduce::report(&e, &o, &results, &date)?;
+    println!("{md}");
+    eprintln!("report: {}", o.out.join(format!("{}.md", e.name)).display());
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// LOW/HIGH component families, e.g. pl1/fl or pl1/pl2.
+    #[arg(long, default_value = "pl1/pl2")]
+    pub families: String,
+    /// Selection probabilities λ of the higher family, comma-separated.
+    #[arg(long, default_value = "0,0.25,0.5,0.75,1")]
+    pub lambdas: String,
+    /// Weights β of the higher family (the lower one has 1 − β), comma-separated.
+    #[arg(long, default_value = "0,0.25,0.5,0.75,1")]
+    pub betas: String,
+    /// Prior variances σ² to sweep too, comma-separated (default: the run's prior only).
+    #[arg(long)]
+    pub sigma2s: Option<String>,
+    /// Selection model.
+    #[arg(long, value_enum, default_value_t = crate::estimators::scl::Selection::Independent)]
+    pub selection: crate::estimators::scl::Selection,
+    /// Points run at once (the --threads budget is split between them).
+    #[arg(long, default_value_t = 2)]
+    pub jobs: usize,
+    /// Sweep directory (resumed when it exists).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn sweep(a: SweepArgs) -> Result<()> {
+    use crate::estimators::scl::ComponentFamily;
+    use crate::experiments::sweep::{run_sweep, SweepEvent, SweepSpec};
+    let (low, high) = a
+        .families
+        .split_once('/')
+        .ok_or_else(|| Error::invalid("--families is LOW/HIGH, e.g. pl1/fl"))?;
+    let policy = crate::estimators::SelectionPolicy::parse("1:1*pl1", a.selection, a.run.seed)?;
+    let base = a
+        .run
+        .spec(EstimatorSpec::from_name("scl")?.with_policy(policy))?;
+    let spec = SweepSpec {
+        base,
+        low: ComponentFamily::parse(low.trim())?,
+        high: ComponentFamily::parse(high.trim())?,
+        lambdas: parse_list(&a.lambdas, "--lambdas")?,
+        betas: parse_list(&a.betas, "--betas")?,
+        sigma2s: a
+            .sigma2s
+            .as_deref()
+            .map(|s| parse_list(s, "--sigma2s"))
+            .transpose()?
+            .unwrap_or_default(),
+        jobs: a.jobs,
+    };
+    let total = spec.points().len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let on_event = |e: SweepEvent| {
+        let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        match e {
+            SweepEvent::Skipped(p) => eprintln!(
+                "[{k}/{total}] λ={} β={}: finished before, skipped",
+                p.lambda, p.beta
+            ),
+            SweepEvent::Finished(p, s) => eprintln!(
+                "[{k}/{total}] λ={} β={}: {} iterations, {:.2} s, held-out LL {}",
+                p.lambda,
+                p.beta,
+                s.iterations,
+                s.train_seconds,
+                s.test
+                    .as_ref()
+                    .and_then(|m| m.log_likelihood)
+                    .map_or("–".into(), |x| format!("{x:.3}"))
+            ),
+            SweepEvent::Failed(p, why) => {
+                eprintln!("[{k}/{total}] λ={} β={}: failed: {why}", p.lambda, p.beta)
+            }
+        }
+    };
+    let idx = run_sweep(&spec, &a.out, &AtomicBool::new(false), &on_event)?;
+    let finished = idx.points.iter().filter(|p| p.status == "finished").count();
+    eprintln!(
+        "{finished} of {total} points finished; table in {}",
+        a.out.join("sweep.csv").display()
+    );
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct TheoryArgs {
+    #[arg(long, default_value_t = 5)]
+    pub m: usize,
+    /// Couplings θ0 (as for `generate boltzmann`; default 004's for m = 5).
+    #[arg(long, allow_hyphen_values = true)]
+    pub theta: Option<String>,
+    #[command(flatten)]
+    pub scl: SclArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn theory(a: TheoryArgs) -> Result<()> {
+    let TheoryArgs {
+        m,
+        theta,
+        scl,
+        json,
+    } = a;
+    let theta = theta.as_deref();
+    let scl = &scl;
+    use crate::estimators::scl::{component_flops, components};
+    use crate::eval::asymptotic::asymptotic_variance;
+    use crate::graph::boltzmann::BoltzmannMachine;
+    use crate::graph::Family;
+    if !(2..=12).contains(&m) {
+        return Err(Error::invalid(
+            "theory enumerates 2^m states: m must be in 2..=12",
+        ));
+    }
+    let theta = match theta {
+        Some(t) => parse_list(t, "--theta")?,
+        None => synth_loopy::paper_theta(m),
+    };
+    let bm = BoltzmannMachine::new(m, BoltzmannOptions::default())?;
+    let theta = bm.theta(&theta, &[])?;
+    let inst = bm.graph()?;
+    let policy = match scl.apply(EstimatorSpec::from_name("scl")?)? {
+        EstimatorSpec::Scl { policy } => policy,
+        _ => unreachable!("scl"),
+    };
+    let p = bm.model().n_params;
+    // Expected FLOPs per example: each family's components times their selection rates.
+    let mut flops = 0.0;
+    let mut rows = vec![];
+    for part in policy.groups.iter().flatten() {
+        let comps = components(part.family, &inst);
+        let per: f64 = comps
+            .iter()
+            .map(|a| component_flops(part.family, &inst, a, p))
+            .sum();
+        flops += part.lambda * per;
+        rows.push((part.family.to_string(), comps.len(), per));
+    }
+    let e = asymptotic_variance(bm.model(), &inst, &theta, &policy)?.efficiency()?;
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({"m": m, "policy": policy.to_string(), "selection": policy.selection,
+                "expected_flops_per_example": flops, "efficiency": e})
+        );
+    } else {
+        println!(
+            "Boltzmann machine, m = {m}, policy {policy} ({:?} selection)",
+            policy.selection
+        );
+        for (f, c, per) in rows {
+            println!("  {f}: {c} components, {per} FLOPs per example when all are selected");
+        }
+        println!("expected FLOPs per example: {flops}");
+        println!(
+            "relative efficiency (det, 004 eq. 8): paper's form {:.4}, exact form {:.4}",
+            e.det_paper, e.det_exact
+        );
+        println!(
+            "relative trace: paper's form {:.4}, exact form {:.4}",
+            e.trace_paper, e.trace_exact
+        );
+    }
+    Ok(())
+}

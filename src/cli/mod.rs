@@ -1,0 +1,188 @@
+//! The command line: one file per command group, this file only declares the commands and
+//! dispatches them. Every command is the same code path the GUI takes (`train::execute`,
+//! `TrainedRun::open`, `eval`, the experiments).
+
+mod args;
+mod compare;
+mod data;
+mod experiments;
+mod model;
+mod train;
+
+use crate::error::{Error, Result};
+use crate::util::write_atomic;
+use args::ModelArgs;
+use clap::{Args, Parser, Subcommand};
+use compare::CompareArgs;
+use data::{AugmentArgs, Generate, InfoArgs, ScoreArgs, SplitArgs};
+use experiments::{ReproduceArgs, SweepArgs, TheoryArgs};
+use model::{DumpArgs, EvalArgs, InferArgs, ObjectiveArgs, PredictArgs};
+use std::path::{Path, PathBuf};
+use train::TrainArgs;
+
+#[derive(Parser)]
+#[command(
+    name = "piecewise-lab",
+    version,
+    about = "Train and evaluate structured models (CRFs) with exact and piecewise estimators"
+)]
+struct Cli {
+    /// Without a command: the desktop workbench.
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The desktop workbench, opened on a data set (the same as no command, with the data form
+    /// filled in and loaded).
+    Gui(GuiArgs),
+    /// Train a model and record the run in a directory.
+    Train(TrainArgs),
+    /// Run one of the piecewise paper's experiments with its protocol and write a report
+    /// (NAME.md, NAME.json, NAME.svg) with our numbers beside the paper's: 000-table4 …
+    /// 000-table9, 000-fig4 (`--list` names them). Runs go to OUT/runs/TASK/ESTIMATOR/REP and
+    /// are reused when started again with the same OUT.
+    Reproduce(ReproduceArgs),
+    /// Sweep an SCL policy over a grid of λ and β (and σ²): `1:(1−β)*LOW + λ:β*HIGH` for
+    /// `--families LOW/HIGH` (004's convention), one run directory per point, an index
+    /// (`sweep.json`) and a table (`sweep.csv`) in --out. Started again on the same directory it
+    /// skips the finished points.
+    Sweep(SweepArgs),
+    /// Train several estimators with the same features and prior; print one table (estimator,
+    /// iterations, seconds, token accuracy, segment F1, held-out log-likelihood, per-field F1).
+    Compare(CompareArgs),
+    /// Write the data with a predicted label appended to every token (a chain's CoNLL column,
+    /// a grid's cell; a Boltzmann machine writes its most probable assignment per sample).
+    Predict(PredictArgs),
+    /// Score a model on labelled data: token accuracy, conlleval segment P/R/F1, per-label P/R/F1,
+    /// held-out log-likelihood, and how each item was decoded.
+    Eval(EvalArgs),
+    /// Write the weights as TSV, one a line: `TEMPLATE FEATURE COLUMN… WEIGHT` — for chains
+    /// `state FEATURE LABEL WEIGHT` and `transition FEATURE PREV_LABEL LABEL WEIGHT` (`*` is the
+    /// per-label bias).
+    Dump(DumpArgs),
+    /// Value of an estimator's objective (no prior) summed over the sequences of a file, for
+    /// weights given in the `dump` format. Higher is better.
+    Objective(ObjectiveArgs),
+    /// Score predictions like conlleval: a CoNLL file whose last two columns are the gold and the
+    /// predicted label (what `predict` writes for labelled data).
+    Score(ScoreArgs),
+    /// Pool the sequences of one or more data sets (files or seminar folders), shuffle them with
+    /// a seed and write a train/test split as CoNLL files.
+    Split(SplitArgs),
+    /// Insert derived observation columns after a data set's first column (the word):
+    /// lowercase, shape, prefixes and suffixes of length 1–3, for word/affix/shape templates
+    /// such as assets/templates/pos.tpl (columns 0–8). The file's other observation columns
+    /// (a POS column, …) follow them, in order, and the label stays last.
+    Augment(AugmentArgs),
+    /// Generate synthetic data.
+    #[command(subcommand)]
+    Generate(Generate),
+    /// Marginals (or, with --max, most probable assignments) by loopy BP or exact inference: of a
+    /// trained run's model on data (one JSON line per item), or of a factor graph in the UAI
+    /// competition format (the UAI `MAR` / `MAP` answer), so BP can be checked against other
+    /// solvers.
+    Infer(InferArgs),
+    /// SCL theory on a Boltzmann machine (004 §3.1, Prop. 2): the paper's FLOPs per example of a
+    /// policy and the relative efficiency of its estimator (det and trace of the asymptotic
+    /// variance over the MLE's), in the paper's form and the exact form for random selection.
+    Theory(TheoryArgs),
+    /// Statistics of a data set: items, tokens, columns, labels with counts.
+    Info(InfoArgs),
+}
+
+#[derive(Args)]
+pub struct GuiArgs {
+    /// Training data in the model family's format.
+    #[arg(long)]
+    pub train: Option<PathBuf>,
+    #[arg(long)]
+    pub test: Option<PathBuf>,
+    /// CRF++ template (chains).
+    #[arg(long)]
+    pub template: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Parses the command line and runs the command, or opens the workbench.
+pub fn main() {
+    crate::util::keep_large_allocations_in_heap();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        None => open_workbench(None),
+        Some(Command::Gui(a)) => open_workbench(Some(a)),
+        Some(command) => run(command),
+    };
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The workbench, with the data form filled in and loaded when `gui` names a training set.
+fn open_workbench(gui: Option<GuiArgs>) -> Result<()> {
+    let config = crate::app::Config::for_binary();
+    let open = gui.and_then(|a| {
+        let t = a.train?;
+        let mut src = crate::app::data::DataSource::sample(&config.root);
+        let path = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        src.train = t.display().to_string();
+        src.test = path(&a.test);
+        src.template = path(&a.template);
+        src.set_model(&a.model.spec(src.options()));
+        Some(src)
+    });
+    crate::app::run_native(config, open)
+        .map_err(|e| Error::invalid(format!("cannot open the window: {e}")))
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Gui(_) => unreachable!("opens the workbench"),
+        Command::Train(a) => train::train(a),
+        Command::Reproduce(a) => experiments::reproduce(a),
+        Command::Sweep(a) => experiments::sweep(a),
+        Command::Theory(a) => experiments::theory(a),
+        Command::Compare(a) => compare::compare(a),
+        Command::Predict(a) => model::predict(a),
+        Command::Eval(a) => model::eval(a),
+        Command::Dump(a) => model::dump(a),
+        Command::Objective(a) => model::objective(a),
+        Command::Infer(a) => model::infer(a),
+        Command::Generate(g) => data::generate(g),
+        Command::Info(a) => data::info_command(a),
+        Command::Augment(a) => data::augment(a),
+        Command::Split(a) => data::split(a),
+        Command::Score(a) => data::score(a),
+    }
+}
+
+/// Writes `text` to `out`, or to standard output.
+fn emit(out: Option<&Path>, text: &str) -> Result<()> {
+    match out {
+        Some(p) => write_atomic(p, text.as_bytes()),
+        None => {
+            use std::io::Write;
+            let mut so = std::io::stdout().lock();
+            so.write_all(text.as_bytes())
+                .map_err(|e| Error::io(Path::new("<stdout>"), e))
+        }
+    }
+}
+
+/// Comma-separated numbers.
+fn parse_list(text: &str, what: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .map_err(|_| Error::invalid(format!("{what}: {x:?} is not a number")))
+        })
+        .collect()
+}

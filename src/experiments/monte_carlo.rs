@@ -1,0 +1,98 @@
+//! The Monte Carlo check on SCL's asymptotic variance (004 Prop. 2): fit the estimator on many
+//! fresh data sets drawn from θ0 and measure the spread of √n(θ̂ − θ0). It trains, so it sits
+//! above `train` and `eval`; the theory it checks is `eval::asymptotic`.
+
+use crate::data::synth_loopy::boltzmann_samples;
+use crate::data::Corpus;
+use crate::error::{Error, Result};
+use crate::estimators::{EstimatorSpec, SelectionPolicy};
+use crate::eval::asymptotic::{log_det, trace};
+use crate::graph::Family;
+use crate::train::{minimize, DatasetObjective, LbfgsSpec, Prior};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The empirical variance of √n(θ̂ − θ0) over replications: `reps` data sets of `n` samples
+/// drawn exactly from a Boltzmann machine at θ0, each fitted by the SCL estimator with a fresh
+/// Z (no prior). The check on [`crate::eval::asymptotic::asymptotic_variance`]: its exact form must match.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct MonteCarlo {
+    pub n: usize,
+    pub reps: usize,
+    pub trace: f64,
+    pub log_det: Option<f64>,
+}
+
+/// Runs the Monte Carlo of [`MonteCarlo`] on rayon's pool; `progress` gets the replications
+/// finished so far. `cancel` stops it between fits.
+pub fn monte_carlo(
+    bm: &crate::graph::boltzmann::BoltzmannMachine,
+    theta0: &[f64],
+    policy: &SelectionPolicy,
+    (n, reps, seed): (usize, usize, u64),
+    cancel: &std::sync::atomic::AtomicBool,
+    progress: &(dyn Fn(usize) + Sync),
+) -> Result<MonteCarlo> {
+    if reps < 2 {
+        return Err(Error::invalid(
+            "a Monte Carlo needs at least 2 replications",
+        ));
+    }
+    let done = AtomicUsize::new(0);
+    let draws: Vec<Vec<f64>> = (0..reps as u64)
+        .into_par_iter()
+        .map(|r| -> Result<Vec<f64>> {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::Cancelled);
+            }
+            let corpus = Corpus {
+                path: "monte-carlo".into(),
+                sequences: boltzmann_samples(bm.m, theta0, &[], n, seed + 1000 + r)?,
+                n_columns: 1,
+            };
+            let insts = bm.instances(&corpus)?;
+            let mut p = policy.clone();
+            p.seed = seed + 5000 + r;
+            let est = EstimatorSpec::Scl { policy: p }.build(bm.model())?;
+            let obj =
+                DatasetObjective::new(bm.model(), &insts, est.as_ref(), Prior { sigma2: None }, 1)?;
+            let opt = LbfgsSpec {
+                max_iter: 300,
+                delta: 1e-12,
+                epsilon: 1e-9,
+                ..LbfgsSpec::default()
+            };
+            let res = minimize(&obj, vec![0.0; theta0.len()], &opt, cancel, &mut |_, _| {})?;
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1);
+            Ok(res
+                .theta
+                .iter()
+                .zip(theta0)
+                .map(|(a, b)| (n as f64).sqrt() * (a - b))
+                .collect())
+        })
+        .collect::<Result<_>>()?;
+    let p = theta0.len();
+    let mean: Vec<f64> = (0..p)
+        .map(|j| draws.iter().map(|d| d[j]).sum::<f64>() / reps as f64)
+        .collect();
+    let cov: Vec<Vec<f64>> = (0..p)
+        .map(|j| {
+            (0..p)
+                .map(|k| {
+                    draws
+                        .iter()
+                        .map(|d| (d[j] - mean[j]) * (d[k] - mean[k]))
+                        .sum::<f64>()
+                        / (reps - 1) as f64
+                })
+                .collect()
+        })
+        .collect();
+    Ok(MonteCarlo {
+        n,
+        reps,
+        trace: trace(&cov),
+        log_det: log_det(&cov).ok(),
+    })
+}

@@ -1,0 +1,83 @@
+//! A finished run directory, opened: the one loader that `eval`, `predict`, `dump`, `infer`, the
+//! GUI and the experiments use, so a run decodes the same way wherever it is opened.
+
+use super::camel::CamelRecord;
+use super::spec::RunSpec;
+use crate::data::Corpus;
+use crate::error::{Error, Result};
+use crate::eval::{Decoder, Inference};
+use crate::graph::Family;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A trained run: its spec, model, weights and test-time inference.
+pub struct TrainedRun {
+    pub dir: PathBuf,
+    /// The spec it was trained with (`spec.json`; `None` when the file is missing or unreadable,
+    /// and then the default inference serves).
+    pub spec: Option<RunSpec>,
+    pub family: Arc<dyn Family>,
+    pub theta: Vec<f64>,
+    /// How the run decodes: the spec's decoder (`auto` resolved as at training), its BP options
+    /// and its per-state scales (`scaling.json`).
+    pub inference: Inference,
+}
+
+impl TrainedRun {
+    /// Opens the run in `dir`: `model.json`, `weights.bin`, `spec.json` and `scaling.json`.
+    pub fn open(dir: &Path) -> Result<TrainedRun> {
+        let (family, theta) = crate::graph::family::load(dir)?;
+        let spec = crate::util::read_json::<RunSpec>(&dir.join("spec.json")).ok();
+        let mut inference = spec.as_ref().map(RunSpec::inference).unwrap_or_default();
+        inference.scaling = super::scaling::load(dir);
+        Ok(TrainedRun {
+            dir: dir.to_path_buf(),
+            spec,
+            family,
+            theta,
+            inference,
+        })
+    }
+
+    /// The run with its decoder replaced by `decode` — except `auto`, which keeps what the spec
+    /// resolved it to (local for memm and nota runs).
+    pub fn decoding_with(mut self, decode: Option<Decoder>) -> TrainedRun {
+        if let Some(d) = decode.filter(|&d| d != Decoder::Auto) {
+            self.inference.decoder = d;
+        }
+        self
+    }
+
+    /// CAMEL's record (`camel.json`: fits, δ and g per training item), when the run has one.
+    pub fn camel_record(&self) -> Result<Option<CamelRecord>> {
+        let p = self.dir.join("camel.json");
+        p.exists().then(|| crate::util::read_json(&p)).transpose()
+    }
+
+    /// The run's training items as it trained on them (its sample, when it drew one). A relative
+    /// path is relative to where training ran: tried there, then beside the run.
+    pub fn training_data(&self) -> Result<Corpus> {
+        let spec_path = self.dir.join("spec.json");
+        let spec = self.spec.as_ref().ok_or_else(|| {
+            Error::file(
+                spec_path.display().to_string(),
+                "missing or unreadable: the run's training data is unknown",
+            )
+        })?;
+        let path = std::iter::once(spec.train.clone())
+            .chain(self.dir.ancestors().skip(1).map(|a| a.join(&spec.train)))
+            .find(|p| p.exists())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{}: the run's training data {} is not here",
+                    spec_path.display(),
+                    spec.train.display()
+                ))
+            })?;
+        let mut train = spec.model.read(&path)?;
+        if let Some(n) = spec.train_sample {
+            train = train.sample(n, spec.seed);
+        }
+        Ok(train)
+    }
+}
