@@ -15,6 +15,7 @@ pub mod eval;
 pub mod experiments;
 pub mod graph;
 pub mod inference;
+pub mod settings;
 pub mod train;
 pub mod util;
 

@@ -409,7 +409,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             match state.runs.adopt(&dir, &label) {
                 Ok(id) => {
                     state.selected.insert(id.clone());
-                    state.focus = Some("Compare");
+                    state.command(super::AppCommand::Focus(super::PaneKind::Compare));
                     state.info(format!(
                         "{id} opened in Compare beside the {} other ticked run(s)",
                         state.selected.len() - 1

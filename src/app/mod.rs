@@ -10,6 +10,7 @@ pub mod frontier;
 mod graph_view;
 pub mod jobs;
 pub mod launch;
+mod panes;
 mod plots;
 pub mod policy_view;
 pub mod runs;
@@ -27,6 +28,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 pub use graph_view::GraphPane;
+pub use panes::{default_tree, AppCommand, Pane, PaneEntry, PaneKind, PANES};
 pub use plots::{CurvesPane, FieldsPane};
 
 /// Where the app finds its bundled files and keeps its runs.
@@ -81,44 +83,6 @@ pub struct Predictions {
     pub labels: Vec<Vec<String>>,
 }
 
-/// The panes the tiles hold. Several graph or curve panes may exist side by side.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-#[allow(clippy::large_enum_variant)] // a handful of panes; boxing buys nothing
-pub enum Pane {
-    Data(data_view::DataPane),
-    Graph(GraphPane),
-    Runs,
-    Curves(CurvesPane),
-    Fields(FieldsPane),
-    Compare(CurvesPane),
-    Frontier(frontier::FrontierPane),
-    Theory(theory::TheoryPane),
-    Constraints(camel_view::ConstraintsPane),
-}
-
-impl Pane {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Pane::Data(_) => "Data",
-            Pane::Graph(_) => "Graph",
-            Pane::Runs => "Runs",
-            Pane::Curves(_) => "Curves",
-            Pane::Fields(_) => "Fields",
-            Pane::Compare(_) => "Compare",
-            Pane::Frontier(_) => "Frontier",
-            Pane::Theory(_) => "Theory",
-            Pane::Constraints(_) => "Constraints",
-        }
-    }
-}
-
-/// Export requests raised by views, served at the end of the frame.
-#[derive(Clone, Debug)]
-pub enum ExportRequest {
-    /// Save the screen region `rect` of the next frame as PNG.
-    Png { rect: egui::Rect, stem: String },
-}
-
 /// Measured frame timings (CPU time of `ui`), for the status bar and the frame-time report.
 #[derive(Default)]
 pub struct FrameStats {
@@ -170,10 +134,10 @@ pub struct AppState {
     predictions: Vec<Predictions>,
     prediction_jobs: HashMap<(String, Split), Job<Predictions>>,
     dialog: Option<Job<Option<(DialogTarget, PathBuf)>>>,
-    exports: Vec<ExportRequest>,
+    /// What panes asked of the workbench this frame.
+    commands: Vec<AppCommand>,
     pub frames: FrameStats,
-    pub focus: Option<&'static str>,
-    new_panes: Vec<Pane>,
+
     /// SCL sweeps read from `workspace/sweeps` (the Frontier pane), and the job reading them.
     pub sweeps: Option<Arc<Vec<frontier::SweepData>>>,
     sweep_job: Option<Job<Vec<frontier::SweepData>>>,
@@ -201,30 +165,6 @@ pub enum DialogTarget {
 pub struct Workbench {
     pub state: AppState,
     pub tree: egui_tiles::Tree<Pane>,
-}
-
-fn default_tree() -> egui_tiles::Tree<Pane> {
-    let mut tiles = egui_tiles::Tiles::default();
-    let left = vec![
-        tiles.insert_pane(Pane::Data(Default::default())),
-        tiles.insert_pane(Pane::Runs),
-    ];
-    let right = vec![
-        tiles.insert_pane(Pane::Graph(GraphPane::default())),
-        tiles.insert_pane(Pane::Curves(CurvesPane::default())),
-        tiles.insert_pane(Pane::Fields(FieldsPane::default())),
-        tiles.insert_pane(Pane::Compare(CurvesPane::default())),
-        tiles.insert_pane(Pane::Frontier(Default::default())),
-        tiles.insert_pane(Pane::Theory(Default::default())),
-        tiles.insert_pane(Pane::Constraints(Default::default())),
-    ];
-    let l = tiles.insert_tab_tile(left);
-    let r = tiles.insert_tab_tile(right);
-    let mut lin = egui_tiles::Linear::new(egui_tiles::LinearDir::Horizontal, vec![l, r]);
-    lin.shares.set_share(l, 0.42);
-    lin.shares.set_share(r, 0.58);
-    let root = tiles.insert_container(egui_tiles::Container::Linear(lin));
-    egui_tiles::Tree::new(egui::Id::unique("workbench"), root, tiles)
 }
 
 impl Workbench {
@@ -264,10 +204,9 @@ impl Workbench {
             predictions: vec![],
             prediction_jobs: HashMap::new(),
             dialog: None,
-            exports: vec![],
+            commands: vec![],
             frames,
-            focus: None,
-            new_panes: vec![],
+
             sweeps: None,
             sweep_job: None,
             theory: Default::default(),
@@ -310,25 +249,22 @@ impl Workbench {
             };
             self.tree.ui(&mut behavior, ui);
         });
-        for pane in std::mem::take(&mut self.state.new_panes) {
-            self.add_pane(pane);
-        }
-        if let Some(kind) = self.state.focus.take() {
-            let found = self.tree.make_active(
-                |_, tile| matches!(tile, egui_tiles::Tile::Pane(p) if p.kind() == kind),
-            );
-            // A layout saved before this pane existed: add it.
-            if !found && kind == "Frontier" {
-                self.add_pane(Pane::Frontier(Default::default()));
-            }
-            if !found && kind == "Theory" {
-                self.add_pane(Pane::Theory(Default::default()));
-            }
-            if !found && kind == "Constraints" {
-                self.add_pane(Pane::Constraints(Default::default()));
+        for command in std::mem::take(&mut self.state.commands) {
+            match command {
+                AppCommand::Add(kind) => self.add_pane(kind.new_pane()),
+                AppCommand::Focus(kind) => {
+                    let found = self.tree.make_active(
+                        |_, tile| matches!(tile, egui_tiles::Tile::Pane(p) if p.kind() == kind),
+                    );
+                    // A layout saved before this pane existed: add it.
+                    if !found {
+                        self.add_pane(kind.new_pane());
+                    }
+                }
+                AppCommand::ExportPng { rect, stem } => self.state.export_png(&ctx, rect, stem),
             }
         }
-        self.state.serve_exports(&ctx);
+        self.state.collect_exports();
         if self.state.runs.any_live() || self.state.is_busy() {
             ctx.request_repaint_after(std::time::Duration::from_millis(250));
         }
@@ -342,58 +278,22 @@ impl Workbench {
         ui.horizontal_wrapped(|ui| {
             ui.strong("Piecewise Lab");
             ui.separator();
-            for kind in [
-                "Data",
-                "Graph",
-                "Runs",
-                "Curves",
-                "Fields",
-                "Compare",
-                "Frontier",
-                "Theory",
-                "Constraints",
-            ] {
+            for e in &PANES {
                 if ui
-                    .button(format!("{kind} view"))
-                    .on_hover_text(format!("Bring the {kind} pane to the front"))
+                    .button(format!("{} view", e.title))
+                    .on_hover_text(format!("Bring the {} pane to the front", e.title))
                     .clicked()
                 {
-                    self.state.focus = Some(kind);
+                    self.state.command(AppCommand::Focus(e.kind));
                 }
             }
             ui.separator();
             ui.menu_button("Add pane", |ui| {
-                if ui.button("Graph").clicked() {
-                    self.state.new_panes.push(Pane::Graph(GraphPane::default()));
-                    ui.close();
-                }
-                if ui.button("Curves").clicked() {
-                    self.state
-                        .new_panes
-                        .push(Pane::Curves(CurvesPane::default()));
-                    ui.close();
-                }
-                if ui.button("Fields").clicked() {
-                    self.state
-                        .new_panes
-                        .push(Pane::Fields(FieldsPane::default()));
-                    ui.close();
-                }
-                if ui.button("Frontier").clicked() {
-                    self.state
-                        .new_panes
-                        .push(Pane::Frontier(Default::default()));
-                    ui.close();
-                }
-                if ui.button("Theory").clicked() {
-                    self.state.new_panes.push(Pane::Theory(Default::default()));
-                    ui.close();
-                }
-                if ui.button("Constraints").clicked() {
-                    self.state
-                        .new_panes
-                        .push(Pane::Constraints(Default::default()));
-                    ui.close();
+                for e in PANES.iter().filter(|e| e.addable) {
+                    if ui.button(e.title).clicked() {
+                        self.state.command(AppCommand::Add(e.kind));
+                        ui.close();
+                    }
                 }
             });
             if ui.button("Reset layout").clicked() {
@@ -697,31 +597,37 @@ impl AppState {
         });
     }
 
+    /// Asks the workbench for something at the end of the frame.
+    pub fn command(&mut self, command: AppCommand) {
+        self.commands.push(command);
+    }
+
     /// Requests an export of a screen region as PNG (served after the frame is drawn).
     pub fn request_png(&mut self, rect: egui::Rect, stem: &str) {
-        self.exports.push(ExportRequest::Png {
+        self.command(AppCommand::ExportPng {
             rect,
             stem: stem.to_string(),
         });
     }
 
-    fn serve_exports(&mut self, ctx: &egui::Context) {
-        // Screenshots arrive through a callback after the next frame is rendered; the PNG is
-        // cropped, encoded and written on a background thread.
-        for req in std::mem::take(&mut self.exports) {
-            let ExportRequest::Png { rect, stem } = req;
-            let dir = self.config.workspace.join("exports");
-            let tx = self.shot_tx.clone();
-            let ctx2 = ctx.clone();
-            let ppp = ctx.pixels_per_point();
-            ctx.request_screenshot(move |image| {
-                std::thread::spawn(move || {
-                    let region = image.region(&rect, Some(ppp));
-                    let _ = tx.send(export::save_png(&dir, &stem, &region));
-                    ctx2.request_repaint();
-                });
+    /// Screenshots arrive through a callback after the next frame is rendered; the PNG is
+    /// cropped, encoded and written on a background thread.
+    fn export_png(&mut self, ctx: &egui::Context, rect: egui::Rect, stem: String) {
+        let dir = self.config.workspace.join("exports");
+        let tx = self.shot_tx.clone();
+        let ctx2 = ctx.clone();
+        let ppp = ctx.pixels_per_point();
+        ctx.request_screenshot(move |image| {
+            std::thread::spawn(move || {
+                let region = image.region(&rect, Some(ppp));
+                let _ = tx.send(export::save_png(&dir, &stem, &region));
+                ctx2.request_repaint();
             });
-        }
+        });
+    }
+
+    /// Reports the PNG exports that finished.
+    fn collect_exports(&mut self) {
         let done: Vec<Result<PathBuf, String>> = self.shot_rx.try_iter().collect();
         for r in done {
             match r {
@@ -763,22 +669,12 @@ impl egui_tiles::Behavior<Pane> for Behavior<'_> {
     ) -> egui_tiles::UiResponse {
         egui::Frame::new()
             .inner_margin(egui::Margin::same(6))
-            .show(ui, |ui| match pane {
-                Pane::Data(p) => data_view::ui(self.state, p, ui),
-                Pane::Graph(p) => graph_view::ui(self.state, p, ui),
-                Pane::Runs => runs_view::ui(self.state, ui),
-                Pane::Curves(p) => plots::curves_ui(self.state, p, ui),
-                Pane::Fields(p) => plots::fields_ui(self.state, p, ui),
-                Pane::Compare(p) => plots::compare_ui(self.state, p, ui),
-                Pane::Frontier(p) => frontier::ui(self.state, p, ui),
-                Pane::Theory(p) => theory::ui(self.state, p, ui),
-                Pane::Constraints(p) => camel_view::ui(self.state, p, ui),
-            });
+            .show(ui, |ui| pane.ui(self.state, ui));
         egui_tiles::UiResponse::None
     }
 
     fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
-        pane.kind().into()
+        pane.kind().title().into()
     }
 
     fn is_tab_closable(

@@ -5,7 +5,7 @@ use crate::data::conll::format_conll;
 use crate::data::synth_loopy::{self, GridGen, LabelField};
 use crate::data::{read_conll, read_corpus, synth};
 use crate::error::{Error, Result};
-use crate::graph::family::FamilyKind;
+use crate::graph::registry::FamilyKind;
 use crate::util::write_atomic;
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};

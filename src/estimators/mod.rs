@@ -10,6 +10,7 @@ pub mod local;
 pub mod memm;
 pub mod ml;
 pub mod scl;
+pub mod settings;
 pub mod terms;
 
 pub use crate::graph::pieces::Pieces;
@@ -17,6 +18,7 @@ pub use local::{EdgePseudolikelihood, Piecewise, Pseudolikelihood, Pwpl};
 pub use memm::{Memm, NotaPt, NotaSelection};
 pub use ml::{BetheMl, ExactMl};
 pub use scl::{Scl, SelectionPolicy};
+pub use settings::{ESTIMATOR_KNOBS, SCL_KNOBS};
 pub use terms::{evaluate_terms, Term, TermList, TermWork};
 
 use crate::error::{Error, Result};

@@ -601,26 +601,52 @@ fn evaluate_term(
             return v;
         }
     }
-    match t.global_inference(inst) {
-        Some(GlobalInference::ForwardBackward) => {
+    if let Some(g) = t.global_inference(inst) {
+        return global_term(inst, phi, gold, w, g, dphi, infer);
+    }
+    if t.summed.is_empty() && t.factors.len() == 1 && t.clamped.is_empty() {
+        return table_term(inst, phi, gold, t, dphi, tw);
+    }
+    if t.summed.is_empty() && t.free.len() == 1 {
+        return one_free_term(inst, phi, gold, t, dphi, tw);
+    }
+    if t.summed.is_empty() && t.free.len() == 2 && t.nota == Nota::Without {
+        return two_free_term(inst, phi, gold, t, dphi, tw);
+    }
+    enumerated_term(inst, phi, gold, t, dphi, tw)
+}
+
+/// A whole-graph term by the inference its shape allows: `w (score(y*) − log Z)`, log Z by
+/// forward–backward (over joint states on a ladder) or BP (exact on a forest, Bethe otherwise).
+fn global_term(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    w: f64,
+    g: GlobalInference,
+    dphi: Option<&mut [f64]>,
+    infer: &mut InferWork,
+) -> f64 {
+    match g {
+        GlobalInference::ForwardBackward => {
             let lay = inst.chain.as_ref().unwrap();
             let log_z = infer.chain.forward_backward(inst, lay, phi);
             if let Some(d) = dphi {
                 inst.add_indicator(gold, w, d);
                 infer.chain.add_expectations(inst, lay, d, -w);
             }
-            return w * (inst.score(phi, gold) - log_z);
+            w * (inst.score(phi, gold) - log_z)
         }
-        Some(GlobalInference::ProductForwardBackward) => {
+        GlobalInference::ProductForwardBackward => {
             let lay = inst.product.as_ref().unwrap();
             let log_z = infer.chain.forward_backward_product(inst, lay, phi);
             if let Some(d) = dphi {
                 inst.add_indicator(gold, w, d);
                 infer.chain.add_expectations_product(inst, lay, d, -w);
             }
-            return w * (inst.score(phi, gold) - log_z);
+            w * (inst.score(phi, gold) - log_z)
         }
-        Some(g @ (GlobalInference::TreeBp | GlobalInference::LoopyBp(_))) => {
+        GlobalInference::TreeBp | GlobalInference::LoopyBp(_) => {
             let opts = match g {
                 GlobalInference::LoopyBp(o) => o,
                 _ => tree_bp_options(inst.n_vars()),
@@ -644,19 +670,23 @@ fn evaluate_term(
                 }
                 None => msgs.bethe_free_energy(inst, phi, work),
             };
-            return w * (inst.score(phi, gold) + free_energy);
+            w * (inst.score(phi, gold) + free_energy)
         }
-        None => {}
     }
-    if t.summed.is_empty() && t.factors.len() == 1 && t.clamped.is_empty() {
-        return table_term(inst, phi, gold, t, dphi, tw);
-    }
-    if t.summed.is_empty() && t.free.len() == 1 {
-        return one_free_term(inst, phi, gold, t, dphi, tw);
-    }
-    if t.summed.is_empty() && t.free.len() == 2 && t.nota == Nota::Without {
-        return two_free_term(inst, phi, gold, t, dphi, tw);
-    }
+}
+
+/// The general term: every assignment of its free and summed variables enumerated, the clamped
+/// ones at gold (or the NOTA term's wrong state); `μ (log Σ_{free at gold} − log Σ)`, with NOTA's
+/// score-0 outcome in the normaliser when the term has it.
+fn enumerated_term(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    t: Term<'_>,
+    dphi: Option<&mut [f64]>,
+    tw: &mut TermWork,
+) -> f64 {
+    let w = t.weight;
     let mu = t.temperature;
     let nf = t.factors.len();
     tw.vars.clear();

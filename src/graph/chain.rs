@@ -218,6 +218,201 @@ struct SeqFeatures {
     skip: Vec<(u32, u32, Vec<u32>)>,
 }
 
+/// The extractor's feature table with its name lists, when the options ask for one.
+fn load_extractor(corpus: &Corpus, options: &ChainOptions) -> Result<Option<NerFeatures>> {
+    let Some(table) = options.extractor.table() else {
+        return Ok(None);
+    };
+    if corpus.n_obs_columns() == 0 {
+        return Err(Error::file(
+            &corpus.path,
+            format!(
+                "the {} features read the word in the first column; this data has none",
+                table.name()
+            ),
+        ));
+    }
+    let dir = options
+        .lexicons
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LEXICONS.into());
+    Ok(Some(NerFeatures::load_table(&dir, table)?))
+}
+
+/// The labels of the training data in order of first appearance.
+fn training_labels(corpus: &Corpus) -> Result<LabelSet> {
+    let mut labels = vec![];
+    let mut seen = rustc_hash::FxHashSet::default();
+    for s in &corpus.sequences {
+        if !s.has_labels() {
+            return Err(Error::parse(
+                &corpus.path,
+                s.line,
+                "training data needs a label column",
+            ));
+        }
+        for l in &s.labels {
+            if seen.insert(l.as_str()) {
+                labels.push(l.clone());
+            }
+        }
+    }
+    Ok(LabelSet::new(labels))
+}
+
+/// The training data's features counted into dictionaries, each sequence's as ids.
+struct Counted {
+    state: FeatureDict,
+    trans: FeatureDict,
+    skip: FeatureDict,
+    skip_stats: SkipStats,
+    raw: Vec<SeqFeatures>,
+}
+
+fn count_features(
+    corpus: &Corpus,
+    template: &FeatureTemplate,
+    ner: Option<&NerFeatures>,
+    options: &ChainOptions,
+) -> Counted {
+    let mut c = Counted {
+        state: FeatureDict::default(),
+        trans: FeatureDict::default(),
+        skip: FeatureDict::default(),
+        skip_stats: SkipStats::default(),
+        raw: Vec::with_capacity(corpus.sequences.len()),
+    };
+    let mut buf = String::new();
+    for s in &corpus.sequences {
+        let mut sf = SeqFeatures {
+            state: vec![Vec::new(); s.len()],
+            trans: Vec::with_capacity(s.len()),
+            skip: vec![],
+        };
+        expand_state_features(template, ner, s, |t, name, v| {
+            sf.state[t].push((c.state.count(name), v))
+        });
+        if let Some(o) = &options.skip {
+            let (n, all) = expand_skip_features(ner, s, o.max_edges, |u, v, name| {
+                let id = c.skip.count(name);
+                match sf.skip.last_mut() {
+                    Some(e) if (e.0, e.1) == (u, v) => e.2.push(id),
+                    _ => sf.skip.push((u, v, vec![id])),
+                }
+            });
+            c.skip_stats.items += 1;
+            c.skip_stats.edges += n;
+            c.skip_stats.max = c.skip_stats.max.max(n);
+            c.skip_stats.capped += (all > n) as usize;
+        }
+        for t in 0..s.len() {
+            let mut tids = vec![];
+            if t > 0 {
+                for line in &template.bigram {
+                    buf.clear();
+                    line.expand_into(s, t, &mut buf);
+                    tids.push(c.trans.count(&buf));
+                }
+            }
+            sf.trans.push(tids);
+        }
+        c.raw.push(sf);
+    }
+    c
+}
+
+impl Counted {
+    /// Drops features seen fewer than `min_freq` times (renumbering the rest) and adds the
+    /// always-on label bias when asked.
+    fn prune(&mut self, min_freq: u64, label_bias: bool) {
+        let smap = self.state.prune(min_freq);
+        let tmap = self.trans.prune(min_freq);
+        let bias = label_bias.then(|| {
+            let id = self.state.names.len() as u32;
+            self.state.names.push(BIAS_FEATURE.to_string());
+            self.state.rebuild_index();
+            id
+        });
+        for sf in &mut self.raw {
+            for ids in &mut sf.state {
+                *ids = ids
+                    .iter()
+                    .filter_map(|&(i, v)| smap[i as usize].map(|j| (j, v)))
+                    .collect();
+                ids.extend(bias.map(|b| (b, 1.0)));
+            }
+            for ids in &mut sf.trans {
+                *ids = ids.iter().filter_map(|&i| tmap[i as usize]).collect();
+            }
+        }
+    }
+
+    /// The state, transition and edge-pair layouts: dense, or only the feature–label pairs
+    /// seen with the gold labels.
+    fn layouts(&self, gold: &[Vec<u32>], l: usize, options: &ChainOptions) -> [Layout; 3] {
+        if options.feature_set == FeatureSet::All {
+            return [Layout::Dense, Layout::Dense, Layout::Dense];
+        }
+        let pairs = options.factorisation == Factorisation::EdgePair;
+        let (mut sp, mut tp, mut pp) = (vec![], vec![], vec![]);
+        for (sf, g) in self.raw.iter().zip(gold) {
+            for t in 0..g.len() {
+                // With label-pair weights, state weights serve position 0 only.
+                if !pairs || t == 0 {
+                    sp.extend(sf.state[t].iter().map(|&(k, _)| (k, g[t])));
+                }
+                if t > 0 {
+                    let c = g[t - 1] * l as u32 + g[t];
+                    tp.extend(sf.trans[t].iter().map(|&k| (k, c)));
+                    if pairs {
+                        pp.extend(sf.state[t].iter().map(|&(k, _)| (k, c)));
+                    }
+                }
+            }
+        }
+        [
+            sparse_layout(sp, self.state.len()),
+            sparse_layout(tp, self.trans.len()),
+            sparse_layout(pp, self.state.len()),
+        ]
+    }
+
+    /// The skip template's layout (its always-on feature keeps every label pair).
+    fn skip_layout(&mut self, gold: &[Vec<u32>], l: usize, feature_set: FeatureSet) -> Layout {
+        let bias = self.skip.count(BIAS_FEATURE);
+        if feature_set == FeatureSet::All {
+            return Layout::Dense;
+        }
+        let mut pairs: Vec<(u32, u32)> = (0..(l * l) as u32).map(|c| (bias, c)).collect();
+        for (sf, g) in self.raw.iter().zip(gold) {
+            for (u, v, ids) in &sf.skip {
+                let c = g[*u as usize] * l as u32 + g[*v as usize];
+                pairs.extend(ids.iter().map(|&k| (k, c)));
+            }
+        }
+        sparse_layout(pairs, self.skip.len())
+    }
+}
+
+/// The chain's templates: state, transition and the factorisation's edge template.
+fn chain_model(c: &Counted, gold: &[Vec<u32>], l: usize, options: &ChainOptions) -> Result<Model> {
+    let [state_layout, trans_layout, pair_layout] = c.layouts(gold, l, options);
+    let mut model = Model::default();
+    model.add_full_template("state", vec![l], c.state.len(), state_layout)?;
+    model.add_full_template("transition", vec![l, l], c.trans.len(), trans_layout)?;
+    match options.factorisation {
+        Factorisation::Split => {}
+        Factorisation::Edge => {
+            let map = (0..l * l).map(|e| (e % l) as u32).collect();
+            model.add_tied_template("edge-state", vec![l, l], map, STATE)?;
+        }
+        Factorisation::EdgePair => {
+            model.add_full_template("edge-pair", vec![l, l], c.state.len(), pair_layout)?;
+        }
+    }
+    Ok(model)
+}
+
 /// Calls `f(u, v, name)` for every feature of every skip edge of `seq` that the cap keeps;
 /// returns (edges kept, edges before the cap).
 fn expand_skip_features(
@@ -281,181 +476,32 @@ impl ChainCrf {
         options: ChainOptions,
     ) -> Result<(ChainCrf, Vec<Instance>)> {
         template.check_columns(corpus.n_obs_columns(), &corpus.path)?;
-        let ner = match options.extractor.table() {
-            None => None,
-            Some(table) => {
-                if corpus.n_obs_columns() == 0 {
-                    return Err(Error::file(
-                        &corpus.path,
-                        format!(
-                            "the {} features read the word in the first column; this data has none",
-                            table.name()
-                        ),
-                    ));
-                }
-                let dir = options
-                    .lexicons
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_LEXICONS.into());
-                Some(NerFeatures::load_table(&dir, table)?)
-            }
-        };
-        let mut labels = vec![];
-        let mut seen = rustc_hash::FxHashSet::default();
-        for s in &corpus.sequences {
-            if !s.has_labels() {
-                return Err(Error::parse(
-                    &corpus.path,
-                    s.line,
-                    "training data needs a label column",
-                ));
-            }
-            for l in &s.labels {
-                if seen.insert(l.as_str()) {
-                    labels.push(l.clone());
-                }
-            }
-        }
-        let labels = LabelSet::new(labels);
-        let mut state_features = FeatureDict::default();
-        let mut trans_features = FeatureDict::default();
-        let mut skip_features = FeatureDict::default();
-        let mut skip_stats = SkipStats::default();
-        let mut buf = String::new();
-        let mut raw: Vec<SeqFeatures> = Vec::with_capacity(corpus.sequences.len());
-        for s in &corpus.sequences {
-            let mut sf = SeqFeatures {
-                state: vec![Vec::new(); s.len()],
-                trans: Vec::with_capacity(s.len()),
-                skip: vec![],
-            };
-            expand_state_features(&template, ner.as_ref(), s, |t, name, v| {
-                sf.state[t].push((state_features.count(name), v))
-            });
-            if let Some(o) = &options.skip {
-                let (n, all) = expand_skip_features(ner.as_ref(), s, o.max_edges, |u, v, name| {
-                    let id = skip_features.count(name);
-                    match sf.skip.last_mut() {
-                        Some(e) if (e.0, e.1) == (u, v) => e.2.push(id),
-                        _ => sf.skip.push((u, v, vec![id])),
-                    }
-                });
-                skip_stats.items += 1;
-                skip_stats.edges += n;
-                skip_stats.max = skip_stats.max.max(n);
-                skip_stats.capped += (all > n) as usize;
-            }
-            for t in 0..s.len() {
-                let mut tids = vec![];
-                if t > 0 {
-                    for line in &template.bigram {
-                        buf.clear();
-                        line.expand_into(s, t, &mut buf);
-                        tids.push(trans_features.count(&buf));
-                    }
-                }
-                sf.trans.push(tids);
-            }
-            raw.push(sf);
-        }
-        let smap = state_features.prune(options.min_freq);
-        let tmap = trans_features.prune(options.min_freq);
-        let bias = if options.label_bias {
-            let id = state_features.names.len() as u32;
-            state_features.names.push(BIAS_FEATURE.to_string());
-            state_features.rebuild_index();
-            Some(id)
-        } else {
-            None
-        };
-        for sf in &mut raw {
-            for ids in &mut sf.state {
-                *ids = ids
-                    .iter()
-                    .filter_map(|&(i, v)| smap[i as usize].map(|j| (j, v)))
-                    .collect();
-                ids.extend(bias.map(|b| (b, 1.0)));
-            }
-            for ids in &mut sf.trans {
-                *ids = ids.iter().filter_map(|&i| tmap[i as usize]).collect();
-            }
-        }
-        let l = labels.len();
+        let ner = load_extractor(corpus, &options)?;
+        let labels = training_labels(corpus)?;
+        let mut c = count_features(corpus, &template, ner.as_ref(), &options);
+        c.prune(options.min_freq, options.label_bias);
         let gold: Vec<Vec<u32>> = corpus
             .sequences
             .iter()
             .map(|s| s.labels.iter().map(|x| labels.get(x).unwrap()).collect())
             .collect();
-        let pairs = options.factorisation == Factorisation::EdgePair;
-        let (state_layout, trans_layout, pair_layout) = match options.feature_set {
-            FeatureSet::All => (Layout::Dense, Layout::Dense, Layout::Dense),
-            FeatureSet::Observed => {
-                let mut sp = vec![];
-                let mut tp = vec![];
-                let mut pp = vec![];
-                for (sf, g) in raw.iter().zip(&gold) {
-                    for t in 0..g.len() {
-                        // With label-pair weights, state weights serve position 0 only.
-                        if !pairs || t == 0 {
-                            sp.extend(sf.state[t].iter().map(|&(k, _)| (k, g[t])));
-                        }
-                        if t > 0 {
-                            let c = g[t - 1] * l as u32 + g[t];
-                            tp.extend(sf.trans[t].iter().map(|&k| (k, c)));
-                            if pairs {
-                                pp.extend(sf.state[t].iter().map(|&(k, _)| (k, c)));
-                            }
-                        }
-                    }
-                }
-                (
-                    sparse_layout(sp, state_features.len()),
-                    sparse_layout(tp, trans_features.len()),
-                    sparse_layout(pp, state_features.len()),
-                )
-            }
-        };
-        let mut model = Model::default();
-        model.add_full_template("state", vec![l], state_features.len(), state_layout)?;
-        model.add_full_template("transition", vec![l, l], trans_features.len(), trans_layout)?;
-        match options.factorisation {
-            Factorisation::Split => {}
-            Factorisation::Edge => {
-                let map = (0..l * l).map(|e| (e % l) as u32).collect();
-                model.add_tied_template("edge-state", vec![l, l], map, STATE)?;
-            }
-            Factorisation::EdgePair => {
-                model.add_full_template(
-                    "edge-pair",
-                    vec![l, l],
-                    state_features.len(),
-                    pair_layout,
-                )?;
-            }
-        }
+        let l = labels.len();
+        let mut model = chain_model(&c, &gold, l, &options)?;
         let skip_template = match options.skip {
             None => None,
             Some(_) => {
-                let bias = skip_features.count(BIAS_FEATURE);
-                let layout = match options.feature_set {
-                    FeatureSet::All => Layout::Dense,
-                    FeatureSet::Observed => {
-                        let mut pairs: Vec<(u32, u32)> =
-                            (0..(l * l) as u32).map(|c| (bias, c)).collect();
-                        for (sf, g) in raw.iter().zip(&gold) {
-                            for (u, v, ids) in &sf.skip {
-                                let c = g[*u as usize] * l as u32 + g[*v as usize];
-                                pairs.extend(ids.iter().map(|&k| (k, c)));
-                            }
-                        }
-                        sparse_layout(pairs, skip_features.len())
-                    }
-                };
-                let t = model.templates.len();
-                model.add_full_template("skip", vec![l, l], skip_features.len(), layout)?;
-                Some(t)
+                let layout = c.skip_layout(&gold, l, options.feature_set);
+                model.add_full_template("skip", vec![l, l], c.skip.len(), layout)?;
+                Some(model.templates.len() - 1)
             }
         };
+        let Counted {
+            state: state_features,
+            trans: trans_features,
+            skip: skip_features,
+            skip_stats,
+            raw,
+        } = c;
         let crf = ChainCrf {
             template,
             labels,

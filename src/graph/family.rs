@@ -2,7 +2,7 @@
 //!
 //! A family is data — a [`ModelSpec`] variant in the run spec — and code behind [`Family`]:
 //! fitting (label sets, feature dictionaries, templates and the parameter layout from training
-//! data) is [`ModelSpec::fit`]; everything after it — reading data, unrolling items into
+//! data) is [`ModelSpec::fit`] in the registry (`registry.rs`); everything after it — reading data, unrolling items into
 //! [`Instance`]s, naming labels and weights, saving, writing predictions, laying instances out
 //! for drawing — goes through the trait, so runs, evaluation, the commands and the GUI never
 //! name a concrete family. Adding a family is one file under `graph/` and one arm here.
@@ -11,13 +11,8 @@
 //! a grid's image (cells row-major, `shape` set), a Boltzmann machine's sample (one token per
 //! variable, no observations). Metrics over items and tokens then apply to all.
 
-use super::boltzmann::{BoltzmannMachine, BoltzmannOptions};
-use super::boltzmann_chain::{BoltzmannChain, BoltzmannChainOptions};
-use super::chain::{ChainCrf, ChainOptions};
-use super::factorial::{FactorialCrf, FactorialOptions};
-use super::grid::{GridCrf, GridOptions};
 use super::{Instance, LabelSet, Model};
-use crate::data::{Corpus, FeatureTemplate, Sequence};
+use crate::data::{Corpus, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
 use std::sync::Arc;
@@ -109,194 +104,6 @@ pub trait Family: Send + Sync + std::fmt::Debug {
             })
             .collect()
     }
-}
-
-/// The families by name, for `--model` and the GUI's picker.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum FamilyKind {
-    #[default]
-    Chain,
-    Grid,
-    Boltzmann,
-    BoltzmannChain,
-    Factorial,
-    SkipChain,
-}
-
-impl FamilyKind {
-    /// Whether the family reads a CRF++ template and chain options (factorisation, extractor).
-    pub fn is_chain(&self) -> bool {
-        matches!(self, FamilyKind::Chain | FamilyKind::SkipChain)
-    }
-    pub const ALL: [FamilyKind; 6] = [
-        FamilyKind::Chain,
-        FamilyKind::SkipChain,
-        FamilyKind::Grid,
-        FamilyKind::Boltzmann,
-        FamilyKind::BoltzmannChain,
-        FamilyKind::Factorial,
-    ];
-    pub fn name(&self) -> &'static str {
-        match self {
-            FamilyKind::Chain => "chain",
-            FamilyKind::Grid => "grid",
-            FamilyKind::Boltzmann => "boltzmann",
-            FamilyKind::BoltzmannChain => "boltzmann-chain",
-            FamilyKind::Factorial => "factorial",
-            FamilyKind::SkipChain => "skip-chain",
-        }
-    }
-}
-
-/// The model family of a run and its options, as data.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum ModelSpec {
-    /// Linear-chain CRF with CRF++ template features.
-    LinearChain(ChainOptions),
-    /// H×W lattice of labels with per-pixel observations.
-    Grid(GridOptions),
-    /// Fully connected Boltzmann machine over binary variables (generative).
-    Boltzmann(BoltzmannOptions),
-    /// Generative chain over labels and words (004 §8.3.1).
-    BoltzmannChain(BoltzmannChainOptions),
-    /// Two coupled chains, POS tags and NP chunks (000 eq. 40).
-    Factorial(FactorialOptions),
-    /// A linear chain plus skip edges between identical capitalised words (000 eq. 41); the
-    /// chain's options with `skip` set.
-    SkipChain(ChainOptions),
-}
-
-impl Default for ModelSpec {
-    fn default() -> Self {
-        ModelSpec::LinearChain(ChainOptions::default())
-    }
-}
-
-impl ModelSpec {
-    pub fn kind(&self) -> FamilyKind {
-        match self {
-            ModelSpec::LinearChain(_) => FamilyKind::Chain,
-            ModelSpec::Grid(_) => FamilyKind::Grid,
-            ModelSpec::Boltzmann(_) => FamilyKind::Boltzmann,
-            ModelSpec::BoltzmannChain(_) => FamilyKind::BoltzmannChain,
-            ModelSpec::Factorial(_) => FamilyKind::Factorial,
-            ModelSpec::SkipChain(_) => FamilyKind::SkipChain,
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        self.kind().name()
-    }
-
-    /// Whether the family reads CRF++ feature templates.
-    pub fn uses_template(&self) -> bool {
-        matches!(self, ModelSpec::LinearChain(_) | ModelSpec::SkipChain(_))
-    }
-
-    /// Reads training data in the family's format.
-    pub fn read(&self, path: &Path) -> Result<Corpus> {
-        match self {
-            ModelSpec::LinearChain(_) => crate::data::read_corpus(path),
-            ModelSpec::Grid(_) => crate::data::grid::read_grid(path),
-            ModelSpec::Boltzmann(_) => crate::data::samples::read_samples(path),
-            ModelSpec::BoltzmannChain(_) => crate::data::read_corpus(path),
-            ModelSpec::Factorial(o) => FactorialCrf::read_data(path, o.np_only),
-            ModelSpec::SkipChain(_) => crate::data::read_corpus(path),
-        }
-    }
-
-    /// Fits the family on training data; returns the model and the training instances.
-    pub fn fit(
-        &self,
-        train: &Corpus,
-        template: Option<&Path>,
-    ) -> Result<(Arc<dyn Family>, Vec<Instance>)> {
-        if template.is_some() && !self.uses_template() {
-            return Err(Error::invalid(format!(
-                "feature templates apply to the chain model, not {}",
-                self.name()
-            )));
-        }
-        Ok(match self {
-            ModelSpec::LinearChain(o) | ModelSpec::SkipChain(o) => {
-                let mut o = o.clone();
-                match self {
-                    ModelSpec::SkipChain(_) => {
-                        o.skip.get_or_insert_with(Default::default);
-                    }
-                    _ => o.skip = None,
-                }
-                // Without a template: the CRF++ chunking template on column data; only the
-                // always-on transition `B` when the state features come from CRFsuite
-                // attributes or the `ner` extractor.
-                let attributes = train.sequences.iter().any(|s| !s.attrs.is_empty());
-                let template = match template {
-                    Some(p) => FeatureTemplate::read(p)?,
-                    None if attributes || o.extractor.table().is_some() => {
-                        FeatureTemplate::transitions_only()
-                    }
-                    None => FeatureTemplate::chunking(),
-                };
-                let (m, i) = ChainCrf::fit(train, template, o)?;
-                (Arc::new(m), i)
-            }
-            ModelSpec::Grid(o) => {
-                let (m, i) = GridCrf::fit(train, o.clone())?;
-                (Arc::new(m), i)
-            }
-            ModelSpec::Boltzmann(o) => {
-                let (m, i) = BoltzmannMachine::fit(train, o.clone())?;
-                (Arc::new(m), i)
-            }
-            ModelSpec::BoltzmannChain(o) => {
-                let (m, i) = BoltzmannChain::fit(train, o.clone())?;
-                (Arc::new(m), i)
-            }
-            ModelSpec::Factorial(o) => {
-                let (m, i) = FactorialCrf::fit(train, o.clone())?;
-                (Arc::new(m), i)
-            }
-        })
-    }
-}
-
-/// Rebuilds a family from its `model.json` (dispatching on `format`).
-pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>> {
-    let format = value
-        .get("format")
-        .and_then(|f| f.as_str())
-        .unwrap_or("")
-        .to_string();
-    let bad = |e: serde_json::Error| Error::file(file, format!("{format}: {e}"));
-    Ok(match format.as_str() {
-        super::chain::MODEL_FORMAT => Arc::new(ChainCrf::from_json(value).map_err(bad)?),
-        super::grid::MODEL_FORMAT => Arc::new(GridCrf::from_json(value).map_err(bad)?),
-        super::boltzmann::MODEL_FORMAT => {
-            Arc::new(BoltzmannMachine::from_json(value).map_err(bad)?)
-        }
-        super::boltzmann_chain::MODEL_FORMAT => {
-            Arc::new(BoltzmannChain::from_json(value).map_err(bad)?)
-        }
-        super::factorial::MODEL_FORMAT => Arc::new(FactorialCrf::from_json(value).map_err(bad)?),
-        _ => {
-            return Err(Error::file(
-                file,
-                format!("unknown model format {format:?}"),
-            ))
-        }
-    })
 }
 
 /// Column data with each token's predicted labels appended when given (CoNLL families).
@@ -413,7 +220,7 @@ pub fn load(dir: &Path) -> Result<(Arc<dyn Family>, Vec<f64>)> {
         ));
     }
     let value: serde_json::Value = crate::util::read_json(&mpath)?;
-    let family = from_json(value, &mpath.display().to_string())?;
+    let family = super::registry::from_json(value, &mpath.display().to_string())?;
     let wpath = dir.join("weights.bin");
     let bytes = std::fs::read(&wpath).map_err(|e| Error::io(&wpath, e))?;
     let n = family.model().n_params;

@@ -15,13 +15,15 @@ pub mod family;
 pub mod grid;
 pub mod instance;
 pub mod pieces;
+pub mod registry;
 pub mod subset;
 pub mod uai;
 
-pub use family::{Family, FamilyKind, ModelSpec};
+pub use family::Family;
 pub use instance::{
     ChainLayout, Factor, Instance, InstanceBuilder, Part, ProductLayout, Slot, MAX_PRODUCT_STATES,
 };
+pub use registry::{FamilyKind, ModelSpec};
 pub use subset::{RowMaps, TableReads, TableScratch};
 
 use crate::error::{Error, Result};

@@ -1038,3 +1038,109 @@ pub fn tree_bp_options(n_vars: usize) -> BpOptions {
         max_sweeps: n_vars + 2,
     }
 }
+
+/// Sum-product BP on one instance after a number of flooding sweeps from uniform messages, with what
+/// the stepper draws: variable and factor beliefs, how much each message moved in the last sweep,
+/// and the pieces' own beliefs `∝ exp(φ_a)` — BP's factor beliefs with every message held at 1,
+/// which is what piecewise training normalises.
+#[derive(Clone, Debug)]
+pub struct BpSnapshot {
+    pub sweeps: usize,
+    pub report: BpReport,
+    pub var_beliefs: Vec<Vec<f64>>,
+    pub factor_beliefs: Vec<Vec<f64>>,
+    pub piece_beliefs: Vec<Vec<f64>>,
+    /// Per factor-graph edge (flat scope index): largest change of its log message in the last
+    /// sweep.
+    pub edge_residual: Vec<f64>,
+    /// Sweeps a cold run needs to converge (tolerance 1e-8), or None within 1000.
+    pub converges_after: Option<usize>,
+}
+
+pub fn snapshot(inst: &Instance, phi: &[f64], damping: f64, sweeps: usize) -> BpSnapshot {
+    let opts = |n: usize| BpOptions {
+        schedule: Schedule::Parallel,
+        damping,
+        tol: 1e-300,
+        max_sweeps: n,
+    };
+    let (mut work, mut msgs) = (BpWork::default(), BpMessages::default());
+    let mut before = vec![];
+    if sweeps > 1 {
+        run(
+            inst,
+            phi,
+            &opts(sweeps - 1),
+            Semiring::SumProduct,
+            &mut msgs,
+            &mut work,
+        );
+        before = (0..inst.n_edges())
+            .map(|e| msgs.message(e).to_vec())
+            .collect();
+    }
+    let mut report = run(
+        inst,
+        phi,
+        &opts(1),
+        Semiring::SumProduct,
+        &mut msgs,
+        &mut work,
+    );
+    report.sweeps = sweeps;
+    let edge_residual = (0..inst.n_edges())
+        .map(|e| {
+            let now = msgs.message(e);
+            let old = before.get(e).map(|m| m.as_slice());
+            now.iter()
+                .enumerate()
+                .map(|(y, &x)| (x - old.map_or(-(now.len() as f64).ln(), |o| o[y])).abs())
+                .fold(0.0, f64::max)
+        })
+        .collect();
+    let mut b = Vec::new();
+    let var_beliefs = (0..inst.n_vars())
+        .map(|v| {
+            msgs.var_belief(v, &mut b);
+            b.clone()
+        })
+        .collect();
+    let factor_beliefs = (0..inst.factors.len())
+        .map(|f| {
+            msgs.factor_belief(inst, phi, f, &mut work, &mut b);
+            b.clone()
+        })
+        .collect();
+    let piece_beliefs = inst
+        .factors
+        .iter()
+        .map(|f| {
+            let t = inst.table(f, phi);
+            let m = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = t.iter().map(|x| (x - m).exp()).collect();
+            let z: f64 = e.iter().sum();
+            e.iter().map(|x| x / z).collect()
+        })
+        .collect();
+    let mut cold = BpMessages::default();
+    let conv = run(
+        inst,
+        phi,
+        &BpOptions {
+            tol: 1e-8,
+            ..opts(1000)
+        },
+        Semiring::SumProduct,
+        &mut cold,
+        &mut work,
+    );
+    BpSnapshot {
+        sweeps,
+        report,
+        var_beliefs,
+        factor_beliefs,
+        piece_beliefs,
+        edge_residual,
+        converges_after: conv.converged.then_some(conv.sweeps),
+    }
+}

@@ -1,0 +1,594 @@
+//! The factor graph itself, painted layer by layer: pieces (or an independence diagram), edges,
+//! variables (or node-split copies), factors, the template legend and the BP stepper's messages
+//! and beliefs. Each layer draws only what is inside the visible region.
+
+use super::super::AppState;
+use super::*;
+use crate::data::Sequence;
+use crate::estimators::terms::Term;
+use crate::graph::{Family, Instance};
+use egui::{pos2, vec2, Color32, Pos2, Rect, Sense, Shape, Stroke};
+
+/// One frame's drawing context: the instance and its layout, the transform to the screen, what
+/// is visible, and the term being stepped through.
+struct Scene<'a> {
+    painter: egui::Painter,
+    inst: &'a Instance,
+    lay: &'a Layout,
+    family: &'a dyn Family,
+    seq: &'a Sequence,
+    origin: Pos2,
+    z: f32,
+    clip: Rect,
+    vis_vars: Vec<usize>,
+    vis_factors: &'a [u32],
+    vis_copies: &'a [u32],
+    /// Text is drawn only where it is large enough to read.
+    text_ok: bool,
+    node_split: bool,
+    term: Option<Term<'a>>,
+    visuals: egui::Visuals,
+}
+
+impl Scene<'_> {
+    fn to_screen(&self, p: Pos2) -> Pos2 {
+        self.origin + p.to_vec2() * self.z
+    }
+
+    fn visible(&self, p: Pos2) -> bool {
+        self.clip.contains(self.to_screen(p))
+    }
+
+    /// Tokens are words on chains, over the first variable of each position on ladders (a
+    /// factorial CRF's POS row, a Boltzmann chain's labels); a grid's variables have none.
+    fn word(&self, v: usize) -> &str {
+        let width = self.inst.position_width.max(1) as usize;
+        if self.lay.flat {
+            crate::app::data::word(self.seq, v)
+        } else if width > 1 && v.is_multiple_of(width) {
+            crate::app::data::word(self.seq, v / width)
+        } else {
+            ""
+        }
+    }
+
+    fn in_term_factor(&self, f: usize) -> bool {
+        self.term
+            .as_ref()
+            .is_none_or(|t| t.factors.contains(&(f as u32)))
+    }
+
+    /// The variable's role in the shown term: free, clamped (at a wrong state for NOTA) or
+    /// summed out.
+    fn var_role(&self, v: u32) -> Option<Color32> {
+        let t = self.term.as_ref()?;
+        if t.free.contains(&v) {
+            Some(FREE)
+        } else if t.off_gold.is_some_and(|(u, _)| u == v) {
+            Some(OFF_GOLD)
+        } else if t.clamped.contains(&v) {
+            Some(CLAMPED)
+        } else if t.summed.contains(&v) {
+            Some(SUMMED)
+        } else {
+            None
+        }
+    }
+
+    fn faded(c: Color32) -> Color32 {
+        c.gamma_multiply(0.25)
+    }
+
+    fn gold_name(&self, v: u32) -> &str {
+        self.inst
+            .gold
+            .as_ref()
+            .map(|g| self.family.labels(self.inst, v).names[g[v as usize] as usize].as_str())
+            .unwrap_or("")
+    }
+
+    /// The factor under the screen point `p`, if any.
+    fn factor_at(&self, p: Pos2) -> Option<usize> {
+        self.lay
+            .factors
+            .iter()
+            .enumerate()
+            .map(|(f, &fp)| (f, self.to_screen(fp).distance(p)))
+            .filter(|(_, dist)| *dist <= (FAC_H + 4.0) * self.z.max(0.5))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(f, _)| f)
+    }
+}
+
+pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
+    let (Some(inst), Some(d)) = (&pane.cache.inst, &state.data) else {
+        return;
+    };
+    let seq = &d.corpus(pane.split).sequences[pane.sequence];
+    let split = pane.node_split.then_some(()).and(pane.cache.split.as_ref());
+    if pane
+        .cache
+        .layout
+        .as_ref()
+        .is_none_or(|l| l.0 != split.is_some())
+    {
+        pane.cache.layout = Some((
+            split.is_some(),
+            layout(inst, &pane.cache.cells, split, &pane.cache.pieces),
+        ));
+    }
+    let lay = &pane.cache.layout.as_ref().expect("just built").1;
+    let z = pane.zoom;
+    let (resp, painter) = ui.allocate_painter(lay.size * z, Sense::click());
+    // Ctrl + wheel zooms.
+    if resp.hovered() {
+        let (zoom_delta, ctrl_scroll) = ui.input(|i| (i.zoom_delta(), i.modifiers.command));
+        if zoom_delta != 1.0 && ctrl_scroll {
+            pane.zoom = (pane.zoom * zoom_delta).clamp(0.15, 2.5);
+        }
+    }
+    let origin = resp.rect.min;
+    let clip = painter.clip_rect().expand(DX * z);
+    let (x_lo, x_hi) = ((clip.min.x - origin.x) / z, (clip.max.x - origin.x) / z);
+    let vis_vars: Vec<usize> = lay.var_order[Layout::range(
+        &lay.var_order,
+        |v| lay.vars[v as usize].x,
+        x_lo - DX,
+        x_hi + DX,
+    )]
+    .iter()
+    .map(|&v| v as usize)
+    .collect();
+    let terms = &pane.cache.terms;
+    let term =
+        (pane.show_terms && !terms.is_empty()).then(|| terms.get(pane.term.min(terms.len() - 1)));
+    let scene = Scene {
+        painter,
+        inst,
+        lay,
+        family: d.family.as_ref(),
+        seq,
+        origin,
+        z,
+        clip,
+        vis_vars,
+        vis_factors: &lay.factor_order
+            [Layout::range(&lay.factor_order, |f| lay.factors[f as usize].x, x_lo, x_hi)],
+        vis_copies: &lay.copy_order
+            [Layout::range(&lay.copy_order, |c| lay.copies[c as usize].2.x, x_lo, x_hi)],
+        text_ok: z >= 0.45,
+        node_split: split.is_some(),
+        term,
+        visuals: ui.visuals().clone(),
+    };
+    if let (Some(t), true) = (&scene.term, pane.scroll_to_term) {
+        if let Some(&v) = t.free.first() {
+            let c = scene.to_screen(lay.vars[v as usize]);
+            ui.scroll_to_rect(Rect::from_center_size(c, vec2(DX * z * 3.0, 10.0)), None);
+        }
+        pane.scroll_to_term = false;
+    }
+    if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
+        draw_diagram(&scene, &pane.cache.diagram);
+    }
+    if (pane.show_pieces && pane.cache.diagram.is_empty()) || pane.node_split {
+        draw_pieces(&scene, &pane.cache.pieces);
+    }
+    draw_edges(&scene);
+    if scene.node_split {
+        draw_copies(&scene);
+    } else {
+        draw_variables(&scene);
+    }
+    draw_factors(&scene, pane.selected_factor);
+    draw_legend(&scene);
+    if let Some(b) = bp_shown(pane) {
+        draw_bp(&scene, b, pane.bp_at_one);
+    }
+    // Click a factor to inspect it.
+    if resp.clicked() {
+        if let Some(p) = resp.interact_pointer_pos() {
+            pane.selected_factor = scene.factor_at(p);
+        }
+    }
+    if let Some(f) = resp.hover_pos().and_then(|p| scene.factor_at(p)) {
+        let fac = &inst.factors[f];
+        resp.clone().on_hover_text(format!(
+            "{} factor over {:?} — click to inspect",
+            d.family.model().templates[fac.template as usize].name,
+            inst.scope(fac)
+        ));
+    }
+}
+
+/// An estimator's parameter independence diagram (003 Fig. 1): each locally normalised term
+/// circled with its factors and predicted variables; conditioned variables stay out.
+fn draw_diagram(sc: &Scene, diagram: &[(Vec<u32>, Vec<u32>)]) {
+    let vis: std::collections::HashSet<u32> = sc.vis_factors.iter().copied().collect();
+    for (i, (fs, vs)) in diagram.iter().enumerate() {
+        if !fs.iter().any(|f| vis.contains(f)) {
+            continue;
+        }
+        let mut pts = vec![];
+        for &f in fs {
+            ring(sc.lay.factors[f as usize], FAC_H + 8.0, &mut pts);
+        }
+        for &v in vs {
+            ring(
+                sc.lay.vars[v as usize],
+                VAR_R + 5.0 + (i % 3) as f32 * 3.0,
+                &mut pts,
+            );
+        }
+        piece_hull(
+            &sc.painter,
+            pts.into_iter().map(|p| sc.to_screen(p)).collect(),
+            piece_color(i),
+        );
+    }
+}
+
+/// Pieces as dashed hulls around their factors and variables (or, node-split, their copies).
+fn draw_pieces(sc: &Scene, pieces: &[Vec<u32>]) {
+    let mut vis_pieces: Vec<u32> = sc
+        .vis_factors
+        .iter()
+        .flat_map(|&f| sc.lay.factor_pieces[f as usize].iter().copied())
+        .collect();
+    vis_pieces.sort_unstable();
+    vis_pieces.dedup();
+    for i in vis_pieces {
+        let i = i as usize;
+        let mut pts = vec![];
+        for &f in &pieces[i] {
+            let fp = sc.lay.factors[f as usize];
+            ring(fp, FAC_H + 8.0, &mut pts);
+            if sc.node_split {
+                for &c in &sc.lay.factor_copies[f as usize] {
+                    ring(sc.lay.copies[c].2, VAR_R * 0.75 + 6.0, &mut pts);
+                }
+            } else {
+                for &v in sc.inst.scope(&sc.inst.factors[f as usize]) {
+                    ring(
+                        sc.lay.vars[v as usize],
+                        VAR_R + 5.0 + (i % 3) as f32 * 3.0,
+                        &mut pts,
+                    );
+                }
+            }
+        }
+        piece_hull(
+            &sc.painter,
+            pts.into_iter().map(|p| sc.to_screen(p)).collect(),
+            piece_color(i),
+        );
+    }
+}
+
+/// Factor-to-variable edges (to the copies, node-split); a skip edge as an arc.
+fn draw_edges(sc: &Scene) {
+    for &f in sc.vis_factors {
+        let f = f as usize;
+        let fac = &sc.inst.factors[f];
+        let fp = sc.lay.factors[f];
+        if !sc.visible(fp) {
+            continue;
+        }
+        let col = if sc.in_term_factor(f) {
+            sc.visuals.text_color()
+        } else {
+            Scene::faded(sc.visuals.text_color())
+        };
+        if sc.node_split {
+            for &c in &sc.lay.factor_copies[f] {
+                sc.painter.line_segment(
+                    [sc.to_screen(fp), sc.to_screen(sc.lay.copies[c].2)],
+                    Stroke::new(1.2, col),
+                );
+            }
+            continue;
+        }
+        for &v in sc.inst.scope(fac) {
+            let vp = sc.lay.vars[v as usize];
+            if fp.y < vp.y - ROW * 0.5 {
+                // A skip edge's arc: up from the variable, bending over to the factor.
+                sc.painter
+                    .add(egui::epaint::QuadraticBezierShape::from_points_stroke(
+                        [
+                            sc.to_screen(vp),
+                            sc.to_screen(pos2(vp.x, fp.y)),
+                            sc.to_screen(fp),
+                        ],
+                        false,
+                        Color32::TRANSPARENT,
+                        Stroke::new(1.2, col),
+                    ));
+            } else {
+                sc.painter
+                    .line_segment([sc.to_screen(fp), sc.to_screen(vp)], Stroke::new(1.2, col));
+            }
+        }
+    }
+}
+
+fn fonts(z: f32) -> (egui::FontId, egui::FontId) {
+    (
+        egui::FontId::proportional(11.0 * z.max(0.6)),
+        egui::FontId::proportional(10.0 * z.max(0.6)),
+    )
+}
+
+/// The node-split graph (000 Fig. 1): the original variables faint with their words, each
+/// piece's own copy of a variable drawn and tied to it.
+fn draw_copies(sc: &Scene) {
+    let (font, small) = fonts(sc.z);
+    let z = sc.z;
+    for &v in &sc.vis_vars {
+        let p = sc.lay.vars[v];
+        if !sc.visible(p) {
+            continue;
+        }
+        sc.painter.circle_stroke(
+            sc.to_screen(p),
+            VAR_R * z,
+            Stroke::new(1.0, Scene::faded(sc.visuals.weak_text_color())),
+        );
+        if sc.text_ok {
+            sc.painter.text(
+                sc.to_screen(p) + vec2(0.0, -VAR_R * 2.3 * z),
+                egui::Align2::CENTER_CENTER,
+                sc.word(v),
+                font.clone(),
+                sc.visuals.text_color(),
+            );
+        }
+    }
+    for &c in sc.vis_copies {
+        let (orig, _piece, p) = sc.lay.copies[c as usize];
+        if !sc.visible(p) {
+            continue;
+        }
+        let s = sc.to_screen(p);
+        sc.painter.circle(
+            s,
+            VAR_R * 0.75 * z,
+            sc.visuals.extreme_bg_color,
+            Stroke::new(1.5, sc.visuals.text_color()),
+        );
+        sc.painter.line_segment(
+            [s, sc.to_screen(sc.lay.vars[orig as usize])],
+            Stroke::new(0.5, Scene::faded(sc.visuals.weak_text_color())),
+        );
+        if sc.text_ok {
+            sc.painter.text(
+                s,
+                egui::Align2::CENTER_CENTER,
+                sc.family.var_name(orig),
+                small.clone(),
+                sc.visuals.text_color(),
+            );
+        }
+    }
+}
+
+/// Variables as circles coloured by their role in the shown term, with their name, word and
+/// gold label (or the state a clamp holds them at).
+fn draw_variables(sc: &Scene) {
+    let (font, small) = fonts(sc.z);
+    let z = sc.z;
+    let visuals = &sc.visuals;
+    for &v in &sc.vis_vars {
+        let p = sc.lay.vars[v];
+        if !sc.visible(p) {
+            continue;
+        }
+        let s = sc.to_screen(p);
+        let role = sc.var_role(v as u32);
+        let (fill, stroke) = match role {
+            Some(c) if c == SUMMED => (visuals.extreme_bg_color, Stroke::new(2.5, c)),
+            Some(c) => (c, Stroke::new(2.0, c.gamma_multiply(0.7))),
+            None if sc.term.is_some() => (
+                visuals.extreme_bg_color,
+                Stroke::new(1.0, Scene::faded(visuals.text_color())),
+            ),
+            None => (
+                visuals.extreme_bg_color,
+                Stroke::new(1.5, visuals.text_color()),
+            ),
+        };
+        if role == Some(SUMMED) {
+            sc.painter.circle_filled(s, VAR_R * z, fill);
+            let pts: Vec<Pos2> = (0..=32)
+                .map(|k| {
+                    let a = k as f32 / 32.0 * std::f32::consts::TAU;
+                    s + vec2(a.cos(), a.sin()) * VAR_R * z
+                })
+                .collect();
+            sc.painter
+                .extend(Shape::dashed_line(&pts, stroke, 4.0, 3.0));
+        } else {
+            sc.painter.circle(s, VAR_R * z, fill, stroke);
+        }
+        if !sc.text_ok {
+            continue;
+        }
+        let tc = if role.is_some() && role != Some(SUMMED) {
+            Color32::WHITE
+        } else {
+            visuals.text_color()
+        };
+        sc.painter.text(
+            s,
+            egui::Align2::CENTER_CENTER,
+            sc.family.var_name(v as u32),
+            small.clone(),
+            tc,
+        );
+        sc.painter.text(
+            s + vec2(0.0, -VAR_R * 2.3 * z),
+            egui::Align2::CENTER_CENTER,
+            sc.word(v),
+            font.clone(),
+            visuals.text_color(),
+        );
+        let g = sc.gold_name(v as u32);
+        let gc = match role {
+            Some(CLAMPED) => CLAMPED,
+            Some(OFF_GOLD) => OFF_GOLD,
+            _ => crate::app::data_view::segment_color(g),
+        };
+        let gtext = match (role, sc.term.as_ref().and_then(|t| t.off_gold)) {
+            (Some(CLAMPED), _) => format!("= {g}"),
+            // The NOTA term's wrong source state, with the gold label beside it.
+            (Some(OFF_GOLD), Some((_, y))) => format!(
+                "= {} (gold {g})",
+                sc.family.labels(sc.inst, v as u32).names[y as usize]
+            ),
+            _ => g.to_string(),
+        };
+        sc.painter.text(
+            s + vec2(0.0, -VAR_R * 1.5 * z),
+            egui::Align2::CENTER_CENTER,
+            gtext,
+            small.clone(),
+            gc,
+        );
+    }
+}
+
+/// Factors as squares coloured by template; those outside the shown term faded, the selected
+/// one outlined.
+fn draw_factors(sc: &Scene, selected: Option<usize>) {
+    for &f in sc.vis_factors {
+        let f = f as usize;
+        let fp = sc.lay.factors[f];
+        if !sc.visible(fp) {
+            continue;
+        }
+        let c = template_color(sc.inst.factors[f].template as usize);
+        let fill = if sc.in_term_factor(f) {
+            c
+        } else {
+            Scene::faded(c)
+        };
+        let r = Rect::from_center_size(
+            sc.to_screen(fp),
+            vec2(2.0 * FAC_H * sc.z, 2.0 * FAC_H * sc.z),
+        );
+        let sel = selected == Some(f);
+        let stroke = if sel {
+            Stroke::new(3.0, sc.visuals.selection.stroke.color)
+        } else {
+            Stroke::new(1.0, sc.visuals.text_color())
+        };
+        sc.painter
+            .rect(r, 1.0, fill, stroke, egui::StrokeKind::Outside);
+    }
+}
+
+/// The template legend, bottom-left of the visible region (clear of the words above the
+/// variables).
+fn draw_legend(sc: &Scene) {
+    let templates = &sc.family.model().templates;
+    let shown: Vec<usize> = (0..templates.len())
+        .filter(|&i| {
+            templates[i].tied_to.is_none()
+                && sc.inst.factors.iter().any(|f| f.template as usize == i)
+        })
+        .collect();
+    let clip = sc.painter.clip_rect();
+    let mut y = clip.max.y - 6.0 - 14.0 * shown.len() as f32;
+    let x = clip.min.x + 6.0;
+    for &i in &shown {
+        sc.painter.rect_filled(
+            Rect::from_min_size(pos2(x, y), vec2(10.0, 10.0)),
+            1.0,
+            template_color(i),
+        );
+        sc.painter.text(
+            pos2(x + 14.0, y + 5.0),
+            egui::Align2::LEFT_CENTER,
+            &templates[i].name,
+            egui::FontId::proportional(11.0),
+            sc.visuals.text_color(),
+        );
+        y += 14.0;
+    }
+}
+
+/// Probabilities as a small bar chart above `p`.
+fn belief_bars(sc: &Scene, p: Pos2, probs: &[f64], color: Color32) {
+    let z = sc.z;
+    let w = (VAR_R * 1.6 / probs.len().max(1) as f32).max(2.0) * z;
+    let h = VAR_R * 1.3 * z;
+    let base = p + vec2(-(w * probs.len() as f32) / 2.0, -VAR_R * z - 4.0);
+    sc.painter.rect_filled(
+        Rect::from_min_max(
+            base - vec2(1.0, h + 1.0),
+            base + vec2(w * probs.len() as f32 + 1.0, 1.0),
+        ),
+        1.0,
+        sc.visuals.extreme_bg_color.gamma_multiply(0.9),
+    );
+    for (y, &pr) in probs.iter().enumerate() {
+        let x0 = base.x + y as f32 * w;
+        sc.painter.rect_filled(
+            Rect::from_min_max(
+                pos2(x0 + 0.5, base.y - h * pr as f32),
+                pos2(x0 + w - 0.5, base.y),
+            ),
+            0.0,
+            color,
+        );
+    }
+}
+
+/// The BP stepper: messages as arrows (width: how much each moved in the last sweep), variable
+/// beliefs as bars; with messages held at 1, each factor's own belief exp(φ_a) instead.
+fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
+    let msg_color = Color32::from_rgb(220, 90, 40);
+    let max_res = b.edge_residual.iter().copied().fold(1e-300, f64::max);
+    let z = sc.z;
+    for &f in sc.vis_factors {
+        let f = f as usize;
+        let fac = &sc.inst.factors[f];
+        let fp = sc.lay.factors[f];
+        for (e, &v) in sc.inst.scope_range(fac).zip(sc.inst.scope(fac)) {
+            let (a, c) = (sc.to_screen(fp), sc.to_screen(sc.lay.vars[v as usize]));
+            let dir = (c - a).normalized();
+            let (a, c) = (a + dir * FAC_H * z, c - dir * (VAR_R + 2.0) * z);
+            if at_one {
+                sc.painter.extend(Shape::dashed_line(
+                    &[a, c],
+                    Stroke::new(1.0, sc.visuals.weak_text_color()),
+                    4.0,
+                    3.0,
+                ));
+            } else {
+                // Relative to the largest change of this sweep, so the messages still moving
+                // stand out at every stage.
+                let r = b.edge_residual.get(e).copied().unwrap_or(0.0);
+                let width = (0.5 + 6.0 * (r / max_res).sqrt()) as f32 * z.max(0.4);
+                sc.painter
+                    .arrow(a, c - a, Stroke::new(width, msg_color.gamma_multiply(0.8)));
+            }
+        }
+        if at_one {
+            if let Some(pb) = b.piece_beliefs.get(f) {
+                belief_bars(
+                    sc,
+                    sc.to_screen(fp) + vec2(0.0, -FAC_H * z),
+                    pb,
+                    piece_color(f),
+                );
+            }
+        }
+    }
+    if !at_one {
+        for &v in &sc.vis_vars {
+            if let Some(vb) = b.var_beliefs.get(v) {
+                belief_bars(sc, sc.to_screen(sc.lay.vars[v]), vb, msg_color);
+            }
+        }
+    }
+}

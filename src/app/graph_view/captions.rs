@@ -1,0 +1,193 @@
+//! The text beside the picture: what the shown term normalises over, what the BP stepper
+//! draws, and the variables' names.
+
+use super::super::AppState;
+use super::*;
+use crate::graph::instance::Instance;
+use egui::{vec2, Color32, Sense};
+
+pub(super) fn describe_var(
+    family: &dyn crate::graph::Family,
+    inst: &Instance,
+    seq: &crate::data::Sequence,
+    v: u32,
+) -> String {
+    // Images and samples have no words: a pixel's first column is a number, a sample has none.
+    // On a ladder the word belongs to the variable's position.
+    let token = (v / inst.position_width.max(1)) as usize;
+    let name = family.var_name(v);
+    if seq.shape.is_some() || crate::app::data::word(seq, token).is_empty() {
+        return name;
+    }
+    let w = crate::app::data::word(seq, token);
+    format!("{name}·{w}")
+}
+
+pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
+    let (Some(inst), Some(d)) = (&pane.cache.inst, &state.data) else {
+        return;
+    };
+    let seq = &d.corpus(pane.split).sequences[pane.sequence];
+    let nt = pane.cache.terms.len();
+    ui.horizontal_wrapped(|ui| {
+        legend_chip(ui, FREE, "free");
+        legend_chip(ui, CLAMPED, "clamped at gold");
+        legend_chip(ui, SUMMED, "summed out");
+        if pane.cache.terms.iter().any(|t| t.off_gold.is_some()) {
+            legend_chip(ui, OFF_GOLD, "clamped at a wrong state (NOTA)");
+        }
+        ui.weak(format!(
+            "· {} variables, {} factors, {} pieces",
+            inst.n_vars(),
+            inst.factors.len(),
+            pane.cache.pieces.len()
+        ));
+    });
+    if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
+        ui.weak(format!(
+            "Pieces: {}'s parameter independence diagram (003 Fig. 1) — each dashed region is one \
+             locally normalised piece, its factors and the variables it predicts; variables \
+             outside it are conditioned on ({} pieces)",
+            pane.estimator,
+            pane.cache.diagram.len()
+        ));
+    }
+    if !pane.show_terms || nt == 0 {
+        return;
+    }
+    let t = pane.cache.terms.get(pane.term);
+    let names = |vs: &[u32]| {
+        vs.iter()
+            .map(|&v| {
+                let g = inst
+                    .gold
+                    .as_ref()
+                    .map(|g| d.family.labels(inst, v).names[g[v as usize] as usize].as_str())
+                    .unwrap_or("?");
+                (describe_var(d.family.as_ref(), inst, seq, v), g.to_string())
+            })
+            .collect::<Vec<_>>()
+    };
+    let free = names(t.free);
+    let mut clamped = names(t.clamped);
+    if let Some((v, y)) = t.off_gold {
+        if let Some(i) = t.clamped.iter().position(|&u| u == v) {
+            clamped[i].1 = format!(
+                "{} (wrong; gold {})",
+                d.family.labels(inst, v).names[y as usize],
+                clamped[i].1
+            );
+        }
+    }
+    use crate::estimators::terms::Nota;
+    let outcome = match t.nota {
+        Nota::Outcome => "NOTA".to_string(),
+        _ => free
+            .iter()
+            .map(|(v, _)| v.clone())
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    // (egui's font has no combining tilde for 001's p̃; the caption below says "local".)
+    let mut formula = format!("log p({outcome}");
+    if !clamped.is_empty() {
+        formula.push_str(" | ");
+        formula.push_str(
+            &clamped
+                .iter()
+                .map(|(v, g)| format!("{v} = {g}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+    }
+    formula.push(')');
+    let factors: Vec<String> = t
+        .factors
+        .iter()
+        .map(|&f| {
+            let fac = &inst.factors[f as usize];
+            let sc: Vec<String> = inst.scope(fac).iter().map(|v| v.to_string()).collect();
+            format!(
+                "{}({})",
+                d.family.model().templates[fac.template as usize].name,
+                sc.join(",")
+            )
+        })
+        .collect();
+    ui.label(
+        egui::RichText::new(format!(
+            "{} term {} of {nt}: {formula}",
+            pane.estimator,
+            pane.term + 1
+        ))
+        .strong(),
+    );
+    let mut extra = format!(
+        "normalises over {} factor(s): {}",
+        factors.len(),
+        factors.join(" ")
+    );
+    if !t.summed.is_empty() {
+        extra.push_str(&format!(" · sums out {} variable(s)", t.summed.len()));
+    }
+    if t.weight != 1.0 {
+        extra.push_str(&format!(" · weight {}", t.weight));
+    }
+    if t.temperature != 1.0 {
+        extra.push_str(&format!(" · temperature μ = {:.4}", t.temperature));
+    }
+    match t.nota {
+        Nota::Without => {}
+        Nota::Normaliser => extra.push_str(
+            " · locally normalised, and the normaliser holds the outcome NOTA (score 0): \
+             1 + Σ_y φ(y, y') (001 eq. 6)",
+        ),
+        Nota::Outcome => extra.push_str(
+            " · NOTA term: −log(1 + Σ_y φ(y, y')) for a wrong source state y' (001 eq. 6)",
+        ),
+    }
+    ui.weak(extra);
+}
+
+pub(super) fn bp_caption(_state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
+    if !pane.show_bp {
+        return;
+    }
+    if pane.model_run.is_none() {
+        ui.weak("BP runs on a trained model's potentials: pick one under \"model\".");
+        return;
+    }
+    match (&pane.cache.bp, bp_shown(pane)) {
+        (_, Some(b)) => {
+            let conv = match b.converges_after {
+                Some(k) if b.sweeps >= k => format!("converged after {k} sweeps"),
+                Some(k) => format!("converges after {k} sweeps"),
+                None => "does not converge within 1000 sweeps".into(),
+            };
+            let what = if pane.bp_at_one {
+                "piecewise: every message held at 1, so each factor believes exp(φ_a) alone (small tables beside the factors); BP's beliefs for comparison in the inspector"
+            } else {
+                "arrows: factor-to-variable messages, width = how much each moved in this sweep; bars: variable beliefs"
+            };
+            ui.label(format!(
+                "BP sweep {} (parallel schedule): largest message change {:.2e}; {conv}. {what}",
+                b.sweeps, b.report.residual
+            ));
+        }
+        (Some((_, Err(e))), _) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        _ => {
+            ui.horizontal(|ui| {
+                ui.spinner();
+                ui.weak("running BP…");
+            });
+        }
+    }
+}
+
+pub(super) fn legend_chip(ui: &mut egui::Ui, c: Color32, text: &str) {
+    let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
+    ui.painter().circle_filled(r.center(), 6.0, c);
+    ui.label(text);
+}

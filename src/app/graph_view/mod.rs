@@ -1,0 +1,236 @@
+//! The Graph pane: the factor graph of one sequence drawn with egui's painter (variables as
+//! circles, factors as squares coloured by template, the chain along x), with overlays for pieces
+//! (dashed hulls, 003 Fig. 1), the node-split graph (000 Fig. 1) and an estimator's terms (000
+//! Fig. 2, 5). The terms drawn are the `TermList` the estimator trains with.
+
+mod cache;
+mod canvas;
+mod captions;
+mod inspector;
+mod layout;
+
+use super::data::Split;
+use super::AppState;
+use crate::estimators::EstimatorSpec;
+use cache::*;
+use canvas::*;
+use captions::*;
+pub use inspector::heat_table;
+use inspector::*;
+use layout::*;
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct GraphPane {
+    pub split: Split,
+    pub sequence: usize,
+    pub zoom: f32,
+    pub show_pieces: bool,
+    pub node_split: bool,
+    pub estimator: String,
+    /// Piece groups for the pieces overlay and the piecewise estimators; empty = factor-as-piece.
+    pub pieces: String,
+    pub show_terms: bool,
+    pub term: usize,
+    pub animate: bool,
+    pub selected_factor: Option<usize>,
+    pub model_run: Option<String>,
+    /// The BP stepper: shown, sweeps run so far, animated, and the teaching switch "piecewise =
+    /// BP with every message held at 1" (000 §3.4, 002 §2.3).
+    pub show_bp: bool,
+    pub bp_sweeps: usize,
+    pub bp_animate: bool,
+    pub bp_at_one: bool,
+    #[serde(skip)]
+    cache: GraphCache,
+    #[serde(skip)]
+    last_step: f64,
+    #[serde(skip)]
+    scroll_to_term: bool,
+}
+
+impl Default for GraphPane {
+    fn default() -> Self {
+        GraphPane {
+            split: Split::Train,
+            sequence: 0,
+            zoom: 1.0,
+            show_pieces: false,
+            node_split: false,
+            estimator: "pwpl".into(),
+            pieces: String::new(),
+            show_terms: true,
+            term: 0,
+            animate: false,
+            selected_factor: None,
+            model_run: None,
+            show_bp: false,
+            bp_sweeps: 1,
+            bp_animate: false,
+            bp_at_one: false,
+            cache: GraphCache::default(),
+            last_step: 0.0,
+            scroll_to_term: false,
+        }
+    }
+}
+
+pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
+    let ctx = ui.ctx().clone();
+    // A remembered model may belong to a run that no longer exists (deleted, other workspace).
+    if let Some(r) = &pane.model_run {
+        if !state.finished_runs().contains(r) {
+            pane.model_run = None;
+        }
+    }
+    if state.data.is_none() {
+        ui.heading("Graph");
+        ui.weak("Load a data set to draw its factor graph.");
+        return;
+    }
+    pane.refresh(state);
+    controls(state, pane, ui);
+    if let Some(e) = &pane.cache.error {
+        ui.colored_label(ui.visuals().error_fg_color, e);
+    }
+    // Animation: one term per 0.8 s.
+    if pane.animate && pane.show_terms && !pane.cache.terms.is_empty() {
+        let now = ctx.input(|i| i.time);
+        if now - pane.last_step > 0.8 {
+            pane.last_step = now;
+            pane.term = (pane.term + 1) % pane.cache.terms.len();
+            pane.scroll_to_term = true;
+        }
+        ctx.request_repaint_after(std::time::Duration::from_millis(100));
+    }
+    // BP animation: one sweep per 0.6 s until converged.
+    if pane.show_bp && pane.bp_animate {
+        let now = ctx.input(|i| i.time);
+        let done = bp_shown(pane).is_some_and(|b| b.converges_after.is_some_and(|k| b.sweeps >= k));
+        if !done && now - pane.last_step > 0.6 && pane.cache.bp_job.is_none() {
+            pane.last_step = now;
+            pane.bp_sweeps += 1;
+        }
+        ctx.request_repaint_after(std::time::Duration::from_millis(100));
+    }
+    term_caption(state, pane, ui);
+    bp_caption(state, pane, ui);
+    poll_learned(state, pane, &ctx);
+    poll_bp(state, pane, &ctx);
+    let avail = ui.available_height();
+    let inspector_h = if pane.selected_factor.is_some() {
+        (avail * 0.45).max(160.0)
+    } else {
+        0.0
+    };
+    egui::ScrollArea::both()
+        .id_salt("graph-canvas")
+        .max_height((avail - inspector_h).max(120.0))
+        .auto_shrink([false, true])
+        .show(ui, |ui| canvas(state, pane, ui));
+    if pane.selected_factor.is_some() {
+        ui.separator();
+        egui::ScrollArea::both()
+            .id_salt("factor-inspector")
+            .show(ui, |ui| inspector(state, pane, ui));
+    }
+}
+
+fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
+    let d = state.data.as_ref().expect("checked");
+    let has_test = d.test.is_some();
+    let n = d.corpus(pane.split).sequences.len();
+    let longest = d
+        .corpus(pane.split)
+        .sequences
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, s)| s.len())
+        .map(|(i, _)| i)
+        .unwrap_or(0);
+    ui.horizontal_wrapped(|ui| {
+        ui.selectable_value(&mut pane.split, Split::Train, "train");
+        ui.add_enabled_ui(has_test, |ui| {
+            ui.selectable_value(&mut pane.split, Split::Test, "test")
+        });
+        if ui.button("<").on_hover_text("previous sequence").clicked() {
+            pane.sequence = pane.sequence.saturating_sub(1);
+        }
+        let l = ui.label("Sequence");
+        ui.add(egui::DragValue::new(&mut pane.sequence).range(0..=n.saturating_sub(1)))
+            .labelled_by(l.id);
+        if ui.button(">").on_hover_text("next sequence").clicked() {
+            pane.sequence = (pane.sequence + 1).min(n.saturating_sub(1));
+        }
+        if ui.button("Longest").clicked() {
+            pane.sequence = longest;
+        }
+        ui.separator();
+        let l = ui.label("Zoom");
+        ui.add(egui::Slider::new(&mut pane.zoom, 0.15..=2.5).logarithmic(true))
+            .labelled_by(l.id);
+        ui.checkbox(&mut pane.show_pieces, "Pieces");
+        ui.checkbox(&mut pane.node_split, "Node-split graph");
+    });
+    ui.horizontal_wrapped(|ui| {
+        ui.checkbox(&mut pane.show_terms, "Terms of");
+        for name in EstimatorSpec::NAMES {
+            if ui
+                .selectable_label(pane.estimator == *name, *name)
+                .on_hover_text("Show this estimator's terms")
+                .clicked()
+            {
+                pane.estimator = name.to_string();
+                pane.term = 0;
+                pane.show_terms = true;
+            }
+        }
+        let l = ui.label("Pieces");
+        ui.add(
+            egui::TextEdit::singleline(&mut pane.pieces)
+                .hint_text("factor-as-piece; e.g. state+transition")
+                .desired_width(170.0),
+        )
+        .labelled_by(l.id)
+        .on_hover_text("Groups of template names: `+` joins templates into one piece per position, `;` separates groups");
+    });
+    ui.horizontal_wrapped(|ui| {
+        let nt = pane.cache.terms.len();
+        ui.add_enabled_ui(pane.show_terms && nt > 0, |ui| {
+            if ui.button("< Previous term").clicked() {
+                pane.term = (pane.term + nt - 1) % nt.max(1);
+                pane.scroll_to_term = true;
+            }
+            if ui.button("Next term >").clicked() {
+                pane.term = (pane.term + 1) % nt.max(1);
+                pane.scroll_to_term = true;
+            }
+            ui.checkbox(&mut pane.animate, "Animate");
+        });
+        ui.separator();
+        ui.checkbox(&mut pane.show_bp, "BP messages")
+            .on_hover_text("Run sum-product BP on the picked model's potentials, sweep by sweep");
+        ui.add_enabled_ui(pane.show_bp, |ui| {
+            if ui.button("Sweep +1").clicked() {
+                pane.bp_sweeps += 1;
+            }
+            if ui.button("Reset BP").clicked() {
+                pane.bp_sweeps = 1;
+                pane.bp_animate = false;
+            }
+            ui.checkbox(&mut pane.bp_animate, "Animate BP");
+            ui.checkbox(&mut pane.bp_at_one, "messages held at 1 (piecewise)")
+                .on_hover_text("Piecewise training is BP with every message held at 1 (000 §3.4): each factor then believes only its own potentials");
+        });
+        ui.separator();
+        let finished = state.finished_runs();
+        egui::ComboBox::new("graph-model", "model (learned potentials, marginals)")
+            .selected_text(pane.model_run.clone().unwrap_or_else(|| "untrained".into()))
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut pane.model_run, None, "untrained");
+                for r in &finished {
+                    ui.selectable_value(&mut pane.model_run, Some(r.clone()), r);
+                }
+            });
+    });
+}

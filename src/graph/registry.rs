@@ -1,0 +1,440 @@
+//! The family registry: every model family by name ([`FamilyKind`]), as run-spec data
+//! ([`ModelSpec`]: its options, how its data is read and how it is fitted), and rebuilt from its
+//! `model.json`. This is the one file that lists the families; everything else goes through the
+//! [`Family`] trait.
+
+use super::boltzmann::{BoltzmannMachine, BoltzmannOptions};
+use super::boltzmann_chain::{BoltzmannChain, BoltzmannChainOptions};
+use super::chain::{ChainCrf, ChainOptions};
+use super::factorial::{FactorialCrf, FactorialOptions};
+use super::grid::{GridCrf, GridOptions};
+use super::{Family, Instance};
+use crate::data::{Corpus, FeatureTemplate};
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The families by name, for `--model` and the GUI's picker.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum FamilyKind {
+    /// Linear-chain CRF: CoNLL columns or a seminar folder, CRF++ template
+    #[default]
+    Chain,
+    /// H×W lattice of labels: the grid format (cells `label obs…` separated by |)
+    Grid,
+    /// Fully connected Boltzmann machine: one 0/1 sample a line
+    Boltzmann,
+    /// Generative chain over labels and words (004 §8.3.1): CoNLL columns, word first, label last
+    BoltzmannChain,
+    /// Factorial CRF (000 eq. 40): POS tags and NP chunks as two coupled chains; CoNLL-2000 `word POS chunk`, exact inference over the 45 × 3 joint states
+    Factorial,
+    /// Skip-chain CRF (000 eq. 41): a linear chain plus skip edges between identical capitalised words; a seminar folder or CoNLL columns
+    SkipChain,
+}
+
+impl FamilyKind {
+    /// Whether the family reads a CRF++ template and chain options (factorisation, extractor).
+    pub fn is_chain(&self) -> bool {
+        matches!(self, FamilyKind::Chain | FamilyKind::SkipChain)
+    }
+    pub const ALL: [FamilyKind; 6] = [
+        FamilyKind::Chain,
+        FamilyKind::SkipChain,
+        FamilyKind::Grid,
+        FamilyKind::Boltzmann,
+        FamilyKind::BoltzmannChain,
+        FamilyKind::Factorial,
+    ];
+    pub fn name(&self) -> &'static str {
+        match self {
+            FamilyKind::Chain => "chain",
+            FamilyKind::Grid => "grid",
+            FamilyKind::Boltzmann => "boltzmann",
+            FamilyKind::BoltzmannChain => "boltzmann-chain",
+            FamilyKind::Factorial => "factorial",
+            FamilyKind::SkipChain => "skip-chain",
+        }
+    }
+}
+
+/// The model family of a run and its options, as data.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ModelSpec {
+    /// Linear-chain CRF with CRF++ template features.
+    LinearChain(ChainOptions),
+    /// H×W lattice of labels with per-pixel observations.
+    Grid(GridOptions),
+    /// Fully connected Boltzmann machine over binary variables (generative).
+    Boltzmann(BoltzmannOptions),
+    /// Generative chain over labels and words (004 §8.3.1).
+    BoltzmannChain(BoltzmannChainOptions),
+    /// Two coupled chains, POS tags and NP chunks (000 eq. 40).
+    Factorial(FactorialOptions),
+    /// A linear chain plus skip edges between identical capitalised words (000 eq. 41); the
+    /// chain's options with `skip` set.
+    SkipChain(ChainOptions),
+}
+
+impl Default for ModelSpec {
+    fn default() -> Self {
+        ModelSpec::LinearChain(ChainOptions::default())
+    }
+}
+
+impl ModelSpec {
+    pub fn kind(&self) -> FamilyKind {
+        match self {
+            ModelSpec::LinearChain(_) => FamilyKind::Chain,
+            ModelSpec::Grid(_) => FamilyKind::Grid,
+            ModelSpec::Boltzmann(_) => FamilyKind::Boltzmann,
+            ModelSpec::BoltzmannChain(_) => FamilyKind::BoltzmannChain,
+            ModelSpec::Factorial(_) => FamilyKind::Factorial,
+            ModelSpec::SkipChain(_) => FamilyKind::SkipChain,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.kind().name()
+    }
+
+    /// Whether the family reads CRF++ feature templates.
+    pub fn uses_template(&self) -> bool {
+        matches!(self, ModelSpec::LinearChain(_) | ModelSpec::SkipChain(_))
+    }
+
+    /// Reads training data in the family's format.
+    pub fn read(&self, path: &Path) -> Result<Corpus> {
+        match self {
+            ModelSpec::LinearChain(_) => crate::data::read_corpus(path),
+            ModelSpec::Grid(_) => crate::data::grid::read_grid(path),
+            ModelSpec::Boltzmann(_) => crate::data::samples::read_samples(path),
+            ModelSpec::BoltzmannChain(_) => crate::data::read_corpus(path),
+            ModelSpec::Factorial(o) => FactorialCrf::read_data(path, o.np_only),
+            ModelSpec::SkipChain(_) => crate::data::read_corpus(path),
+        }
+    }
+
+    /// Fits the family on training data; returns the model and the training instances.
+    pub fn fit(
+        &self,
+        train: &Corpus,
+        template: Option<&Path>,
+    ) -> Result<(Arc<dyn Family>, Vec<Instance>)> {
+        if template.is_some() && !self.uses_template() {
+            return Err(Error::invalid(format!(
+                "feature templates apply to the chain model, not {}",
+                self.name()
+            )));
+        }
+        Ok(match self {
+            ModelSpec::LinearChain(o) | ModelSpec::SkipChain(o) => {
+                let mut o = o.clone();
+                match self {
+                    ModelSpec::SkipChain(_) => {
+                        o.skip.get_or_insert_with(Default::default);
+                    }
+                    _ => o.skip = None,
+                }
+                // Without a template: the CRF++ chunking template on column data; only the
+                // always-on transition `B` when the state features come from CRFsuite
+                // attributes or the `ner` extractor.
+                let attributes = train.sequences.iter().any(|s| !s.attrs.is_empty());
+                let template = match template {
+                    Some(p) => FeatureTemplate::read(p)?,
+                    None if attributes || o.extractor.table().is_some() => {
+                        FeatureTemplate::transitions_only()
+                    }
+                    None => FeatureTemplate::chunking(),
+                };
+                let (m, i) = ChainCrf::fit(train, template, o)?;
+                (Arc::new(m), i)
+            }
+            ModelSpec::Grid(o) => {
+                let (m, i) = GridCrf::fit(train, o.clone())?;
+                (Arc::new(m), i)
+            }
+            ModelSpec::Boltzmann(o) => {
+                let (m, i) = BoltzmannMachine::fit(train, o.clone())?;
+                (Arc::new(m), i)
+            }
+            ModelSpec::BoltzmannChain(o) => {
+                let (m, i) = BoltzmannChain::fit(train, o.clone())?;
+                (Arc::new(m), i)
+            }
+            ModelSpec::Factorial(o) => {
+                let (m, i) = FactorialCrf::fit(train, o.clone())?;
+                (Arc::new(m), i)
+            }
+        })
+    }
+}
+
+/// Rebuilds a family from its `model.json` (dispatching on `format`).
+pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>> {
+    let format = value
+        .get("format")
+        .and_then(|f| f.as_str())
+        .unwrap_or("")
+        .to_string();
+    let bad = |e: serde_json::Error| Error::file(file, format!("{format}: {e}"));
+    Ok(match format.as_str() {
+        super::chain::MODEL_FORMAT => Arc::new(ChainCrf::from_json(value).map_err(bad)?),
+        super::grid::MODEL_FORMAT => Arc::new(GridCrf::from_json(value).map_err(bad)?),
+        super::boltzmann::MODEL_FORMAT => {
+            Arc::new(BoltzmannMachine::from_json(value).map_err(bad)?)
+        }
+        super::boltzmann_chain::MODEL_FORMAT => {
+            Arc::new(BoltzmannChain::from_json(value).map_err(bad)?)
+        }
+        super::factorial::MODEL_FORMAT => Arc::new(FactorialCrf::from_json(value).map_err(bad)?),
+        _ => {
+            return Err(Error::file(
+                file,
+                format!("unknown model format {format:?}"),
+            ))
+        }
+    })
+}
+
+// ---- The model family's knobs (the settings schema) ----
+
+use super::chain::{Extractor, Factorisation, FeatureSet, SkipOptions, DEFAULT_LEXICONS};
+use super::grid::{Neighbourhood, Pairwise};
+use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, Settings};
+
+const CHAINS: &[&str] = &["chain", "skip-chain"];
+
+pub static FAMILY: Knob = Knob {
+    name: crate::settings::MODEL,
+    label: "model",
+    help: "The model family: chain (CRF++ templates on CoNLL data), skip-chain, factorial, grid \
+           (lattice of labels, grid format), boltzmann (binary samples), boltzmann-chain \
+           (generative chain over CoNLL labels and words)",
+    kind: Kind::Choice(choices::<FamilyKind>),
+    default: crate::settings::DEFAULT_MODEL,
+    applies: Applies::Always,
+};
+pub static FACTORISATION: Knob = Knob {
+    name: "factorisation",
+    label: "factorisation",
+    help: "How the chain is cut into factors: split (state + transition), edge (one factor per \
+           edge carrying the next label's state features, 000 Fig. 1) or edge-pair (the state \
+           features weighted per label pair: every source state has its own weights)",
+    kind: Kind::Choice(choices::<Factorisation>),
+    default: "split",
+    applies: Applies::Families(CHAINS),
+};
+pub static EXTRACTOR: Knob = Knob {
+    name: "extractor",
+    label: "extractor",
+    help: "Chain state features: template (the CRF++ template alone), or one of the piecewise \
+           paper's tables of the first column plus the template (default template `B`): ner (000 \
+           Table 1), np (Table 2) or seminar (Table 3). CRFsuite data brings its own attributes \
+           either way",
+    kind: Kind::Choice(choices::<Extractor>),
+    default: "template",
+    applies: Applies::Families(CHAINS),
+};
+pub static LEXICONS: Knob = Knob {
+    name: "lexicons",
+    label: "name lists",
+    help: "Folder of the feature tables' name lists (first-male.txt, first-female.txt, last.txt)",
+    kind: Kind::Path,
+    default: DEFAULT_LEXICONS,
+    applies: Applies::When(|s| {
+        s.family() == "factorial"
+            || (CHAINS.contains(&s.family()) && s.get(&EXTRACTOR) != "template")
+    }),
+};
+pub static FEATURES: Knob = Knob {
+    name: "features",
+    label: "features",
+    help: "Which feature–label weights exist: all (CRF++) or observed in training (CRFsuite \
+           default). Default: all, but observed for the factorial CRF",
+    kind: Kind::Choice(choices::<FeatureSet>),
+    default: "",
+    applies: Applies::Families(&["chain", "skip-chain", "factorial"]),
+};
+pub static LABEL_BIAS: Knob = Knob {
+    name: "label-bias",
+    label: "label bias",
+    help: "Add the always-on per-label bias feature `*`",
+    kind: Kind::Flag,
+    default: "false",
+    applies: Applies::Families(CHAINS),
+};
+pub static MIN_FREQ: Knob = Knob {
+    name: "min-freq",
+    label: "min count",
+    help: "Drop features seen fewer times than this in training (boltzmann-chain: training words \
+           seen fewer times become <unk>)",
+    kind: Kind::Count {
+        min: 1,
+        max: 1_000_000,
+    },
+    default: "1",
+    applies: Applies::Families(&["chain", "skip-chain", "factorial", "boltzmann-chain"]),
+};
+pub static MAX_SKIP_EDGES: Knob = Knob {
+    name: "max-skip-edges",
+    label: "max skips",
+    help: "Skip-chain: at most this many skip edges per item, the closest pairs first (0: all)",
+    kind: Kind::Count {
+        min: 0,
+        max: 1_000_000,
+    },
+    default: "0",
+    applies: Applies::Families(&["skip-chain"]),
+};
+pub static POS_LEXICON: Knob = Knob {
+    name: "pos-lexicon",
+    label: "POS lexicon",
+    help:
+        "Factorial: tagged text (`word<TAB>tag`, e.g. ../shared/data/ptb-wsj-sample/treebank.tsv) \
+           whose word → tags lexicon gives 000 Table 2's \"lexicon of words with POS T\" \
+           features; it must not overlap the test data",
+    kind: Kind::Path,
+    default: "",
+    applies: Applies::Families(&["factorial"]),
+};
+pub static PAIRWISE: Knob = Knob {
+    name: "pairwise",
+    label: "pairwise",
+    help: "Grid: the pairwise table's entry map (potts: one tied diagonal weight)",
+    kind: Kind::Choice(choices::<Pairwise>),
+    default: "potts",
+    applies: Applies::Families(&["grid"]),
+};
+pub static NEIGHBOURHOOD: Knob = Knob {
+    name: "neighbourhood",
+    label: "neighbours",
+    help: "Grid: 4- or 8-connected",
+    kind: Kind::Choice(choices::<Neighbourhood>),
+    default: "four",
+    applies: Applies::Families(&["grid"]),
+};
+pub static BIASES: Knob = Knob {
+    name: "biases",
+    label: "biases",
+    help: "Boltzmann machine: add a bias per variable",
+    kind: Kind::Flag,
+    default: "false",
+    applies: Applies::Families(&["boltzmann"]),
+};
+
+/// Every model knob, the family first.
+pub static MODEL_KNOBS: &[&Knob] = &[
+    &FAMILY,
+    &FACTORISATION,
+    &EXTRACTOR,
+    &LEXICONS,
+    &FEATURES,
+    &LABEL_BIAS,
+    &MIN_FREQ,
+    &MAX_SKIP_EDGES,
+    &POS_LEXICON,
+    &PAIRWISE,
+    &NEIGHBOURHOOD,
+    &BIASES,
+];
+
+impl ModelSpec {
+    /// The model the settings describe.
+    pub fn from_settings(s: &Settings) -> Result<ModelSpec> {
+        let family = crate::settings::parse_choice::<FamilyKind>(&FAMILY, s.family())?;
+        let features = s.choice::<FeatureSet>(&FEATURES)?;
+        let min_freq: u64 = s.parse(&MIN_FREQ)?;
+        let lexicons = s.path(&LEXICONS);
+        let chain = || -> Result<ChainOptions> {
+            let extractor = s.choice::<Extractor>(&EXTRACTOR)?.unwrap_or_default();
+            Ok(ChainOptions {
+                label_bias: s.flag(&LABEL_BIAS),
+                min_freq,
+                feature_set: features.unwrap_or(FeatureSet::All),
+                factorisation: s.choice(&FACTORISATION)?.unwrap_or_default(),
+                extractor,
+                lexicons: extractor.table().and(lexicons.clone()),
+                skip: None,
+            })
+        };
+        Ok(match family {
+            FamilyKind::Chain => ModelSpec::LinearChain(chain()?),
+            FamilyKind::SkipChain => ModelSpec::SkipChain(ChainOptions {
+                skip: Some(SkipOptions {
+                    max_edges: s.parse(&MAX_SKIP_EDGES)?,
+                }),
+                ..chain()?
+            }),
+            FamilyKind::Grid => ModelSpec::Grid(GridOptions {
+                pairwise: s.choice(&PAIRWISE)?.unwrap_or(Pairwise::Potts),
+                neighbourhood: s.choice(&NEIGHBOURHOOD)?.unwrap_or(Neighbourhood::Four),
+            }),
+            FamilyKind::Boltzmann => ModelSpec::Boltzmann(BoltzmannOptions {
+                biases: s.flag(&BIASES),
+            }),
+            FamilyKind::BoltzmannChain => ModelSpec::BoltzmannChain(BoltzmannChainOptions {
+                min_count: min_freq.max(1) as usize,
+            }),
+            // (Observed feature–label pairs unless `--features` says otherwise: Ψ1 has 45²
+            // columns.)
+            FamilyKind::Factorial => ModelSpec::Factorial(FactorialOptions {
+                feature_set: features.unwrap_or(FeatureSet::Observed),
+                min_freq: min_freq.max(1),
+                lexicons,
+                pos_lexicon: s.path(&POS_LEXICON),
+                ..FactorialOptions::default()
+            }),
+        })
+    }
+
+    /// Writes the model's knobs into `s` (the other families' knobs keep their values).
+    pub fn to_settings(&self, s: &mut Settings) {
+        s.set(FAMILY.name, choice_name(&self.kind()));
+        let path = |p: &Option<std::path::PathBuf>| {
+            p.as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        match self {
+            ModelSpec::LinearChain(o) | ModelSpec::SkipChain(o) => {
+                set_unless_default(s, &FACTORISATION, choice_name(&o.factorisation));
+                set_unless_default(s, &EXTRACTOR, choice_name(&o.extractor));
+                set_unless_default(s, &FEATURES, choice_name(&o.feature_set));
+                set_unless_default(s, &LABEL_BIAS, o.label_bias);
+                set_unless_default(s, &MIN_FREQ, o.min_freq);
+                if o.lexicons.is_some() {
+                    set_unless_default(s, &LEXICONS, path(&o.lexicons));
+                }
+                if let Some(k) = &o.skip {
+                    set_unless_default(s, &MAX_SKIP_EDGES, k.max_edges);
+                }
+            }
+            ModelSpec::Factorial(o) => {
+                set_unless_default(s, &FEATURES, choice_name(&o.feature_set));
+                set_unless_default(s, &MIN_FREQ, o.min_freq);
+                if o.lexicons.is_some() {
+                    set_unless_default(s, &LEXICONS, path(&o.lexicons));
+                }
+                set_unless_default(s, &POS_LEXICON, path(&o.pos_lexicon));
+            }
+            ModelSpec::Grid(o) => {
+                set_unless_default(s, &PAIRWISE, choice_name(&o.pairwise));
+                set_unless_default(s, &NEIGHBOURHOOD, choice_name(&o.neighbourhood));
+            }
+            ModelSpec::Boltzmann(o) => set_unless_default(s, &BIASES, o.biases),
+            ModelSpec::BoltzmannChain(o) => set_unless_default(s, &MIN_FREQ, o.min_count),
+        }
+    }
+}
