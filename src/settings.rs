@@ -2,7 +2,7 @@
 //! where it belongs (`graph::registry::MODEL_KNOBS`, `estimators::ESTIMATOR_KNOBS`,
 //! `train::spec::RUN_KNOBS`) with its name, kind, default, help and what it applies to. The
 //! command line's flags (`cli::knobs`), the GUI's data and launch forms (`app::knob_widgets`)
-//! and `--help` are generated from the declarations; values travel as [`Settings`] and become a
+//! and `--help` are generated from the declarations; values travel as [`KnobValues`] and become a
 //! `RunSpec` (and back) in one conversion per group. A knob added to a declaration reaches the
 //! CLI and the GUI with nothing else to write.
 
@@ -20,8 +20,11 @@ pub const DEFAULT_ESTIMATOR: &str = "ml";
 
 /// One setting of a run.
 pub struct Knob {
-    /// Kebab-case: the flag `--name` and the key in [`Settings`].
+    /// Kebab-case: the flag `--name` and the key in [`KnobValues`].
     pub name: &'static str,
+    /// The GUI's line it sits on, with the other knobs of that line (CAMEL's three knobs share
+    /// one); the line's name is its label.
+    pub row: &'static str,
     /// The GUI's label.
     pub label: &'static str,
     /// `--help` and the GUI's hover text.
@@ -57,7 +60,7 @@ pub enum Applies {
     /// For these estimators.
     Estimators(&'static [&'static str]),
     /// When the predicate holds.
-    When(fn(&Settings) -> bool),
+    When(fn(&KnobValues) -> bool),
 }
 
 /// The named values of a `clap::ValueEnum`, for [`Kind::Choice`].
@@ -93,7 +96,7 @@ pub fn choice_name<T: clap::ValueEnum>(value: &T) -> String {
 
 impl Knob {
     /// Whether the knob means something under `s`.
-    pub fn applies(&self, s: &Settings) -> bool {
+    pub fn applies(&self, s: &KnobValues) -> bool {
         match &self.applies {
             Applies::Always => true,
             Applies::Families(fs) => fs.contains(&s.family()),
@@ -107,9 +110,9 @@ impl Knob {
 /// its default.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(transparent)]
-pub struct Settings(BTreeMap<String, String>);
+pub struct KnobValues(BTreeMap<String, String>);
 
-impl Settings {
+impl KnobValues {
     /// The knob's value, or its default.
     pub fn get<'a>(&'a self, knob: &'a Knob) -> &'a str {
         self.0.get(knob.name).map_or(knob.default, |s| s.as_str())
@@ -129,9 +132,19 @@ impl Settings {
     }
 
     /// Every value of `other` replaces ours.
-    pub fn merge(&mut self, other: &Settings) {
+    pub fn merge(&mut self, other: &KnobValues) {
         self.0
             .extend(other.0.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+
+    /// The values of `knobs` alone.
+    pub fn only(&self, knobs: &[&Knob]) -> KnobValues {
+        KnobValues(
+            knobs
+                .iter()
+                .filter_map(|k| self.0.get(k.name).map(|v| (k.name.to_string(), v.clone())))
+                .collect(),
+        )
     }
 
     /// The names and values given.
@@ -160,7 +173,7 @@ impl Settings {
             .map_err(|_| Error::invalid(format!("--{}: {v:?} is not a valid value", knob.name)))
     }
 
-    /// As [`Settings::parse`]; an empty value is `None`.
+    /// As [`KnobValues::parse`]; an empty value is `None`.
     pub fn opt<T: std::str::FromStr>(&self, knob: &Knob) -> Result<Option<T>> {
         if self.get(knob).trim().is_empty() {
             Ok(None)
@@ -188,7 +201,7 @@ impl Settings {
 
 /// Sets `name` to `value`, or leaves it unset when `value` is the knob's default (so a spec
 /// turned back into settings shows only what differs).
-pub fn set_unless_default(s: &mut Settings, knob: &Knob, value: impl ToString) {
+pub fn set_unless_default(s: &mut KnobValues, knob: &Knob, value: impl ToString) {
     let v = value.to_string();
     if v == knob.default {
         s.unset(knob.name);

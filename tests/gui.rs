@@ -294,7 +294,7 @@ fn the_train_button_does_not_move_when_the_estimator_changes() {
         h.step();
         assert_eq!(h.get_by_label("Train").rect(), at, "after picking {est}");
     }
-    h.state_mut().state.launch.data.family = piecewise_lab::graph::FamilyKind::Grid;
+    h.state_mut().state.launch.data.model.set("model", "grid");
     h.step();
     h.step();
     assert_eq!(
@@ -627,7 +627,7 @@ fn policy_editor_previews_fig1() {
     h.step();
     h.get_by_label("scl").click();
     h.step();
-    h.state_mut().state.launch.policy = "1:1*pl1".into();
+    h.state_mut().state.launch.set_policy("1:1*pl1");
     h.step();
     h.step();
     h.get_by_label_contains("total complexity: 1540 FLOPs over 14 items");
@@ -637,7 +637,7 @@ fn policy_editor_previews_fig1() {
     h.get_by_label_contains("relative efficiency (det, 004 eq. 8): paper's form 1.624");
     h.get_by_label("add family").click();
     h.step();
-    assert_eq!(h.state().state.launch.policy, "1:1*pl1 + 0.5:1*pl2");
+    assert_eq!(h.state().state.launch.policy(), "1:1*pl1 + 0.5:1*pl2");
     h.step();
     h.step();
     // Fig. 1's per-component row for PL1 {1} exists, with PL2 rows after it.
@@ -873,11 +873,11 @@ fn load_family(
 ) {
     {
         let f = &mut h.state_mut().state.form;
-        f.family = family;
+        f.model.set("model", family.name());
         f.train = file.display().to_string();
         f.test.clear();
         f.template.clear();
-        f.extractor = piecewise_lab::graph::chain::Extractor::Seminar;
+        f.model.set("extractor", "seminar");
     }
     h.get_by_label("Load").click();
     h.step();

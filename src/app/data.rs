@@ -3,12 +3,8 @@
 //! the graph the GUI draws is the graph a run trains on.
 
 use crate::data::{synth, Corpus};
-use crate::graph::boltzmann::BoltzmannOptions;
-use crate::graph::boltzmann_chain::BoltzmannChainOptions;
-use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet, SkipOptions};
-use crate::graph::factorial::FactorialOptions;
-use crate::graph::grid::GridOptions;
 use crate::graph::{Family, FamilyKind, ModelSpec};
+use crate::settings::KnobValues;
 use crate::util::write_atomic;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,22 +19,10 @@ pub struct DataSource {
     pub test: String,
     /// CRF++ template; empty = built-in chunking template.
     pub template: String,
-    pub factorisation: Factorisation,
-    pub feature_set: FeatureSet,
-    pub min_freq: u64,
-    /// Chain state features: the template alone, or the built-in `ner` set (name lists from
-    /// the default lexicon folder).
+    /// The model family and its options: the model knobs of the settings schema
+    /// (`graph::registry::MODEL_KNOBS`), the same the command line takes.
     #[serde(default)]
-    pub extractor: crate::graph::chain::Extractor,
-    /// The model family and the options of the non-chain families.
-    #[serde(default)]
-    pub family: FamilyKind,
-    #[serde(default)]
-    pub grid: GridOptions,
-    #[serde(default)]
-    pub boltzmann: BoltzmannOptions,
-    #[serde(default)]
-    pub skip: SkipOptions,
+    pub model: KnobValues,
 }
 
 impl DataSource {
@@ -54,69 +38,49 @@ impl DataSource {
                 .display()
                 .to_string(),
             template: root.join("assets/templates/hmm.tpl").display().to_string(),
-            factorisation: Factorisation::Split,
-            feature_set: FeatureSet::All,
-            min_freq: 1,
-            extractor: Default::default(),
-            family: FamilyKind::Chain,
-            grid: GridOptions::default(),
-            boltzmann: BoltzmannOptions::default(),
-            skip: SkipOptions::default(),
+            model: KnobValues::default(),
         }
     }
 
     /// The model spec the form describes.
-    pub fn model_spec(&self) -> ModelSpec {
-        match self.family {
-            FamilyKind::Chain => ModelSpec::LinearChain(self.options()),
-            FamilyKind::Grid => ModelSpec::Grid(self.grid.clone()),
-            FamilyKind::Boltzmann => ModelSpec::Boltzmann(self.boltzmann.clone()),
-            FamilyKind::BoltzmannChain => ModelSpec::BoltzmannChain(BoltzmannChainOptions {
-                min_count: self.min_freq.max(1) as usize,
-            }),
-            FamilyKind::SkipChain => ModelSpec::SkipChain(ChainOptions {
-                skip: Some(self.skip.clone()),
-                ..self.options()
-            }),
-            FamilyKind::Factorial => ModelSpec::Factorial(FactorialOptions {
-                feature_set: self.feature_set,
-                min_freq: self.min_freq.max(1),
-                ..FactorialOptions::default()
-            }),
-        }
+    pub fn model_spec(&self) -> crate::error::Result<ModelSpec> {
+        ModelSpec::from_settings(&self.model)
     }
 
-    /// The form's fields from a model spec (the other families' options keep their values).
+    /// The form's model fields from a model spec (the other families' options keep their
+    /// values).
     pub fn set_model(&mut self, spec: &ModelSpec) {
-        self.family = spec.kind();
-        match spec {
-            ModelSpec::LinearChain(o) | ModelSpec::SkipChain(o) => {
-                self.factorisation = o.factorisation;
-                self.feature_set = o.feature_set;
-                self.min_freq = o.min_freq;
-                self.extractor = o.extractor;
-                if let Some(k) = &o.skip {
-                    self.skip = k.clone();
-                }
-            }
-            ModelSpec::Factorial(o) => {
-                self.feature_set = o.feature_set;
-                self.min_freq = o.min_freq;
-            }
-            ModelSpec::Grid(o) => self.grid = o.clone(),
-            ModelSpec::Boltzmann(o) => self.boltzmann = o.clone(),
-            ModelSpec::BoltzmannChain(o) => self.min_freq = o.min_count as u64,
-        }
+        spec.to_settings(&mut self.model);
     }
 
-    pub fn options(&self) -> ChainOptions {
-        ChainOptions {
-            min_freq: self.min_freq.max(1),
-            feature_set: self.feature_set,
-            factorisation: self.factorisation,
-            extractor: self.extractor,
-            ..ChainOptions::default()
+    /// The family the form names.
+    pub fn family(&self) -> FamilyKind {
+        crate::settings::parse_choice(&crate::graph::registry::FAMILY, self.model.family())
+            .unwrap_or_default()
+    }
+
+    /// The data paths from the data knobs given (train, test, template).
+    pub fn set_files(&mut self, s: &KnobValues) {
+        use crate::train::spec::{TEMPLATE, TEST, TRAIN};
+        self.train = s.get(&TRAIN).to_string();
+        self.test = s.get(&TEST).to_string();
+        self.template = s.get(&TEMPLATE).to_string();
+    }
+
+    /// The data knobs of the form (train, test, template).
+    pub fn files(&self) -> KnobValues {
+        use crate::train::spec::{TEMPLATE, TEST, TRAIN};
+        let mut s = KnobValues::default();
+        for (k, v) in [
+            (&TRAIN, &self.train),
+            (&TEST, &self.test),
+            (&TEMPLATE, &self.template),
+        ] {
+            if !v.trim().is_empty() {
+                s.set(k.name, v.trim());
+            }
         }
+        s
     }
 
     pub fn test_path(&self) -> Option<PathBuf> {
@@ -127,7 +91,7 @@ impl DataSource {
     /// The template file, for the families that read one.
     pub fn template_path(&self) -> Option<PathBuf> {
         let t = self.template.trim();
-        (!t.is_empty() && self.family.is_chain()).then(|| PathBuf::from(t))
+        (!t.is_empty() && self.family().is_chain()).then(|| PathBuf::from(t))
     }
 
     /// A short name for titles.
@@ -195,7 +159,7 @@ impl LoadedData {
         if source.train.trim().is_empty() {
             return Err(crate::error::Error::invalid("no training data given"));
         }
-        let spec = source.model_spec();
+        let spec = source.model_spec()?;
         let train = spec.read(&train_path)?;
         let (family, _) = spec.fit(&train, source.template_path().as_deref())?;
         let test = source.test_path().map(|p| family.read(&p)).transpose()?;
@@ -290,14 +254,7 @@ impl GenerateForm {
             train: train_path.display().to_string(),
             test: test_str,
             template: template.display().to_string(),
-            factorisation: Factorisation::Split,
-            feature_set: FeatureSet::All,
-            min_freq: 1,
-            extractor: Default::default(),
-            family: FamilyKind::Chain,
-            grid: GridOptions::default(),
-            boltzmann: BoltzmannOptions::default(),
-            skip: SkipOptions::default(),
+            model: KnobValues::default(),
         })
     }
 }

@@ -4,7 +4,8 @@
 
 use super::data::{DataSource, Split};
 use super::{AppState, DialogTarget};
-use crate::graph::chain::{Factorisation, FeatureSet};
+use crate::graph::registry::MODEL_KNOBS;
+use crate::settings::KnobValues;
 use egui::Color32;
 
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -72,128 +73,11 @@ fn path_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) -> b
     browse
 }
 
-/// Which feature–label weights exist.
-fn features_combo(ui: &mut egui::Ui, id: &str, set: &mut FeatureSet) {
-    egui::ComboBox::new(format!("{id}-features"), "features")
-        .selected_text(format!("{set:?}").to_lowercase())
-        .show_ui(ui, |ui| {
-            ui.selectable_value(set, FeatureSet::All, "all")
-                .on_hover_text("every feature with every label (pair)");
-            ui.selectable_value(set, FeatureSet::Observed, "observed")
-                .on_hover_text("only the feature–label pairs seen in training");
-        });
-}
-
-/// The model family and its options on one line (the line keeps its place whatever the family).
-pub fn model_row(ui: &mut egui::Ui, id: &str, src: &mut DataSource) {
-    use crate::graph::grid::{Neighbourhood, Pairwise};
-    use crate::graph::FamilyKind;
-    // Two lines for chains, so the row fits the form's column.
-    ui.vertical(|ui| {
-    ui.horizontal(|ui| {
-        let before = src.family;
-        egui::ComboBox::new(format!("{id}-family"), "model")
-            .selected_text(src.family.name())
-            .show_ui(ui, |ui| {
-                for k in FamilyKind::ALL {
-                    ui.selectable_value(&mut src.family, k, k.name())
-                        .on_hover_text(match k {
-                            FamilyKind::Chain => "linear-chain CRF: CoNLL columns or a seminar folder, CRF++ template",
-                            FamilyKind::Grid => "H×W lattice of labels: the grid format (cells `label obs…` separated by |)",
-                            FamilyKind::Boltzmann => "fully connected Boltzmann machine: one 0/1 sample a line",
-                            FamilyKind::BoltzmannChain => "generative chain over labels and words (004 §8.3.1): CoNLL columns, word first, label last",
-                            FamilyKind::SkipChain => "skip-chain CRF (000 eq. 41): a linear chain plus skip edges between identical capitalised words; a seminar folder or CoNLL columns",
-                            FamilyKind::Factorial => "factorial CRF (000 eq. 40): POS tags and NP chunks as two coupled chains; CoNLL-2000 `word POS chunk`, exact inference over the 45 × 3 joint states",
-                        });
-                }
-            });
-        // The factorial CRF's POS transitions have 45² columns: observed pairs by default, as
-        // on the command line.
-        if src.family != before && src.family == FamilyKind::Factorial {
-            src.feature_set = FeatureSet::Observed;
-        }
-        match src.family {
-            FamilyKind::Chain | FamilyKind::SkipChain => {
-                egui::ComboBox::new(format!("{id}-fact"), "factorisation")
-                    .selected_text(match src.factorisation {
-                        Factorisation::Split => "split",
-                        Factorisation::Edge => "edge",
-                        Factorisation::EdgePair => "edge-pair",
-                    })
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut src.factorisation, Factorisation::Split, "split")
-                            .on_hover_text("state factors + transition factors");
-                        ui.selectable_value(&mut src.factorisation, Factorisation::Edge, "edge")
-                            .on_hover_text("one factor per edge carrying the next label's state features (000 Fig. 1)");
-                        ui.selectable_value(&mut src.factorisation, Factorisation::EdgePair, "edge-pair")
-                            .on_hover_text("one factor per edge, the state features weighted per label pair (y_{t-1}, y_t): every source state has its own weights");
-                    });
-                features_combo(ui, id, &mut src.feature_set);
-            }
-            FamilyKind::Factorial => {
-                features_combo(ui, id, &mut src.feature_set);
-            }
-            FamilyKind::Grid => {
-                egui::ComboBox::new(format!("{id}-pairwise"), "pairwise")
-                    .selected_text(format!("{:?}", src.grid.pairwise).to_lowercase())
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut src.grid.pairwise, Pairwise::Potts, "potts")
-                            .on_hover_text("one tied weight on the diagonal");
-                        ui.selectable_value(&mut src.grid.pairwise, Pairwise::Symmetric, "symmetric");
-                        ui.selectable_value(&mut src.grid.pairwise, Pairwise::Full, "full");
-                    });
-                egui::ComboBox::new(format!("{id}-neigh"), "neighbours")
-                    .selected_text(match src.grid.neighbourhood {
-                        Neighbourhood::Four => "4",
-                        Neighbourhood::Eight => "8",
-                    })
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut src.grid.neighbourhood, Neighbourhood::Four, "4");
-                        ui.selectable_value(&mut src.grid.neighbourhood, Neighbourhood::Eight, "8");
-                    });
-            }
-            FamilyKind::Boltzmann => {
-                ui.checkbox(&mut src.boltzmann.biases, "biases");
-            }
-            FamilyKind::BoltzmannChain => {}
-        }
-    });
-    // The second line is always there (greyed where it does not apply), so nothing below the
-    // row moves when the family changes.
-    let chain = src.family.is_chain();
-    ui.horizontal(|ui| {
-        ui.add_enabled_ui(chain, |ui| {
-            egui::ComboBox::new(format!("{id}-extractor"), "extractor")
-                .selected_text(format!("{:?}", src.extractor).to_lowercase())
-                .show_ui(ui, |ui| {
-                    use crate::graph::chain::Extractor;
-                    ui.selectable_value(&mut src.extractor, Extractor::Template, "template")
-                        .on_hover_text("the CRF++ template alone");
-                    ui.selectable_value(&mut src.extractor, Extractor::Ner, "ner")
-                        .on_hover_text("000 Table 1's named-entity features of the first column and the name lists in ../shared/data/lexicons, ±2 window");
-                    ui.selectable_value(&mut src.extractor, Extractor::Np, "np")
-                        .on_hover_text("000 Table 2's noun-phrase features (word, shapes, digits, name/day/month lists), ±3 window");
-                    ui.selectable_value(&mut src.extractor, Extractor::Seminar, "seminar")
-                        .on_hover_text("000 Table 3's seminar features (word, shapes, name lists, time and date patterns), ±4 window");
-                });
-        });
-        if src.family == FamilyKind::SkipChain {
-            let l = ui.label("Max skips");
-            ui.add(egui::DragValue::new(&mut src.skip.max_edges).range(0..=100_000))
-                .labelled_by(l.id)
-                .on_hover_text("at most this many skip edges per document, the closest pairs first (0: all)");
-        }
-        ui.add_enabled_ui(chain || matches!(src.family, FamilyKind::BoltzmannChain | FamilyKind::Factorial), |ui| {
-            let l = ui.label("Min freq");
-            ui.add(egui::DragValue::new(&mut src.min_freq).range(1..=1000))
-                .labelled_by(l.id)
-                .on_hover_text(
-                    "chain: features seen fewer times are dropped; boltzmann-chain: training \
-                     words seen fewer times become <unk>",
-                );
-        });
-    });
-    });
+/// The model family and its options: the schema's model knobs, one line each, greyed where
+/// the family has no use for them.
+pub fn model_rows(ui: &mut egui::Ui, id: &str, model: &mut KnobValues) {
+    let context = model.clone();
+    super::knob_widgets::grid_rows(ui, id, MODEL_KNOBS, model, &context);
 }
 
 fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
@@ -226,7 +110,9 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
             ) {
                 state.open_dialog(&ctx, DialogTarget::Template);
             }
-            model_row(ui, "data", &mut state.form);
+            egui::Grid::new("data-model-grid")
+                .num_columns(2)
+                .show(ui, |ui| model_rows(ui, "data", &mut state.form.model));
             ui.horizontal(|ui| {
                 let loading = state.is_loading();
                 if ui

@@ -9,6 +9,7 @@ pub mod export;
 pub mod frontier;
 mod graph_view;
 pub mod jobs;
+mod knob_widgets;
 pub mod launch;
 mod panes;
 mod plots;

@@ -65,9 +65,10 @@ impl Grid {
     }
 }
 
-/// The policy's families as editable rows (single-group policies); edits rewrite `f.policy`.
+/// The policy's families as editable rows (single-group policies); edits rewrite the form's
+/// policy text.
 pub fn editor(ui: &mut egui::Ui, f: &mut LaunchForm) {
-    let parsed = SelectionPolicy::parse(&f.policy, f.selection, f.seed);
+    let parsed = f.policy_spec();
     let Ok(mut policy) = parsed else {
         ui.colored_label(
             Color32::from_rgb(200, 80, 60),
@@ -144,7 +145,7 @@ pub fn editor(ui: &mut egui::Ui, f: &mut LaunchForm) {
         changed = true;
     }
     if changed {
-        f.policy = policy.to_string();
+        f.set_policy(&policy.to_string());
     }
 }
 
@@ -235,7 +236,7 @@ fn flops_text(x: f64) -> String {
 pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
     let f = &state.launch;
-    let policy = match SelectionPolicy::parse(&f.policy, f.selection, f.seed) {
+    let policy = match f.policy_spec() {
         Ok(p) => p,
         Err(_) => return, // the editor says why
     };

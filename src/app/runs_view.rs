@@ -1,10 +1,14 @@
 //! The Runs pane: the launch form (every knob of a `RunSpec`) and the list of runs with status,
 //! progress, elapsed time, ETA, cancel, rerun-with-edits and delete.
 
+use super::knob_widgets;
 use super::launch::LaunchForm;
 use super::runs::RunStatus;
 use super::{fmt_seconds, AppState};
+use crate::estimators::settings::ESTIMATOR_KNOBS;
 use crate::estimators::EstimatorSpec;
+use crate::graph::registry::MODEL_KNOBS;
+use crate::train::spec::{RUN_KNOBS, TEMPLATE};
 
 pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     egui::ScrollArea::vertical()
@@ -26,10 +30,6 @@ fn kind(name: &str) -> u8 {
     }
 }
 
-fn text_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) {
-    text_row_if(ui, true, label, value, hint);
-}
-
 /// A labelled text field, greyed out when it does not apply.
 fn text_row_if(ui: &mut egui::Ui, enabled: bool, label: &str, value: &mut String, hint: &str) {
     let l = ui.add_enabled(enabled, egui::Label::new(label));
@@ -43,262 +43,12 @@ fn text_row_if(ui: &mut egui::Ui, enabled: bool, label: &str, value: &mut String
     ui.end_row();
 }
 
+/// The launch form: every knob of the settings schema (the command line's flags), greyed out
+/// where it does not apply and never removed, so nothing moves when the model or the estimator
+/// changes; *Train* and its neighbours sit above it.
 fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
     ui.heading("New run");
-    let f = &mut state.launch;
-    egui::Grid::new("launch-grid")
-        .num_columns(2)
-        .striped(false)
-        .show(ui, |ui| {
-            text_row(ui, "Name", &mut f.name, "optional label for legends");
-            text_row(
-                ui,
-                "Train data",
-                &mut f.data.train,
-                "CoNLL file or seminar folder",
-            );
-            text_row(ui, "Test data", &mut f.data.test, "optional");
-            // Every row is always there (knobs that do not apply are greyed out), so the Train
-            // button never moves when the model or the estimator changes.
-            let chain = f.data.family.is_chain();
-            text_row_if(
-                ui,
-                chain,
-                "Template",
-                &mut f.data.template,
-                "empty = built-in chunking template (chains)",
-            );
-            ui.label("Model");
-            super::data_view::model_row(ui, "launch", &mut f.data);
-            ui.end_row();
-            ui.label("Estimator");
-            // One line per kind (likelihoods, pieces, SCL and CAMEL): wrapped buttons inside a
-            // grid cell overlapped the next row when the pane was narrow.
-            ui.vertical(|ui| {
-                for group in EstimatorSpec::NAMES.chunk_by(|a, b| kind(a) == kind(b)) {
-                    ui.horizontal(|ui| {
-                        for name in group {
-                            ui.selectable_value(&mut f.estimator, name.to_string(), *name);
-                        }
-                    });
-                }
-            });
-            ui.end_row();
-            let spec = EstimatorSpec::from_name(&f.estimator).ok();
-            let has_pieces = spec.as_ref().is_some_and(|s| s.has_pieces());
-            text_row_if(
-                ui,
-                has_pieces,
-                "Pieces",
-                &mut f.pieces,
-                "factor-as-piece; e.g. state+transition (pw, pw-reweighted, pwpl)",
-            );
-            ui.label("μ");
-            ui.add_enabled_ui(
-                matches!(spec, Some(EstimatorSpec::PwReweighted { .. })),
-                |ui| {
-                    ui.horizontal(|ui| {
-                        let mut uniform = f.mu.is_none();
-                        ui.checkbox(&mut uniform, "uniform 1/|pieces|");
-                        if uniform {
-                            f.mu = None;
-                        } else {
-                            let mut m = f.mu.unwrap_or(0.5);
-                            ui.add(egui::DragValue::new(&mut m).range(1e-4..=10.0).speed(0.01));
-                            f.mu = Some(m);
-                        }
-                        ui.weak("for pw-reweighted only");
-                    });
-                },
-            );
-            ui.end_row();
-            let is_scl = matches!(spec, Some(EstimatorSpec::Scl { .. }));
-            text_row_if(
-                ui,
-                is_scl,
-                "SCL policy",
-                &mut f.policy,
-                "λ:β*family + …, e.g. 0.7:1*pl1 + 0.3:1*pl2 (scl; Z drawn from the seed)",
-            );
-            ui.label("Selection");
-            ui.add_enabled_ui(is_scl, |ui| {
-                use crate::estimators::scl::Selection;
-                ui.horizontal(|ui| {
-                    ui.selectable_value(&mut f.selection, Selection::Independent, "independent")
-                        .on_hover_text("each component with its family's λ");
-                    ui.selectable_value(&mut f.selection, Selection::Multinomial, "multinomial")
-                        .on_hover_text("exactly one family per item (per `;` group)");
-                    ui.checkbox(&mut f.auto_beta, "β auto").on_hover_text(
-                        "choose the families' weights β by 004's heuristic (§7, Algorithm 1)",
-                    );
-                    let l = ui.label("resample every");
-                    ui.add(egui::DragValue::new(&mut f.resample_every).range(0..=100_000))
-                        .labelled_by(l.id)
-                        .on_hover_text("draw Z anew every N iterations (0: once per run)");
-                });
-            });
-            ui.end_row();
-            ui.label("CAMEL").on_hover_text("camel0, cccp-camel, cccp-camel-empirical");
-            ui.add_enabled_ui(matches!(spec, Some(EstimatorSpec::Camel { .. })), |ui| {
-                ui.horizontal(|ui| {
-                    let l = ui.label("g tolerance");
-                    ui.add(
-                        egui::DragValue::new(&mut f.camel.tol)
-                            .range(1e-9..=10.0)
-                            .speed(1e-4),
-                    )
-                    .labelled_by(l.id)
-                    .on_hover_text("stop relinearising when no entry of g moves more");
-                    let l = ui.label("max outer loops");
-                    ui.add(egui::DragValue::new(&mut f.camel.max_outer).range(1..=1000))
-                        .labelled_by(l.id);
-                    let l = ui.label("δ sweeps to");
-                    ui.add(
-                        egui::DragValue::new(&mut f.camel.sweep_tol)
-                            .range(1e-12..=0.1)
-                            .speed(1e-5),
-                    )
-                    .labelled_by(l.id)
-                    .on_hover_text(
-                        "each evaluation sweeps the multipliers δ until no two clusters \
-                         disagree on a shared variable by more than this",
-                    );
-                });
-            });
-            ui.end_row();
-            ui.label("NOTA");
-            ui.add_enabled_ui(matches!(spec, Some(EstimatorSpec::Nota { .. })), |ui| {
-                use crate::estimators::NotaSelection as N;
-                ui.horizontal(|ui| {
-                    let mode = match f.nota {
-                        N::Exhaustive => 0,
-                        N::Sampled { .. } => 1,
-                        N::ErrorDriven { .. } => 2,
-                    };
-                    if ui
-                        .selectable_label(mode == 0, "exhaustive")
-                        .on_hover_text("a NOTA term for every wrong source state (001 Table 1, NER)")
-                        .clicked()
-                    {
-                        f.nota = N::Exhaustive;
-                    }
-                    if ui
-                        .selectable_label(mode == 1, "sampled")
-                        .on_hover_text("a seeded fraction of the wrong source states")
-                        .clicked()
-                        && mode != 1
-                    {
-                        f.nota = N::Sampled {
-                            fraction: 0.1,
-                            seed: f.seed,
-                        };
-                    }
-                    if ui
-                        .selectable_label(mode == 2, "error-driven")
-                        .on_hover_text(
-                            "after N iterations, the wrong states the model gives marginal > \
-                             threshold (003 POS: 20 iterations, 0.2)",
-                        )
-                        .clicked()
-                        && mode != 2
-                    {
-                        f.nota = N::error_driven();
-                    }
-                    match &mut f.nota {
-                        N::Exhaustive => {}
-                        N::Sampled { fraction, .. } => {
-                            let l = ui.label("fraction");
-                            ui.add(egui::DragValue::new(fraction).range(0.0..=1.0).speed(0.01))
-                                .labelled_by(l.id);
-                        }
-                        N::ErrorDriven {
-                            after,
-                            threshold,
-                            refresh,
-                        } => {
-                            let l = ui.label("after");
-                            ui.add(egui::DragValue::new(after).range(0..=100_000))
-                                .labelled_by(l.id);
-                            let l = ui.label("marginal >");
-                            ui.add(egui::DragValue::new(threshold).range(0.0..=0.999).speed(0.01))
-                                .labelled_by(l.id)
-                                .on_hover_text("threshold on a wrong state's marginal");
-                            let l = ui.label("refresh");
-                            ui.add(egui::DragValue::new(refresh).range(0..=100_000))
-                                .labelled_by(l.id)
-                                .on_hover_text("choose anew every N iterations (0: once)");
-                        }
-                    }
-                });
-            });
-            ui.end_row();
-            ui.label("Decoding");
-            ui.horizontal(|ui| {
-                use crate::eval::Decoder;
-                egui::ComboBox::new("launch-decoder", "decoder")
-                    .selected_text(format!("{:?}", f.decode).to_lowercase())
-                    .show_ui(ui, |ui| {
-                        for (d, name, hint) in [
-                            (Decoder::Auto, "auto", "the exact decoder the graph allows; local for memm and nota without per-state scales"),
-                            (Decoder::Viterbi, "viterbi", "global: Viterbi over the potentials (CRF-style)"),
-                            (Decoder::Local, "local", "MEMM Viterbi over locally normalised next-state distributions (chains)"),
-                            (Decoder::MaxProduct, "max-product", "max-product BP (exact on forests)"),
-                            (Decoder::Marginal, "marginal", "each variable's most probable state under sum-product BP"),
-                            (Decoder::Exact, "exact", "enumeration (small graphs)"),
-                        ] {
-                            ui.selectable_value(&mut f.decode, d, name).on_hover_text(hint);
-                        }
-                    });
-                let linear = f.data.family == crate::graph::FamilyKind::Chain;
-                ui.add_enabled(linear, egui::Checkbox::new(&mut f.per_state_scaling, "per-state scaling"))
-                    .on_hover_text("after training, fit one scale per source state by global likelihood, θ fixed (001 §3), and decode with it");
-            });
-            ui.end_row();
-            ui.label("Loopy BP");
-            ui.add_enabled_ui(
-                matches!(spec, Some(EstimatorSpec::Bp { .. }))
-                    || f.data.family != crate::graph::FamilyKind::Chain,
-                |ui| {
-                    bp_row(ui, &mut f.bp);
-                },
-            );
-            ui.end_row();
-            let l = ui.label("Prior c2");
-            ui.horizontal(|ui| {
-                ui.add(egui::DragValue::new(&mut f.c2).range(0.0..=1e6).speed(0.05))
-                    .labelled_by(l.id);
-                ui.weak("σ² = 1/(2·c2); 0 = none");
-            });
-            ui.end_row();
-            let l = ui.label("Max iterations");
-            ui.add(egui::DragValue::new(&mut f.max_iter).range(1..=100_000))
-                .labelled_by(l.id);
-            ui.end_row();
-            text_row(
-                ui,
-                "Init from",
-                &mut f.init_from,
-                "optional run folder: its matching weights start this run (000 §5.1.3)",
-            );
-            let l = ui.label("Threads");
-            ui.horizontal(|ui| {
-                ui.add(egui::DragValue::new(&mut f.threads).range(0..=256))
-                    .labelled_by(l.id);
-                ui.weak("0 = all cores");
-            });
-            ui.end_row();
-            let l = ui.label("Seed");
-            ui.add(egui::DragValue::new(&mut f.seed)).labelled_by(l.id);
-            ui.end_row();
-            let l = ui.label("Evaluate every");
-            ui.horizontal(|ui| {
-                ui.add(egui::DragValue::new(&mut f.eval_every).range(0..=10_000))
-                    .labelled_by(l.id);
-                ui.weak("iterations on the test data (0 = at the end)");
-            });
-            ui.end_row();
-        });
     ui.horizontal(|ui| {
         if ui
             .button("Train")
@@ -326,8 +76,39 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             state.launch = LaunchForm::for_data(&state.form);
         }
     });
-    // Below the buttons, so opening it moves nothing the user aims at.
-    if state.launch.estimator == "scl" {
+    let f = &mut state.launch;
+    let context = f.values();
+    egui::Grid::new("launch-grid")
+        .num_columns(2)
+        .striped(false)
+        .show(ui, |ui| {
+            text_row_if(
+                ui,
+                true,
+                "Train data",
+                &mut f.data.train,
+                "CoNLL file or seminar folder",
+            );
+            text_row_if(ui, true, "Test data", &mut f.data.test, "optional");
+            let template = TEMPLATE.applies(&context);
+            text_row_if(
+                ui,
+                template,
+                "Template",
+                &mut f.data.template,
+                "empty = built-in chunking template (chains)",
+            );
+            let model = knob_widgets::except(MODEL_KNOBS, ADVANCED);
+            knob_widgets::grid_rows(ui, "launch", &model, &mut f.data.model, &context);
+            ui.label("Estimator");
+            estimator_picker(ui, f);
+            ui.end_row();
+            knob_widgets::grid_rows(ui, "launch", &ESTIMATOR_KNOBS[1..], &mut f.knobs, &context);
+            let run = knob_widgets::except(RUN_KNOBS, ADVANCED);
+            knob_widgets::grid_rows(ui, "launch", &run, &mut f.knobs, &context);
+        });
+    // Below the form, so opening it moves nothing the user aims at.
+    if state.launch.estimator() == "scl" {
         egui::CollapsingHeader::new("SCL policy editor and preview (004 Fig. 1)")
             .default_open(true)
             .show(ui, |ui| {
@@ -335,38 +116,53 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                 super::policy_view::ui(state, ui);
             });
     }
+    egui::CollapsingHeader::new("Advanced")
+        .id_salt("launch-advanced")
+        .show(ui, |ui| {
+            let f = &mut state.launch;
+            egui::Grid::new("launch-advanced-grid")
+                .num_columns(2)
+                .show(ui, |ui| {
+                    let model = knob_widgets::only(MODEL_KNOBS, ADVANCED);
+                    knob_widgets::grid_rows(ui, "launch", &model, &mut f.data.model, &context);
+                    let run = knob_widgets::only(RUN_KNOBS, ADVANCED);
+                    knob_widgets::grid_rows(ui, "launch", &run, &mut f.knobs, &context);
+                });
+        });
 }
 
-/// Loopy BP options: schedule, damping, tolerance, sweep limit (the bp estimator; max-product
-/// decoding of loopy graphs).
-fn bp_row(ui: &mut egui::Ui, bp: &mut crate::inference::BpOptions) {
-    use crate::inference::Schedule;
-    ui.horizontal(|ui| {
-        egui::ComboBox::new("launch-bp-schedule", "schedule")
-            .selected_text(bp.schedule.name())
-            .show_ui(ui, |ui| {
-                for s in [Schedule::Parallel, Schedule::Sequential, Schedule::Residual] {
-                    ui.selectable_value(&mut bp.schedule, s, s.name());
+/// The launch form's lines folded under *Advanced* (rarely changed; the form stays short).
+/// The family's options are there too (the Data pane shows them all; *Use loaded data* copies
+/// them).
+const ADVANCED: &[&str] = &[
+    "Factorisation",
+    "Extractor",
+    "Features",
+    "Skip edges",
+    "Grid",
+    "Boltzmann",
+    "Name lists",
+    "POS lexicon",
+    "Name",
+    "Init from",
+    "Train on",
+    "Threads",
+];
+
+/// The estimators as buttons, one line per kind (likelihoods, pieces, SCL and CAMEL, locally
+/// normalised): wrapped buttons inside a grid cell overlapped the next row when the pane was
+/// narrow.
+fn estimator_picker(ui: &mut egui::Ui, f: &mut LaunchForm) {
+    ui.vertical(|ui| {
+        for group in EstimatorSpec::NAMES.chunk_by(|a, b| kind(a) == kind(b)) {
+            ui.horizontal(|ui| {
+                for name in group {
+                    if ui.selectable_label(f.estimator() == *name, *name).clicked() {
+                        f.set_estimator(name);
+                    }
                 }
             });
-        let l = ui.label("damping");
-        ui.add(
-            egui::DragValue::new(&mut bp.damping)
-                .range(0.0..=0.99)
-                .speed(0.01),
-        )
-        .labelled_by(l.id);
-        let l = ui.label("tol");
-        ui.add(
-            egui::DragValue::new(&mut bp.tol)
-                .range(1e-14..=1.0)
-                .custom_formatter(|x, _| format!("{x:.0e}"))
-                .speed(0.0),
-        )
-        .labelled_by(l.id);
-        let l = ui.label("max sweeps");
-        ui.add(egui::DragValue::new(&mut bp.max_sweeps).range(1..=100_000))
-            .labelled_by(l.id);
+        }
     });
 }
 

@@ -1,34 +1,22 @@
 //! `compare`: several estimators trained with the same features and prior, or finished runs,
 //! in one table with 001's significance tests between every pair.
 
-use super::args::{BpArgs, CamelArgs, EstimatorArgs, NotaArgs, RunArgs, SclArgs};
+use super::knobs::{merged, run_spec, EstimatorOptionKnobs, RunKnobs};
 use super::train::{run_with_progress, summary_json};
 use crate::error::{Error, Result};
-use crate::estimators::EstimatorSpec;
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct CompareArgs {
     #[command(flatten)]
-    pub run: RunArgs,
+    pub run: RunKnobs,
     /// Comma-separated estimators, trained in turn with the same features and prior.
     #[arg(long, default_value = "ml,pl,pl-edge,pw,pwpl")]
     pub estimators: String,
-    /// Pieces for the piecewise estimators (see `train --help`).
-    #[arg(long)]
-    pub pieces: Option<String>,
-    /// μ for pw-reweighted.
-    #[arg(long)]
-    pub mu: Option<f64>,
+    /// Every estimator's knobs, each applied where it belongs.
     #[command(flatten)]
-    pub bp: BpArgs,
-    #[command(flatten)]
-    pub scl: SclArgs,
-    #[command(flatten)]
-    pub camel: CamelArgs,
-    #[command(flatten)]
-    pub nota: NotaArgs,
+    pub options: EstimatorOptionKnobs,
     /// Directory for the runs (one subdirectory per estimator).
     #[arg(long, required_unless_present = "runs")]
     pub out: Option<PathBuf>,
@@ -60,7 +48,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         }
         return compare_table(&rows, a.json);
     }
-    if a.run.test.is_none() {
+    if !a.run.0.given(crate::train::spec::TEST.name) {
         return Err(Error::invalid(
             "compare needs --test FILE to score the estimators",
         ));
@@ -72,24 +60,9 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
     {
-        let est = EstimatorArgs {
-            estimator: name.to_string(),
-            pieces: a.pieces.clone(),
-            mu: a.mu,
-            bp: a.bp.clone(),
-            scl: a.scl.clone(),
-            camel: a.camel.clone(),
-            nota: a.nota.clone(),
-        };
-        let spec = match name {
-            "pw" | "pw-reweighted" | "pwpl" => est.spec(a.run.seed)?,
-            "nota" => a.nota.apply(EstimatorSpec::from_name(name)?, a.run.seed)?,
-            "scl" => a.scl.apply(EstimatorSpec::from_name(name)?)?,
-            _ => a
-                .camel
-                .apply(EstimatorSpec::from_name(name)?.with_bp(a.bp.options()))?,
-        };
-        let spec = a.run.spec(spec)?;
+        let mut s = merged(&[&a.run.0, &a.options.0]);
+        s.set(crate::settings::ESTIMATOR, name);
+        let spec = run_spec(&s)?;
         let dir = out.join(name);
         let summary = run_with_progress(&spec, &dir)?;
         rows.push((name.to_string(), summary, dir));

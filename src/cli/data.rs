@@ -5,34 +5,26 @@ use crate::data::conll::format_conll;
 use crate::data::synth_loopy::{self, GridGen, LabelField};
 use crate::data::{read_conll, read_corpus, synth};
 use crate::error::{Error, Result};
-use crate::graph::registry::FamilyKind;
 use crate::util::write_atomic;
 use clap::{Args, Subcommand};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Args)]
 pub struct InfoArgs {
     pub file: PathBuf,
-    /// The family whose format the file is in.
-    #[arg(long, value_enum, default_value_t = FamilyKind::Chain)]
-    pub model: FamilyKind,
+    /// The family whose format the file is in (and its options).
+    #[command(flatten)]
+    pub model: super::knobs::ModelKnobs,
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn info_command(a: InfoArgs) -> Result<()> {
-    info(&a.file, a.model, a.json)
+    let c = crate::graph::ModelSpec::from_settings(&a.model.0)?.read(&a.file)?;
+    info(&c, a.json)
 }
 
-fn info(file: &Path, kind: FamilyKind, json: bool) -> Result<()> {
-    let c = match kind {
-        FamilyKind::Chain | FamilyKind::SkipChain | FamilyKind::BoltzmannChain => {
-            read_corpus(file)?
-        }
-        FamilyKind::Factorial => crate::graph::factorial::FactorialCrf::read_data(file, true)?,
-        FamilyKind::Grid => crate::data::grid::read_grid(file)?,
-        FamilyKind::Boltzmann => crate::data::samples::read_samples(file)?,
-    };
+fn info(c: &crate::data::Corpus, json: bool) -> Result<()> {
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for s in &c.sequences {
         for l in &s.labels {

@@ -1,10 +1,9 @@
 //! `reproduce`, `sweep` and `theory`: experiments over many runs, and SCL's asymptotics.
 
-use super::args::{RunArgs, SclArgs};
+use super::knobs::{run_spec, RunKnobs, SclKnobs};
 use super::parse_list;
 use crate::data::synth_loopy;
 use crate::error::{Error, Result};
-use crate::estimators::EstimatorSpec;
 use crate::graph::boltzmann::BoltzmannOptions;
 use clap::Args;
 use std::path::PathBuf;
@@ -94,7 +93,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
 #[derive(Args)]
 pub struct SweepArgs {
     #[command(flatten)]
-    pub run: RunArgs,
+    pub run: RunKnobs,
     /// LOW/HIGH component families, e.g. pl1/fl or pl1/pl2.
     #[arg(long, default_value = "pl1/pl2")]
     pub families: String,
@@ -125,10 +124,13 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         .families
         .split_once('/')
         .ok_or_else(|| Error::invalid("--families is LOW/HIGH, e.g. pl1/fl"))?;
-    let policy = crate::estimators::SelectionPolicy::parse("1:1*pl1", a.selection, a.run.seed)?;
-    let base = a
-        .run
-        .spec(EstimatorSpec::from_name("scl")?.with_policy(policy))?;
+    let mut run = a.run.0.clone();
+    run.set(crate::settings::ESTIMATOR, "scl");
+    run.set(
+        crate::estimators::settings::SELECTION.name,
+        crate::settings::choice_name(&a.selection),
+    );
+    let base = run_spec(&run)?;
     let spec = SweepSpec {
         base,
         low: ComponentFamily::parse(low.trim())?,
@@ -185,7 +187,7 @@ pub struct TheoryArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub theta: Option<String>,
     #[command(flatten)]
-    pub scl: SclArgs,
+    pub scl: SclKnobs,
     #[arg(long)]
     pub json: bool,
 }
@@ -215,10 +217,7 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
     let bm = BoltzmannMachine::new(m, BoltzmannOptions::default())?;
     let theta = bm.theta(&theta, &[])?;
     let inst = bm.graph()?;
-    let policy = match scl.apply(EstimatorSpec::from_name("scl")?)? {
-        EstimatorSpec::Scl { policy } => policy,
-        _ => unreachable!("scl"),
-    };
+    let policy = crate::estimators::SelectionPolicy::from_settings(&scl.0, 0)?;
     let p = bm.model().n_params;
     // Expected FLOPs per example: each family's components times their selection rates.
     let mut flops = 0.0;

@@ -2,22 +2,22 @@
 //! dispatches them. Every command is the same code path the GUI takes (`train::execute`,
 //! `TrainedRun::open`, `eval`, the experiments).
 
-mod args;
 mod compare;
 mod data;
 mod experiments;
+mod knobs;
 mod model;
 mod train;
 
 use crate::error::{Error, Result};
 use crate::util::write_atomic;
-use args::ModelArgs;
 use clap::{Args, Parser, Subcommand};
 use compare::CompareArgs;
 use data::{AugmentArgs, Generate, InfoArgs, ScoreArgs, SplitArgs};
 use experiments::{ReproduceArgs, SweepArgs, TheoryArgs};
+use knobs::{DataKnobs, ModelKnobs};
 use model::{DumpArgs, EvalArgs, InferArgs, ObjectiveArgs, PredictArgs};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use train::TrainArgs;
 
 #[derive(Parser)]
@@ -94,16 +94,10 @@ enum Command {
 
 #[derive(Args)]
 pub struct GuiArgs {
-    /// Training data in the model family's format.
-    #[arg(long)]
-    pub train: Option<PathBuf>,
-    #[arg(long)]
-    pub test: Option<PathBuf>,
-    /// CRF++ template (chains).
-    #[arg(long)]
-    pub template: Option<PathBuf>,
     #[command(flatten)]
-    pub model: ModelArgs,
+    pub data: DataKnobs,
+    #[command(flatten)]
+    pub model: ModelKnobs,
 }
 
 /// Parses the command line and runs the command, or opens the workbench.
@@ -124,20 +118,14 @@ pub fn main() {
 /// The workbench, with the data form filled in and loaded when `gui` names a training set.
 fn open_workbench(gui: Option<GuiArgs>) -> Result<()> {
     let config = crate::app::Config::for_binary();
-    let open = gui.and_then(|a| {
-        let t = a.train?;
-        let mut src = crate::app::data::DataSource::sample(&config.root);
-        let path = |p: &Option<PathBuf>| {
-            p.as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        };
-        src.train = t.display().to_string();
-        src.test = path(&a.test);
-        src.template = path(&a.template);
-        src.set_model(&a.model.spec(src.options()));
-        Some(src)
-    });
+    let open = gui
+        .filter(|a| a.data.0.given(crate::train::spec::TRAIN.name))
+        .map(|a| {
+            let mut src = crate::app::data::DataSource::sample(&config.root);
+            src.set_files(&a.data.0);
+            src.model.merge(&a.model.0);
+            src
+        });
     crate::app::run_native(config, open)
         .map_err(|e| Error::invalid(format!("cannot open the window: {e}")))
 }

@@ -1,13 +1,13 @@
 //! Commands on a trained run: `predict`, `eval`, `dump`, `infer` (also on UAI factor graphs),
 //! and `objective` (an estimator's value for weights given by hand).
 
-use super::args::{BpArgs, EstimatorArgs, ModelArgs};
 use super::emit;
+use super::knobs::{merged, BpKnobs, EstimatorKnobs, ModelKnobs};
 use crate::error::{Error, Result};
 use crate::estimators::{EstimatorSpec, Workspace};
 use crate::eval::{evaluate, Decoder, Inference};
-use crate::graph::chain::{ChainOptions, FeatureSet};
 use crate::graph::family;
+use crate::graph::registry::{ModelSpec, FEATURES, LABEL_BIAS};
 use crate::inference::{choose, BpOptions, Method, Task, MAX_ENUMERATION_STATES};
 use crate::train::TrainedRun;
 use clap::Args;
@@ -100,7 +100,7 @@ pub struct ObjectiveArgs {
     pub data: PathBuf,
     /// Model family and its options (chains: CRF++ template, all features, label bias).
     #[command(flatten)]
-    pub model: ModelArgs,
+    pub model: ModelKnobs,
     /// CRF++ template (default: the built-in chunking template).
     #[arg(long)]
     pub template: Option<PathBuf>,
@@ -109,7 +109,7 @@ pub struct ObjectiveArgs {
     #[arg(long)]
     pub weights: PathBuf,
     #[command(flatten)]
-    pub estimator: EstimatorArgs,
+    pub estimator: EstimatorKnobs,
     #[arg(long)]
     pub json: bool,
 }
@@ -123,14 +123,17 @@ pub fn objective(a: ObjectiveArgs) -> Result<()> {
         estimator,
         json,
     } = a;
-    let spec = &estimator.spec(0)?;
+    let mut s = merged(&[&model.0, &estimator.0]);
+    crate::estimators::settings::check_given(&s)?;
+    // Every weight a dump can hold exists: all feature–label pairs and the label bias.
+    for (k, v) in [(&LABEL_BIAS, "true"), (&FEATURES, "all")] {
+        if !s.given(k.name) {
+            s.set(k.name, v);
+        }
+    }
+    let spec = &EstimatorSpec::from_settings(&s, 0)?;
     let template = template.as_deref();
-    let mspec = model.spec(ChainOptions {
-        label_bias: true,
-        min_freq: 1,
-        feature_set: FeatureSet::All,
-        ..Default::default()
-    });
+    let mspec = ModelSpec::from_settings(&s)?;
     let corpus = mspec.read(&data)?;
     let (fam, instances) = mspec.fit(&corpus, template)?;
     let text = crate::util::read_text(&weights)?;
@@ -191,7 +194,7 @@ pub struct InferArgs {
     #[arg(long)]
     pub max: bool,
     #[command(flatten)]
-    pub bp: BpArgs,
+    pub bp: BpKnobs,
     /// Run the inference this many times (cold each time) and report the median time on
     /// standard error (for benchmarks; reading the file is not timed).
     #[arg(long, default_value_t = 1)]
@@ -202,8 +205,7 @@ pub struct InferArgs {
 }
 
 pub fn infer(a: InferArgs) -> Result<()> {
-    let opts = a.bp.options();
-    opts.check()?;
+    let opts = BpOptions::from_settings(&a.bp.0)?;
     let text = match (&a.model, &a.uai) {
         (_, Some(u)) => infer_uai(u, a.evid.as_deref(), &a, &opts)?,
         (Some(dir), None) => infer_run(dir, a.data.as_ref(), &a, &opts)?,

@@ -1,6 +1,6 @@
 //! `train`: one run, with a progress bar on standard error.
 
-use super::args::{EstimatorArgs, RunArgs};
+use super::knobs::{merged, run_spec, EstimatorKnobs, RunKnobs};
 use crate::error::Result;
 use crate::train::{execute, RunEvent, RunSpec, RunSummary};
 use clap::Args;
@@ -11,9 +11,9 @@ use std::sync::atomic::AtomicBool;
 #[derive(Args)]
 pub struct TrainArgs {
     #[command(flatten)]
-    pub run: RunArgs,
+    pub run: RunKnobs,
     #[command(flatten)]
-    pub estimator: EstimatorArgs,
+    pub estimator: EstimatorKnobs,
     /// Run directory to create.
     #[arg(long)]
     pub out: PathBuf,
@@ -28,7 +28,11 @@ pub struct TrainArgs {
 pub fn train(a: TrainArgs) -> Result<()> {
     let spec = match &a.spec {
         Some(p) => crate::util::read_json::<RunSpec>(p)?,
-        None => a.run.spec(a.estimator.spec(a.run.seed)?)?,
+        None => {
+            let s = merged(&[&a.run.0, &a.estimator.0]);
+            crate::estimators::settings::check_given(&s)?;
+            run_spec(&s)?
+        }
     };
     let summary = run_with_progress(&spec, &a.out)?;
     if let Some(m) = &summary.test {

@@ -7,7 +7,7 @@ use super::scl::{Selection, SelectionPolicy};
 use super::{EstimatorSpec, NotaSelection, Pieces};
 use crate::error::{Error, Result};
 use crate::inference::{BpOptions, Schedule};
-use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, Settings};
+use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, KnobValues};
 use clap::builder::PossibleValue;
 
 const PIECEWISE: &[&str] = &["pw", "pw-reweighted", "pwpl"];
@@ -39,6 +39,7 @@ fn beta_modes() -> Vec<PossibleValue> {
 }
 
 pub static ESTIMATOR: Knob = Knob {
+    row: "Estimator",
     name: crate::settings::ESTIMATOR,
     label: "estimator",
     help: "ml, bp, pl, pl-edge, pw, pw-reweighted, pwpl, scl, camel0, cccp-camel, \
@@ -48,6 +49,7 @@ pub static ESTIMATOR: Knob = Knob {
     applies: Applies::Always,
 };
 pub static PIECES: Knob = Knob {
+    row: "Pieces",
     name: "pieces",
     label: "Pieces",
     help: "Pieces for pw, pw-reweighted and pwpl: groups of template names, `+` within a group, \
@@ -58,6 +60,7 @@ pub static PIECES: Knob = Knob {
     applies: Applies::Estimators(PIECEWISE),
 };
 pub static MU: Knob = Knob {
+    row: "Pieces",
     name: "mu",
     label: "μ",
     help: "Temperature μ of every piece for pw-reweighted (empty: uniform 1/|pieces|)",
@@ -71,16 +74,18 @@ pub static MU: Knob = Knob {
 /// BP's options are the bp estimator's (training, and max-product decoding of its runs).
 const BP: &[&str] = &["bp"];
 pub static BP_SCHEDULE: Knob = Knob {
+    row: "Loopy BP",
     name: "bp-schedule",
-    label: "BP schedule",
+    label: "schedule",
     help: "Loopy BP's message schedule: parallel (flooding), sequential or residual",
     kind: Kind::Choice(choices::<Schedule>),
     default: "sequential",
     applies: Applies::Estimators(BP),
 };
 pub static BP_DAMPING: Knob = Knob {
+    row: "Loopy BP",
     name: "bp-damping",
-    label: "BP damping",
+    label: "damping",
     help: "Loopy BP's damping: weight of the old message, in [0, 1)",
     kind: Kind::Real {
         min: 0.0,
@@ -90,8 +95,9 @@ pub static BP_DAMPING: Knob = Knob {
     applies: Applies::Estimators(BP),
 };
 pub static BP_TOL: Knob = Knob {
+    row: "BP stops",
     name: "bp-tol",
-    label: "BP tolerance",
+    label: "tol",
     help: "Loopy BP has converged when no log message entry moves by more than this",
     kind: Kind::Real {
         min: 1e-15,
@@ -101,8 +107,9 @@ pub static BP_TOL: Knob = Knob {
     applies: Applies::Estimators(BP),
 };
 pub static BP_MAX_SWEEPS: Knob = Knob {
+    row: "BP stops",
     name: "bp-max-sweeps",
-    label: "BP sweeps",
+    label: "sweeps",
     help: "Loopy BP's sweep limit per call",
     kind: Kind::Count {
         min: 1,
@@ -112,6 +119,7 @@ pub static BP_MAX_SWEEPS: Knob = Knob {
     applies: Applies::Estimators(BP),
 };
 pub static POLICY: Knob = Knob {
+    row: "SCL policy",
     name: "policy",
     label: "SCL policy",
     help:
@@ -122,6 +130,7 @@ pub static POLICY: Knob = Knob {
     applies: Applies::Estimators(SCL),
 };
 pub static SELECTION: Knob = Knob {
+    row: "Selection",
     name: "selection",
     label: "selection",
     help: "How SCL's components are selected per item: independent (each with its family's λ) or \
@@ -131,6 +140,7 @@ pub static SELECTION: Knob = Knob {
     applies: Applies::Estimators(SCL),
 };
 pub static BETA: Knob = Knob {
+    row: "SCL rounds",
     name: "beta",
     label: "β",
     help: "`auto`: choose the families' weights β by 004's heuristic (§7, Algorithm 1), \
@@ -140,6 +150,7 @@ pub static BETA: Knob = Knob {
     applies: Applies::Estimators(SCL),
 };
 pub static RESAMPLE_EVERY: Knob = Knob {
+    row: "SCL rounds",
     name: "resample-every",
     label: "resample every",
     help: "Draw SCL's selection Z anew every N optimiser iterations, keeping θ (0: once per run)",
@@ -151,8 +162,9 @@ pub static RESAMPLE_EVERY: Knob = Knob {
     applies: Applies::Estimators(SCL),
 };
 pub static CAMEL_TOL: Knob = Knob {
+    row: "CAMEL",
     name: "camel-tol",
-    label: "g tolerance",
+    label: "g tol",
     help: "CAMEL: stop relinearising when no entry of the linearisation g moves by more than this",
     kind: Kind::Real {
         min: 1e-9,
@@ -162,16 +174,18 @@ pub static CAMEL_TOL: Knob = Knob {
     applies: Applies::Estimators(CAMEL),
 };
 pub static CAMEL_MAX_OUTER: Knob = Knob {
+    row: "CAMEL",
     name: "camel-max-outer",
-    label: "max outer loops",
+    label: "outer loops",
     help: "CAMEL: relinearisations of g at most",
     kind: Kind::Count { min: 1, max: 1000 },
     default: "20",
     applies: Applies::Estimators(CAMEL),
 };
 pub static CAMEL_SWEEP_TOL: Knob = Knob {
+    row: "CAMEL",
     name: "camel-sweep-tol",
-    label: "δ sweeps to",
+    label: "δ tol",
     help: "CAMEL: each evaluation sweeps the multipliers δ until no two clusters disagree on a \
            shared variable by more than this",
     kind: Kind::Real {
@@ -182,6 +196,7 @@ pub static CAMEL_SWEEP_TOL: Knob = Knob {
     applies: Applies::Estimators(CAMEL),
 };
 pub static NOTA_MODE: Knob = Knob {
+    row: "NOTA",
     name: "nota",
     label: "NOTA terms",
     help: "nota: exhaustive (every wrong source state), sampled (a seeded fraction) or \
@@ -192,6 +207,7 @@ pub static NOTA_MODE: Knob = Knob {
     applies: Applies::Estimators(NOTA),
 };
 pub static NOTA_FRACTION: Knob = Knob {
+    row: "NOTA",
     name: "nota-fraction",
     label: "fraction",
     help: "nota sampled: the fraction of (position, wrong source state) pairs kept (seed: --seed)",
@@ -199,10 +215,11 @@ pub static NOTA_FRACTION: Knob = Knob {
     default: "0.1",
     applies: Applies::When(|s| s.estimator() == "nota" && s.get(&NOTA_MODE) == "sampled"),
 };
-fn error_driven(s: &Settings) -> bool {
+fn error_driven(s: &KnobValues) -> bool {
     s.estimator() == "nota" && s.get(&NOTA_MODE) == "error-driven"
 }
 pub static NOTA_AFTER: Knob = Knob {
+    row: "NOTA rounds",
     name: "nota-after",
     label: "after",
     help: "nota error-driven: iterations before the NOTA terms are chosen (003: 20)",
@@ -214,6 +231,7 @@ pub static NOTA_AFTER: Knob = Knob {
     applies: Applies::When(error_driven),
 };
 pub static NOTA_THRESHOLD: Knob = Knob {
+    row: "NOTA rounds",
     name: "nota-threshold",
     label: "marginal >",
     help:
@@ -226,6 +244,7 @@ pub static NOTA_THRESHOLD: Knob = Knob {
     applies: Applies::When(error_driven),
 };
 pub static NOTA_REFRESH: Knob = Knob {
+    row: "NOTA rounds",
     name: "nota-refresh",
     label: "refresh",
     help: "nota error-driven: choose the terms anew every N iterations (0: once)",
@@ -268,7 +287,7 @@ pub static BP_KNOBS: &[&Knob] = &[&BP_SCHEDULE, &BP_DAMPING, &BP_TOL, &BP_MAX_SW
 
 impl BpOptions {
     /// The BP knobs' options.
-    pub fn from_settings(s: &Settings) -> Result<BpOptions> {
+    pub fn from_settings(s: &KnobValues) -> Result<BpOptions> {
         let o = BpOptions {
             schedule: s.choice(&BP_SCHEDULE)?.unwrap_or_default(),
             damping: s.parse(&BP_DAMPING)?,
@@ -282,7 +301,7 @@ impl BpOptions {
 
 impl SelectionPolicy {
     /// The SCL knobs' policy; Z drawn from `seed`.
-    pub fn from_settings(s: &Settings, seed: u64) -> Result<SelectionPolicy> {
+    pub fn from_settings(s: &KnobValues, seed: u64) -> Result<SelectionPolicy> {
         let selection = s.choice(&SELECTION)?.unwrap_or(Selection::Independent);
         let mut policy = SelectionPolicy::parse(s.get(&POLICY), selection, seed)?;
         policy.auto_beta = s.get(&BETA) == "auto";
@@ -294,7 +313,7 @@ impl SelectionPolicy {
 impl EstimatorSpec {
     /// The estimator the settings describe, its knobs applied; `seed` seeds SCL's selection and
     /// sampled NOTA terms.
-    pub fn from_settings(s: &Settings, seed: u64) -> Result<EstimatorSpec> {
+    pub fn from_settings(s: &KnobValues, seed: u64) -> Result<EstimatorSpec> {
         let mut spec = EstimatorSpec::from_name(s.estimator())?;
         if spec.has_pieces() && !s.get(&PIECES).trim().is_empty() {
             spec = spec.with_pieces(Pieces::parse(s.get(&PIECES).trim())?);
@@ -341,7 +360,7 @@ impl EstimatorSpec {
     }
 
     /// Writes the estimator's knobs into `s` (other estimators' knobs keep their values).
-    pub fn to_settings(&self, s: &mut Settings) {
+    pub fn to_settings(&self, s: &mut KnobValues) {
         s.set(ESTIMATOR.name, self.name());
         if let Some(p) = self.pieces() {
             set_unless_default(s, &PIECES, p);
@@ -390,7 +409,7 @@ impl EstimatorSpec {
 }
 
 /// The command line's check: every estimator knob given must apply to the estimator given.
-pub fn check_given(s: &Settings) -> Result<()> {
+pub fn check_given(s: &KnobValues) -> Result<()> {
     for k in ESTIMATOR_KNOBS {
         if let Applies::Estimators(names) = k.applies {
             if s.given(k.name) && !k.applies(s) {

@@ -212,11 +212,12 @@ pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>
 
 use super::chain::{Extractor, Factorisation, FeatureSet, SkipOptions, DEFAULT_LEXICONS};
 use super::grid::{Neighbourhood, Pairwise};
-use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, Settings};
+use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, KnobValues};
 
 const CHAINS: &[&str] = &["chain", "skip-chain"];
 
 pub static FAMILY: Knob = Knob {
+    row: "Model",
     name: crate::settings::MODEL,
     label: "model",
     help: "The model family: chain (CRF++ templates on CoNLL data), skip-chain, factorial, grid \
@@ -227,6 +228,7 @@ pub static FAMILY: Knob = Knob {
     applies: Applies::Always,
 };
 pub static FACTORISATION: Knob = Knob {
+    row: "Factorisation",
     name: "factorisation",
     label: "factorisation",
     help: "How the chain is cut into factors: split (state + transition), edge (one factor per \
@@ -237,6 +239,7 @@ pub static FACTORISATION: Knob = Knob {
     applies: Applies::Families(CHAINS),
 };
 pub static EXTRACTOR: Knob = Knob {
+    row: "Extractor",
     name: "extractor",
     label: "extractor",
     help: "Chain state features: template (the CRF++ template alone), or one of the piecewise \
@@ -248,6 +251,7 @@ pub static EXTRACTOR: Knob = Knob {
     applies: Applies::Families(CHAINS),
 };
 pub static LEXICONS: Knob = Knob {
+    row: "Name lists",
     name: "lexicons",
     label: "name lists",
     help: "Folder of the feature tables' name lists (first-male.txt, first-female.txt, last.txt)",
@@ -259,6 +263,7 @@ pub static LEXICONS: Knob = Knob {
     }),
 };
 pub static FEATURES: Knob = Knob {
+    row: "Features",
     name: "features",
     label: "features",
     help: "Which feature–label weights exist: all (CRF++) or observed in training (CRFsuite \
@@ -268,6 +273,7 @@ pub static FEATURES: Knob = Knob {
     applies: Applies::Families(&["chain", "skip-chain", "factorial"]),
 };
 pub static LABEL_BIAS: Knob = Knob {
+    row: "Features",
     name: "label-bias",
     label: "label bias",
     help: "Add the always-on per-label bias feature `*`",
@@ -276,6 +282,7 @@ pub static LABEL_BIAS: Knob = Knob {
     applies: Applies::Families(CHAINS),
 };
 pub static MIN_FREQ: Knob = Knob {
+    row: "Features",
     name: "min-freq",
     label: "min count",
     help: "Drop features seen fewer times than this in training (boltzmann-chain: training words \
@@ -288,8 +295,9 @@ pub static MIN_FREQ: Knob = Knob {
     applies: Applies::Families(&["chain", "skip-chain", "factorial", "boltzmann-chain"]),
 };
 pub static MAX_SKIP_EDGES: Knob = Knob {
+    row: "Skip edges",
     name: "max-skip-edges",
-    label: "max skips",
+    label: "at most",
     help: "Skip-chain: at most this many skip edges per item, the closest pairs first (0: all)",
     kind: Kind::Count {
         min: 0,
@@ -299,6 +307,7 @@ pub static MAX_SKIP_EDGES: Knob = Knob {
     applies: Applies::Families(&["skip-chain"]),
 };
 pub static POS_LEXICON: Knob = Knob {
+    row: "POS lexicon",
     name: "pos-lexicon",
     label: "POS lexicon",
     help:
@@ -310,6 +319,7 @@ pub static POS_LEXICON: Knob = Knob {
     applies: Applies::Families(&["factorial"]),
 };
 pub static PAIRWISE: Knob = Knob {
+    row: "Grid",
     name: "pairwise",
     label: "pairwise",
     help: "Grid: the pairwise table's entry map (potts: one tied diagonal weight)",
@@ -318,14 +328,16 @@ pub static PAIRWISE: Knob = Knob {
     applies: Applies::Families(&["grid"]),
 };
 pub static NEIGHBOURHOOD: Knob = Knob {
+    row: "Grid",
     name: "neighbourhood",
     label: "neighbours",
     help: "Grid: 4- or 8-connected",
     kind: Kind::Choice(choices::<Neighbourhood>),
-    default: "four",
+    default: "4",
     applies: Applies::Families(&["grid"]),
 };
 pub static BIASES: Knob = Knob {
+    row: "Boltzmann",
     name: "biases",
     label: "biases",
     help: "Boltzmann machine: add a bias per variable",
@@ -352,7 +364,7 @@ pub static MODEL_KNOBS: &[&Knob] = &[
 
 impl ModelSpec {
     /// The model the settings describe.
-    pub fn from_settings(s: &Settings) -> Result<ModelSpec> {
+    pub fn from_settings(s: &KnobValues) -> Result<ModelSpec> {
         let family = crate::settings::parse_choice::<FamilyKind>(&FAMILY, s.family())?;
         let features = s.choice::<FeatureSet>(&FEATURES)?;
         let min_freq: u64 = s.parse(&MIN_FREQ)?;
@@ -400,7 +412,7 @@ impl ModelSpec {
     }
 
     /// Writes the model's knobs into `s` (the other families' knobs keep their values).
-    pub fn to_settings(&self, s: &mut Settings) {
+    pub fn to_settings(&self, s: &mut KnobValues) {
         s.set(FAMILY.name, choice_name(&self.kind()));
         let path = |p: &Option<std::path::PathBuf>| {
             p.as_ref()

@@ -78,9 +78,10 @@ impl RunSpec {
 // ---- The run's knobs (the settings schema) ----
 
 use crate::error::{Error, Result};
-use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, Settings};
+use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, KnobValues};
 
 pub static NAME: Knob = Knob {
+    row: "Name",
     name: "name",
     label: "Name",
     help: "A label for lists and legends (the command line uses the estimator's name)",
@@ -89,6 +90,7 @@ pub static NAME: Knob = Knob {
     applies: Applies::Always,
 };
 pub static TRAIN: Knob = Knob {
+    row: "Train data",
     name: "train",
     label: "Train data",
     help: "Training data in the model family's format (chains: CoNLL columns, label last, or a \
@@ -98,6 +100,7 @@ pub static TRAIN: Knob = Knob {
     applies: Applies::Always,
 };
 pub static TEST: Knob = Knob {
+    row: "Test data",
     name: "test",
     label: "Test data",
     help: "Held-out data scored at the end (and every --eval-every iterations)",
@@ -106,6 +109,7 @@ pub static TEST: Knob = Knob {
     applies: Applies::Always,
 };
 pub static TEMPLATE: Knob = Knob {
+    row: "Template",
     name: "template",
     label: "Template",
     help: "CRF++ template file for chains (empty: the built-in CRF++ chunking template)",
@@ -114,6 +118,7 @@ pub static TEMPLATE: Knob = Knob {
     applies: Applies::Families(&["chain", "skip-chain"]),
 };
 pub static DECODE: Knob = Knob {
+    row: "Decoding",
     name: "decode",
     label: "decoder",
     help: "Test-time decoder: auto (Viterbi on chains — local for memm and nota runs without \
@@ -124,6 +129,7 @@ pub static DECODE: Knob = Knob {
     applies: Applies::Always,
 };
 pub static PER_STATE_SCALING: Knob = Knob {
+    row: "Decoding",
     name: "per-state-scaling",
     label: "per-state scaling",
     help: "Chains: after training, fit one multiplicative factor per source state by global \
@@ -133,16 +139,18 @@ pub static PER_STATE_SCALING: Knob = Knob {
     applies: Applies::Families(&["chain"]),
 };
 pub static C2: Knob = Knob {
+    row: "Prior",
     name: "c2",
-    label: "Prior c2",
+    label: "c2",
     help: "L2 penalty c2·‖w‖² as in CRFsuite (σ² = 1/(2·c2); 0: no prior); default 1.0",
     kind: Kind::Real { min: 0.0, max: 1e6 },
     default: "",
     applies: Applies::Always,
 };
 pub static SIGMA2: Knob = Knob {
+    row: "Prior",
     name: "sigma2",
-    label: "Prior σ²",
+    label: "or σ²",
     help: "Gaussian prior variance σ² (penalty ‖w‖²/(2σ²)); instead of --c2",
     kind: Kind::Real {
         min: 1e-12,
@@ -152,8 +160,9 @@ pub static SIGMA2: Knob = Knob {
     applies: Applies::Always,
 };
 pub static MAX_ITER: Knob = Knob {
+    row: "Optimiser",
     name: "max-iter",
-    label: "Max iterations",
+    label: "max iterations",
     help: "L-BFGS iterations at most",
     kind: Kind::Count {
         min: 1,
@@ -163,6 +172,7 @@ pub static MAX_ITER: Knob = Knob {
     applies: Applies::Always,
 };
 pub static DELTA: Knob = Knob {
+    row: "Optimiser",
     name: "delta",
     label: "stop below",
     help: "Stop when the objective improved by less than this fraction over --period iterations",
@@ -171,8 +181,9 @@ pub static DELTA: Knob = Knob {
     applies: Applies::Always,
 };
 pub static PERIOD: Knob = Knob {
+    row: "Optimiser",
     name: "period",
-    label: "over iterations",
+    label: "over",
     help: "The window of the --delta stopping test",
     kind: Kind::Count {
         min: 1,
@@ -182,6 +193,7 @@ pub static PERIOD: Knob = Knob {
     applies: Applies::Always,
 };
 pub static INIT_FROM: Knob = Knob {
+    row: "Init from",
     name: "init-from",
     label: "Init from",
     help: "Start from the weights of a finished run: templates, features and labels with the \
@@ -192,6 +204,7 @@ pub static INIT_FROM: Knob = Knob {
     applies: Applies::Always,
 };
 pub static EVAL_EVERY: Knob = Knob {
+    row: "Evaluate every",
     name: "eval-every",
     label: "Evaluate every",
     help: "Evaluate on the test data every N iterations (0: at the end only)",
@@ -203,6 +216,7 @@ pub static EVAL_EVERY: Knob = Knob {
     applies: Applies::Always,
 };
 pub static TRAIN_SAMPLE: Knob = Knob {
+    row: "Train on",
     name: "train-sample",
     label: "Train on",
     help: "Train on N items of the training data drawn without replacement with the seed \
@@ -215,6 +229,7 @@ pub static TRAIN_SAMPLE: Knob = Knob {
     applies: Applies::Always,
 };
 pub static EVAL_TRAIN: Knob = Knob {
+    row: "Evaluate every",
     name: "eval-train",
     label: "score training data",
     help: "Also score the training data at the end (train NLL in the summary)",
@@ -223,6 +238,7 @@ pub static EVAL_TRAIN: Knob = Knob {
     applies: Applies::Always,
 };
 pub static THREADS: Knob = Knob {
+    row: "Threads",
     name: "threads",
     label: "Threads",
     help: "Worker threads (0: all cores)",
@@ -231,6 +247,7 @@ pub static THREADS: Knob = Knob {
     applies: Applies::Always,
 };
 pub static SEED: Knob = Knob {
+    row: "Threads",
     name: "seed",
     label: "Seed",
     help: "Seeds SCL's selection, sampled NOTA terms and --train-sample",
@@ -265,7 +282,7 @@ pub static RUN_KNOBS: &[&Knob] = &[
 
 impl RunSpec {
     /// The run the settings describe (data, model, estimator and run knobs together).
-    pub fn from_settings(s: &Settings) -> Result<RunSpec> {
+    pub fn from_settings(s: &KnobValues) -> Result<RunSpec> {
         let train = s
             .path(&TRAIN)
             .ok_or_else(|| Error::invalid("the run needs training data (--train FILE)"))?;
@@ -310,8 +327,8 @@ impl RunSpec {
     }
 
     /// The settings that give this spec (for "rerun with edits").
-    pub fn to_settings(&self) -> Settings {
-        let mut s = Settings::default();
+    pub fn to_settings(&self) -> KnobValues {
+        let mut s = KnobValues::default();
         let path = |p: &Option<PathBuf>| {
             p.as_ref()
                 .map(|p| p.display().to_string())
