@@ -195,6 +195,18 @@ pub static CAMEL_SWEEP_TOL: Knob = Knob {
     default: "1e-4",
     applies: Applies::Estimators(CAMEL),
 };
+pub static CAMEL_MAX_SWEEPS: Knob = Knob {
+    name: "camel-max-sweeps",
+    row: "CAMEL",
+    label: "δ sweeps",
+    help: "CAMEL: δ sweeps at most per evaluation and instance",
+    kind: Kind::Count {
+        min: 1,
+        max: 1_000_000,
+    },
+    default: "1000",
+    applies: Applies::Estimators(CAMEL),
+};
 pub static NOTA_MODE: Knob = Knob {
     row: "NOTA",
     name: "nota",
@@ -268,6 +280,7 @@ pub static ESTIMATOR_KNOBS: &[&Knob] = &[
     &CAMEL_TOL,
     &CAMEL_MAX_OUTER,
     &CAMEL_SWEEP_TOL,
+    &CAMEL_MAX_SWEEPS,
     &NOTA_MODE,
     &NOTA_FRACTION,
     &NOTA_AFTER,
@@ -334,7 +347,7 @@ impl EstimatorSpec {
                     tol: s.parse(&CAMEL_TOL)?,
                     max_outer: s.parse(&CAMEL_MAX_OUTER)?,
                     sweep_tol: s.parse(&CAMEL_SWEEP_TOL)?,
-                    ..CamelOptions::default()
+                    max_sweeps: s.parse(&CAMEL_MAX_SWEEPS)?,
                 };
                 camel.check()?;
                 EstimatorSpec::Camel { variant, camel }
@@ -385,6 +398,7 @@ impl EstimatorSpec {
                 set_unless_default(s, &CAMEL_TOL, camel.tol);
                 set_unless_default(s, &CAMEL_MAX_OUTER, camel.max_outer);
                 set_unless_default(s, &CAMEL_SWEEP_TOL, camel.sweep_tol);
+                set_unless_default(s, &CAMEL_MAX_SWEEPS, camel.max_sweeps);
             }
             EstimatorSpec::Nota { selection } => match selection {
                 NotaSelection::Exhaustive => s.set(NOTA_MODE.name, "exhaustive"),
