@@ -132,6 +132,18 @@ pub fn keep_large_allocations_in_heap() {
     }
 }
 
+/// A table as CSV (RFC 4180 quoting by the `csv` crate), header first.
+pub fn csv<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> String {
+    // Flexible: rows of any length are written as they are, so writing to memory cannot fail.
+    let mut w = csv::WriterBuilder::new().flexible(true).from_writer(vec![]);
+    w.write_record(header.iter().map(|h| h.as_ref()))
+        .expect("CSV into memory");
+    for r in rows {
+        w.write_record(r).expect("CSV into memory");
+    }
+    String::from_utf8(w.into_inner().expect("CSV into memory")).expect("CSV of UTF-8 text")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

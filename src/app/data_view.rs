@@ -346,8 +346,17 @@ fn sequence_section(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui
             }
         });
     }
-    // Each token is a painted chip (word, gold label, prediction); only chips in view are
-    // painted.
+    token_chips(ui, seq, predicted.as_deref(), shown);
+}
+
+/// Each token as a painted chip (word, gold label, prediction marked right or wrong); only
+/// chips in view are painted.
+fn token_chips(
+    ui: &mut egui::Ui,
+    seq: &crate::data::Sequence,
+    predicted: Option<&[String]>,
+    shown: std::ops::Range<usize>,
+) {
     ui.horizontal_wrapped(|ui| {
         ui.spacing_mut().item_spacing = egui::vec2(5.0, 5.0);
         let word_font = egui::FontId::proportional(13.0);

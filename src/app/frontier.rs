@@ -4,9 +4,9 @@
 //! (004 Figs. 3, 6, 13, 19). Sweeps are read in a background job; nothing is computed here but
 //! the frontier of a few hundred points.
 
-use super::export::{svg_lines, Series};
 use super::jobs::Job;
 use super::AppState;
+use crate::experiments::charts::{svg_lines, Series};
 use crate::experiments::sweep::SweepIndex;
 use crate::train::run::RunSummary;
 use egui::Color32;
@@ -206,32 +206,8 @@ const SHAPES: [egui_plot::MarkerShape; 6] = [
 
 pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     ui.heading("Frontier");
-    let ctx = ui.ctx().clone();
-    if let Some(job) = &mut state.sweep_job {
-        if let Some(r) = job.poll() {
-            state.sweep_job = None;
-            match r {
-                Ok(s) => state.sweeps = Some(std::sync::Arc::new(s)),
-                Err(e) => state.error(format!("could not read the sweeps: {e}")),
-            }
-        }
-    }
-    let reload = ui
-        .horizontal(|ui| {
-            let r = ui.button("Reload sweeps").clicked();
-            ui.weak(format!(
-                "sweeps in {} (piecewise-lab sweep --out …/sweeps/NAME)",
-                state.config.workspace.join("sweeps").display()
-            ));
-            r
-        })
-        .inner;
-    if (state.sweeps.is_none() || reload) && state.sweep_job.is_none() {
-        let ws = state.config.workspace.clone();
-        state.sweep_job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
-    }
     // An Arc: the frame holds the sweeps without copying them.
-    let Some(sweeps) = state.sweeps.clone() else {
+    let Some(sweeps) = poll_sweeps(state, ui) else {
         ui.spinner();
         return;
     };
@@ -245,35 +221,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     {
         p.sweep = Some(sweeps[0].name.clone());
     }
-    let mut rect = egui::Rect::NOTHING;
-    let (mut save_png, mut save_svg, mut save_csv) = (false, false, false);
-    ui.horizontal_wrapped(|ui| {
-        egui::ComboBox::new("frontier-sweep", "sweep")
-            .selected_text(p.sweep.clone().unwrap_or_default())
-            .show_ui(ui, |ui| {
-                for s in sweeps.iter() {
-                    ui.selectable_value(&mut p.sweep, Some(s.name.clone()), &s.name);
-                }
-            });
-        egui::ComboBox::new("frontier-x", "complexity")
-            .selected_text(p.x.label())
-            .show_ui(ui, |ui| {
-                for c in Complexity::ALL {
-                    ui.selectable_value(&mut p.x, c, c.label());
-                }
-            });
-        egui::ComboBox::new("frontier-y", "quality")
-            .selected_text(p.y.label())
-            .show_ui(ui, |ui| {
-                for q in Quality::ALL {
-                    ui.selectable_value(&mut p.y, q, q.label());
-                }
-            });
-        ui.checkbox(&mut p.log_x, "log x");
-        save_png = ui.button("Save frontier PNG").clicked();
-        save_svg = ui.button("Save frontier SVG").clicked();
-        save_csv = ui.button("Save frontier CSV").clicked();
-    });
+    let (save_png, save_svg, save_csv) = toolbar(ui, p, &sweeps);
     let sweep = sweeps
         .iter()
         .find(|s| Some(&s.name) == p.sweep.as_ref())
@@ -283,7 +231,6 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         .iter()
         .filter_map(|r| Some((r, [p.x.of(&r.summary)?, p.y.of(&r.summary)?])))
         .collect();
-    let xf = |x: f64| if p.log_x { x.max(1e-300).log10() } else { x };
     let front = pareto(
         &pts.iter().map(|(_, q)| *q).collect::<Vec<_>>(),
         p.y.lower_is_better(),
@@ -312,6 +259,140 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             ui.weak(format!("{}: β = {b}", shape[i % 6]));
         }
     });
+    let scope = frontier_plot(ui, p, &pts, &front, &betas);
+    let rect = scope.response.rect;
+    hover_and_open(state, p, sweep, &pts, &scope);
+    // Train and test side by side for likelihoods (004 Figs. 5, 9, 11).
+    ui.horizontal_top(|ui| {
+        heat_map(ui, sweep, p.y);
+        if let Some(other) = p.y.train_test_twin() {
+            ui.separator();
+            heat_map(ui, sweep, other);
+        }
+    });
+    let stem = format!("frontier-{}", sweep.name);
+    if save_png {
+        state.request_png(rect, &stem);
+    }
+    if save_svg {
+        let mut series: Vec<Series> = pts
+            .iter()
+            .map(|(r, q)| Series {
+                name: format!("λ={} β={}", r.lambda, r.beta),
+                color: super::rgb(lambda_color(r.lambda)),
+                points: vec![*q],
+                markers: true,
+            })
+            .collect();
+        series.push(Series {
+            name: "Pareto frontier".into(),
+            color: super::rgb(Color32::GRAY),
+            points: front.clone(),
+            markers: false,
+        });
+        let svg = svg_lines(
+            &format!("{} ({})", sweep.name, sweep.families),
+            p.x.label(),
+            p.y.label(),
+            &series,
+        );
+        state.save_svg(&stem, &svg);
+    }
+    if save_csv {
+        let header: Vec<String> = ["lambda", "beta", "sigma2", "x", "y", "frontier", "run"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let rows: Vec<Vec<String>> = pts
+            .iter()
+            .map(|(r, q)| {
+                vec![
+                    r.lambda.to_string(),
+                    r.beta.to_string(),
+                    r.sigma2.map(|s| s.to_string()).unwrap_or_default(),
+                    q[0].to_string(),
+                    q[1].to_string(),
+                    front.contains(q).to_string(),
+                    r.dir.clone(),
+                ]
+            })
+            .collect();
+        state.save_csv(&stem, &header, &rows);
+    }
+}
+
+/// The sweeps under the workspace, read in the background (again on *Reload sweeps*).
+fn poll_sweeps(state: &mut AppState, ui: &mut egui::Ui) -> Option<std::sync::Arc<Vec<SweepData>>> {
+    let ctx = ui.ctx().clone();
+    if let Some(job) = &mut state.sweep_job {
+        if let Some(r) = job.poll() {
+            state.sweep_job = None;
+            match r {
+                Ok(s) => state.sweeps = Some(std::sync::Arc::new(s)),
+                Err(e) => state.error(format!("could not read the sweeps: {e}")),
+            }
+        }
+    }
+    let reload = ui
+        .horizontal(|ui| {
+            let r = ui.button("Reload sweeps").clicked();
+            ui.weak(format!(
+                "sweeps in {} (piecewise-lab sweep --out …/sweeps/NAME)",
+                state.config.workspace.join("sweeps").display()
+            ));
+            r
+        })
+        .inner;
+    if (state.sweeps.is_none() || reload) && state.sweep_job.is_none() {
+        let ws = state.config.workspace.clone();
+        state.sweep_job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
+    }
+    state.sweeps.clone()
+}
+
+/// The sweep, axes and export buttons; returns which exports were asked for.
+fn toolbar(ui: &mut egui::Ui, p: &mut FrontierPane, sweeps: &[SweepData]) -> (bool, bool, bool) {
+    let (mut save_png, mut save_svg, mut save_csv) = (false, false, false);
+    ui.horizontal_wrapped(|ui| {
+        egui::ComboBox::new("frontier-sweep", "sweep")
+            .selected_text(p.sweep.clone().unwrap_or_default())
+            .show_ui(ui, |ui| {
+                for s in sweeps.iter() {
+                    ui.selectable_value(&mut p.sweep, Some(s.name.clone()), &s.name);
+                }
+            });
+        egui::ComboBox::new("frontier-x", "complexity")
+            .selected_text(p.x.label())
+            .show_ui(ui, |ui| {
+                for c in Complexity::ALL {
+                    ui.selectable_value(&mut p.x, c, c.label());
+                }
+            });
+        egui::ComboBox::new("frontier-y", "quality")
+            .selected_text(p.y.label())
+            .show_ui(ui, |ui| {
+                for q in Quality::ALL {
+                    ui.selectable_value(&mut p.y, q, q.label());
+                }
+            });
+        ui.checkbox(&mut p.log_x, "log x");
+        save_png = ui.button("Save frontier PNG").clicked();
+        save_svg = ui.button("Save frontier SVG").clicked();
+        save_csv = ui.button("Save frontier CSV").clicked();
+    });
+    (save_png, save_svg, save_csv)
+}
+
+/// The frontier plot: the points coloured by λ and marked by β, the Pareto frontier and the
+/// shaded unachievable region.
+fn frontier_plot(
+    ui: &mut egui::Ui,
+    p: &FrontierPane,
+    pts: &[(&SweepRun, [f64; 2])],
+    front: &[[f64; 2]],
+    betas: &[f64],
+) -> egui::InnerResponse<egui_plot::PlotResponse<()>> {
+    let xf = |x: f64| if p.log_x { x.max(1e-300).log10() } else { x };
     let (lx, better_low) = (p.log_x, p.y.lower_is_better());
     let scope = ui.scope(|ui| {
         let mut plot = egui_plot::Plot::new("frontier-plot")
@@ -360,7 +441,7 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
                         .width(1.5),
                 );
             }
-            for (r, q) in &pts {
+            for (r, q) in pts {
                 let shape =
                     SHAPES[betas.iter().position(|b| *b == r.beta).unwrap_or(0) % SHAPES.len()];
                 let name = match r.sigma2 {
@@ -378,8 +459,17 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             }
         })
     });
-    rect = rect.union(scope.response.rect);
-    // Hover names the run; a click opens it in Compare beside the runs already ticked.
+    scope
+}
+
+/// Hover names the run; a click opens it in Compare beside the runs already ticked.
+fn hover_and_open(
+    state: &mut AppState,
+    p: &FrontierPane,
+    sweep: &SweepData,
+    pts: &[(&SweepRun, [f64; 2])],
+    scope: &egui::InnerResponse<egui_plot::PlotResponse<()>>,
+) {
     let hovered = scope.inner.hovered_plot_item.and_then(|id| {
         pts.iter()
             .find(|(r, _)| egui_plot::ItemId::new(("frontier-point", &r.dir)) == id)
@@ -418,63 +508,6 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
                 Err(e) => state.error(format!("could not open {}: {e}", dir.display())),
             }
         }
-    }
-    // Train and test side by side for likelihoods (004 Figs. 5, 9, 11).
-    ui.horizontal_top(|ui| {
-        heat_map(ui, sweep, p.y);
-        if let Some(other) = p.y.train_test_twin() {
-            ui.separator();
-            heat_map(ui, sweep, other);
-        }
-    });
-    let stem = format!("frontier-{}", sweep.name);
-    if save_png {
-        state.request_png(rect, &stem);
-    }
-    if save_svg {
-        let mut series: Vec<Series> = pts
-            .iter()
-            .map(|(r, q)| Series {
-                name: format!("λ={} β={}", r.lambda, r.beta),
-                color: lambda_color(r.lambda),
-                points: vec![*q],
-                markers: true,
-            })
-            .collect();
-        series.push(Series {
-            name: "Pareto frontier".into(),
-            color: Color32::GRAY,
-            points: front.clone(),
-            markers: false,
-        });
-        let svg = svg_lines(
-            &format!("{} ({})", sweep.name, sweep.families),
-            p.x.label(),
-            p.y.label(),
-            &series,
-        );
-        state.save_svg(&stem, &svg);
-    }
-    if save_csv {
-        let header: Vec<String> = ["lambda", "beta", "sigma2", "x", "y", "frontier", "run"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let rows: Vec<Vec<String>> = pts
-            .iter()
-            .map(|(r, q)| {
-                vec![
-                    r.lambda.to_string(),
-                    r.beta.to_string(),
-                    r.sigma2.map(|s| s.to_string()).unwrap_or_default(),
-                    q[0].to_string(),
-                    q[1].to_string(),
-                    front.contains(q).to_string(),
-                    r.dir.clone(),
-                ]
-            })
-            .collect();
-        state.save_csv(&stem, &header, &rows);
     }
 }
 

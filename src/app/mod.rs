@@ -84,6 +84,16 @@ pub struct Predictions {
     pub labels: Vec<Vec<String>>,
 }
 
+/// A colour as the charts module writes it.
+pub fn rgb(c: egui::Color32) -> crate::experiments::charts::Rgb {
+    [c.r(), c.g(), c.b()]
+}
+
+/// A chart colour on screen.
+pub fn color(c: crate::experiments::charts::Rgb) -> egui::Color32 {
+    egui::Color32::from_rgb(c[0], c[1], c[2])
+}
+
 /// Measured frame timings (CPU time of `ui`), for the status bar and the frame-time report.
 #[derive(Default)]
 pub struct FrameStats {

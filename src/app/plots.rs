@@ -1,9 +1,9 @@
 //! Curves (learning curves of any set of runs), Fields (per-field / per-label P/R/F1 as grouped
 //! bars with a table) and Compare (specs diffed, final metrics, curves together).
 
-use super::export::{svg_bars, svg_lines, Series};
 use super::runs::RunEntry;
 use super::AppState;
+use crate::experiments::charts::{svg_bars, svg_lines, Series};
 use egui::Color32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -210,7 +210,7 @@ pub(crate) fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> 
         return vec![];
     }
     let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
-    let step = super::export::nice_step((b - a) / 4.0);
+    let step = crate::experiments::charts::nice_step((b - a) / 4.0);
     let mut out = vec![];
     let mut x = (a / step).ceil() * step;
     while x <= b && out.len() < 20 {
@@ -349,7 +349,7 @@ fn export_curves(
         .map(|r| Series {
             markers: false,
             name: r.label(),
-            color: run_color(&r.id),
+            color: super::rgb(run_color(&r.id)),
             points: series(r, p)
                 .into_iter()
                 .map(|[x, y]| {
@@ -580,7 +580,11 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
             state.request_png(rect, "fields");
         }
         if ui.button("Save SVG").clicked() {
-            let svg = svg_bars(&title, &format!("{score_name} %"), &cats, &charts);
+            let bars: Vec<_> = charts
+                .iter()
+                .map(|(n, c, v)| (n.clone(), super::rgb(*c), v.clone()))
+                .collect();
+            let svg = svg_bars(&title, &format!("{score_name} %"), &cats, &bars);
             state.save_svg("fields", &svg);
         }
         if ui.button("Save CSV").clicked() {
@@ -759,7 +763,7 @@ fn consistency_series(runs: &[&RunEntry]) -> Vec<Series> {
             points.sort_by(|a, b| a[0].total_cmp(&b[0]));
             Series {
                 name,
-                color: super::palette(i),
+                color: super::rgb(super::palette(i)),
                 points,
                 markers: false,
             }
@@ -789,12 +793,12 @@ fn consistency_plot(series: &[Series], ui: &mut egui::Ui, width: f32) -> egui::R
                         .collect();
                     plot.line(
                         egui_plot::Line::new(s.name.clone(), pts.clone())
-                            .color(s.color)
+                            .color(super::color(s.color))
                             .width(1.8),
                     );
                     plot.points(
                         egui_plot::Points::new(s.name.clone(), pts)
-                            .color(s.color)
+                            .color(super::color(s.color))
                             .radius(3.5),
                     );
                 }

@@ -319,42 +319,7 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                     for (r, label) in grid.rows.iter().enumerate() {
                         ui.label(egui::RichText::new(label).small().monospace());
                         for c in &grid.cells[r] {
-                            let (rect, resp) =
-                                ui.allocate_exact_size(Vec2::splat(cell), egui::Sense::hover());
-                            let p = ui.painter();
-                            let m = rect.center();
-                            match c {
-                                Some((true, fl)) => {
-                                    // Blue (cheapest) to orange (dearest), on a log scale:
-                                    // components differ by orders of magnitude.
-                                    let t = if max_fl > min_fl {
-                                        ((fl / min_fl).ln() / (max_fl / min_fl).ln()) as f32
-                                    } else {
-                                        0.5
-                                    };
-                                    let fill = Color32::from_rgb(110, 150, 215)
-                                        .lerp_to_gamma(Color32::from_rgb(235, 120, 45), t);
-                                    let h = cell * 0.45;
-                                    p.add(Shape::convex_polygon(
-                                        vec![
-                                            Pos2::new(m.x, m.y - h),
-                                            Pos2::new(m.x + h, m.y),
-                                            Pos2::new(m.x, m.y + h),
-                                            Pos2::new(m.x - h, m.y),
-                                        ],
-                                        fill,
-                                        Stroke::new(1.0, Color32::from_gray(200)),
-                                    ));
-                                    resp.on_hover_text(format!(
-                                        "{label}: {} FLOPs",
-                                        flops_text(*fl)
-                                    ));
-                                }
-                                Some((false, _)) => {
-                                    p.circle_filled(m, 1.5, Color32::from_gray(130));
-                                }
-                                None => {}
-                            }
+                            component_cell(ui, c, label, (min_fl, max_fl), cell);
                         }
                         ui.label(egui::RichText::new(flops_text(grid.row_total(r))).small());
                         ui.end_row();
@@ -387,4 +352,47 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
         flops_text(grid.total()),
         grid.items
     ));
+}
+
+/// One cell of Fig. 1's grid: a diamond for a selected component, coloured by its paper FLOPs
+/// from blue (cheapest) to orange (dearest) on a log scale; a dot for one not selected.
+fn component_cell(
+    ui: &mut egui::Ui,
+    c: &Option<(bool, f64)>,
+    label: &str,
+    (min_fl, max_fl): (f64, f64),
+    cell: f32,
+) {
+    let (rect, resp) = ui.allocate_exact_size(Vec2::splat(cell), egui::Sense::hover());
+    let p = ui.painter();
+    let m = rect.center();
+    match c {
+        Some((true, fl)) => {
+            // Blue (cheapest) to orange (dearest), on a log scale:
+            // components differ by orders of magnitude.
+            let t = if max_fl > min_fl {
+                ((fl / min_fl).ln() / (max_fl / min_fl).ln()) as f32
+            } else {
+                0.5
+            };
+            let fill =
+                Color32::from_rgb(110, 150, 215).lerp_to_gamma(Color32::from_rgb(235, 120, 45), t);
+            let h = cell * 0.45;
+            p.add(Shape::convex_polygon(
+                vec![
+                    Pos2::new(m.x, m.y - h),
+                    Pos2::new(m.x + h, m.y),
+                    Pos2::new(m.x, m.y + h),
+                    Pos2::new(m.x - h, m.y),
+                ],
+                fill,
+                Stroke::new(1.0, Color32::from_gray(200)),
+            ));
+            resp.on_hover_text(format!("{label}: {} FLOPs", flops_text(*fl)));
+        }
+        Some((false, _)) => {
+            p.circle_filled(m, 1.5, Color32::from_gray(130));
+        }
+        None => {}
+    }
 }

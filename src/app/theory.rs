@@ -177,6 +177,43 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
     } else if rt.mc_job.is_some() {
         ctx.request_repaint_after(std::time::Duration::from_millis(300));
     }
+    monte_carlo_row(state, p, ui);
+    let mut mc = state.theory.mc.clone();
+    mc.extend(state.theory.mc_partial.lock().unwrap().iter().cloned());
+    let curves = match &state.theory.curves {
+        None => {
+            ui.spinner();
+            return;
+        }
+        Some(Err(e)) => {
+            ui.colored_label(Color32::RED, e);
+            return;
+        }
+        Some(Ok(c)) => c.clone(),
+    };
+    let curves = &curves;
+    let scope = theory_plot(ui, curves, &mc, p.det);
+    let rect = scope.response.rect;
+    let (png, svg) = ui
+        .horizontal(|ui| {
+            (
+                ui.button("Save theory PNG").clicked(),
+                ui.button("Save theory SVG").clicked(),
+            )
+        })
+        .inner;
+    if png {
+        state.request_png(rect, "theory");
+    }
+    if svg {
+        let svg = theory_svg(p, curves, &mc);
+        state.save_svg("theory", &svg);
+    }
+}
+
+/// The Monte Carlo controls: n, replications, the λ to fit at, and *Run* / *Stop*.
+fn monte_carlo_row(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
+    let ctx = ui.ctx().clone();
     let rt = &mut state.theory;
     let mut bad_lambdas = false;
     ui.horizontal_wrapped(|ui| {
@@ -231,23 +268,18 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
     if bad_lambdas {
         state.error("Monte Carlo λ: comma-separated numbers in [0, 1]");
     }
-    let mut mc = state.theory.mc.clone();
-    mc.extend(state.theory.mc_partial.lock().unwrap().iter().cloned());
-    let curves = match &state.theory.curves {
-        None => {
-            ui.spinner();
-            return;
-        }
-        Some(Err(e)) => {
-            ui.colored_label(Color32::RED, e);
-            return;
-        }
-        Some(Ok(c)) => c.clone(),
-    };
-    let curves = &curves;
-    let det = p.det;
+}
+
+/// 004 Fig. 2: each order's relative variance against λ in the paper's form (dashed) and the
+/// exact form (solid), with the Monte Carlo points.
+fn theory_plot(
+    ui: &mut egui::Ui,
+    curves: &[TheoryCurve],
+    mc: &[McPoint],
+    det: bool,
+) -> egui::InnerResponse<egui_plot::PlotResponse<()>> {
     let what = if det { "det" } else { "trace" };
-    let scope = ui.scope(|ui| {
+    ui.scope(|ui| {
         egui_plot::Plot::new("theory-plot")
             .height((ui.available_height() - 60.0).max(220.0))
             .x_axis_label("λ (share of the higher-order family)")
@@ -275,7 +307,7 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
                         .width(2.0),
                     );
                 }
-                for pt in &mc {
+                for pt in mc {
                     let y = if det { pt.det } else { Some(pt.trace) };
                     if let Some(y) = y {
                         plot.points(
@@ -290,52 +322,41 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
                     }
                 }
             })
-    });
-    let rect = scope.response.rect;
-    let (png, svg) = ui
-        .horizontal(|ui| {
-            (
-                ui.button("Save theory PNG").clicked(),
-                ui.button("Save theory SVG").clicked(),
-            )
-        })
-        .inner;
-    if png {
-        state.request_png(rect, "theory");
-    }
-    if svg {
-        {
-            let mut series = vec![];
-            for c in curves {
-                let (ip, ie) = if det { (1, 2) } else { (3, 4) };
-                for (form, i) in [("paper's form", ip), ("exact form", ie)] {
-                    series.push(super::export::Series {
-                        name: format!("PL{}/PL{} {form}", c.k + 1, c.k),
-                        color: order_color(c.k),
-                        points: c.points.iter().map(|q| [q[0], q[i]]).collect(),
-                        markers: false,
-                    });
-                }
-            }
-            for pt in &mc {
-                if let Some(y) = if det { pt.det } else { Some(pt.trace) } {
-                    series.push(super::export::Series {
-                        name: format!("Monte Carlo PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
-                        color: order_color(pt.k),
-                        points: vec![[pt.lambda, y]],
-                        markers: true,
-                    });
-                }
-            }
-            let svg = super::export::svg_lines(
-                &format!("SCL asymptotic variance, m = {}", p.m),
-                "λ",
-                &format!("relative {what}"),
-                &series,
-            );
-            state.save_svg("theory", &svg);
+    })
+}
+
+/// The plot as SVG, drawn from the same series.
+fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String {
+    let det = p.det;
+    let what = if det { "det" } else { "trace" };
+    let mut series = vec![];
+    for c in curves {
+        let (ip, ie) = if det { (1, 2) } else { (3, 4) };
+        for (form, i) in [("paper's form", ip), ("exact form", ie)] {
+            series.push(crate::experiments::charts::Series {
+                name: format!("PL{}/PL{} {form}", c.k + 1, c.k),
+                color: super::rgb(order_color(c.k)),
+                points: c.points.iter().map(|q| [q[0], q[i]]).collect(),
+                markers: false,
+            });
         }
     }
+    for pt in mc {
+        if let Some(y) = if det { pt.det } else { Some(pt.trace) } {
+            series.push(crate::experiments::charts::Series {
+                name: format!("Monte Carlo PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
+                color: super::rgb(order_color(pt.k)),
+                points: vec![[pt.lambda, y]],
+                markers: true,
+            });
+        }
+    }
+    crate::experiments::charts::svg_lines(
+        &format!("SCL asymptotic variance, m = {}", p.m),
+        "λ",
+        &format!("relative {what}"),
+        &series,
+    )
 }
 
 /// Monte Carlo points for each order and λ, relative to the MLE's variance.

@@ -224,31 +224,48 @@ pub fn run_sweep(
 
 /// The results of every finished point, one row each.
 pub fn sweep_csv(dir: &Path, index: &SweepIndex) -> String {
-    let mut o = String::from(
-        "lambda,beta,sigma2,status,iterations,train_seconds,paper_flops,ops,test_log_likelihood,test_token_accuracy,param_error,run,train_log_likelihood,test_perplexity,train_perplexity\n",
-    );
-    for p in &index.points {
-        let s: Option<RunSummary> = read_json(&dir.join(&p.dir).join("summary.json")).ok();
-        let f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
-        let s = s.as_ref();
-        o.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            p.lambda,
-            p.beta,
-            f(p.sigma2),
-            p.status,
-            s.map(|s| s.iterations.to_string()).unwrap_or_default(),
-            f(s.map(|s| s.train_seconds)),
-            f(s.and_then(|s| s.paper_flops)),
-            s.map(|s| s.ops.to_string()).unwrap_or_default(),
-            f(s.and_then(|s| s.test.as_ref()?.log_likelihood)),
-            f(s.and_then(|s| s.test.as_ref().map(|m| m.token_accuracy))),
-            f(s.and_then(|s| s.param_error)),
-            PathBuf::from(&p.dir).display(),
-            f(s.and_then(|s| s.train.as_ref()?.log_likelihood)),
-            f(s.and_then(|s| s.test.as_ref()?.perplexity())),
-            f(s.and_then(|s| s.train.as_ref()?.perplexity())),
-        ));
-    }
-    o
+    let header = [
+        "lambda",
+        "beta",
+        "sigma2",
+        "status",
+        "iterations",
+        "train_seconds",
+        "paper_flops",
+        "ops",
+        "test_log_likelihood",
+        "test_token_accuracy",
+        "param_error",
+        "run",
+        "train_log_likelihood",
+        "test_perplexity",
+        "train_perplexity",
+    ];
+    let f = |x: Option<f64>| x.map(|v| v.to_string()).unwrap_or_default();
+    let rows: Vec<Vec<String>> = index
+        .points
+        .iter()
+        .map(|p| {
+            let s: Option<RunSummary> = read_json(&dir.join(&p.dir).join("summary.json")).ok();
+            let s = s.as_ref();
+            vec![
+                p.lambda.to_string(),
+                p.beta.to_string(),
+                f(p.sigma2),
+                p.status.clone(),
+                s.map(|s| s.iterations.to_string()).unwrap_or_default(),
+                f(s.map(|s| s.train_seconds)),
+                f(s.and_then(|s| s.paper_flops)),
+                s.map(|s| s.ops.to_string()).unwrap_or_default(),
+                f(s.and_then(|s| s.test.as_ref()?.log_likelihood)),
+                f(s.and_then(|s| s.test.as_ref().map(|m| m.token_accuracy))),
+                f(s.and_then(|s| s.param_error)),
+                PathBuf::from(&p.dir).display().to_string(),
+                f(s.and_then(|s| s.train.as_ref()?.log_likelihood)),
+                f(s.and_then(|s| s.test.as_ref()?.perplexity())),
+                f(s.and_then(|s| s.train.as_ref()?.perplexity())),
+            ]
+        })
+        .collect();
+    crate::util::csv(&header, &rows)
 }

@@ -62,7 +62,7 @@ impl ChainLayout {
 /// A sequence of positions of `width` consecutive variables each (the same cardinalities at
 /// every position) whose factors each lie within one position or two adjacent ones — a
 /// factorial CRF's ladder. Its joint states per position (`states` = Π cards) form a chain, so
-/// forward–backward and Viterbi over them are exact ([`crate::inference::ChainWork`]).
+/// forward–backward and Viterbi over them are exact (the product-state routines of `inference::chain`).
 #[derive(Clone, Debug)]
 pub struct ProductLayout {
     /// Positions.

@@ -1,0 +1,547 @@
+//! The experiments by name: each table or figure of the papers as groups of runs, cells to
+//! fill and the paper's numbers beside them.
+
+use super::*;
+use super::{report::*, runner::*, tasks::*};
+use crate::data::conll::{read_conll_with, LabelColumn};
+use crate::error::{Error, Result};
+use crate::eval::Decoder;
+use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use crate::graph::ModelSpec;
+
+/// Builds the named experiment (reading or writing its data splits).
+pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
+    match name {
+        "000-table4" => table4(o),
+        "000-table5" => table5(o),
+        "000-table6" | "000-table9" => table6_or_9(o, name),
+        "000-table7" => table7(o),
+        "000-table8" => table8(o),
+        "000-fig4" => fig4(o),
+        other => Err(Error::invalid(format!(
+            "no experiment {other:?}; reproduce knows: {}",
+            EXPERIMENTS
+                .iter()
+                .map(|e| e.0)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
+/// `full` for the paper's protocol, `quick` for `--quick`.
+pub(super) fn sizes(o: &Options, full: &str, quick: &str) -> String {
+    if o.quick {
+        quick.to_string()
+    } else {
+        full.to_string()
+    }
+}
+
+pub(super) fn table4(o: &Options) -> Result<Experiment> {
+    let sizes = |full: &str, quick: &str| sizes(o, full, quick);
+    let (train, test, model) = ner_task(o)?;
+    let gs = groups(&["pw", "pl", "pl-edge", "ml"], "ner/", 1, |_| {
+        base_spec(o, train.clone(), test.clone(), model.clone())
+    });
+    let f1 = |e: &str, paper: f64| {
+        let g = format!("ner/{e}");
+        vec![
+            cell(&g, Metric::SegmentF1, p(paper, None)),
+            cell(&g, Metric::Seconds, None),
+        ]
+    };
+    Ok(Experiment {
+        name: "000-table4",
+        title: "000 Table 4: linear-chain CRF for named-entity recognition".into(),
+        protocol: vec![
+            "Data: CoNLL-2002 Dutch (`ned.train`, tested on the development set `ned.testa`, as the paper tests on CoNLL-2003's); the paper's English CoNLL-2003 is not in ../shared/data, so the paper's column is a reference, not a target.".into(),
+            format!("Training data: {}.", sizes("all 15,806 sentences", "the first 60 sentences (quick), 40 test sentences")),
+            "Model: linear chain, 000 Table 1 features (±2 window, name lists from ../shared/data/lexicons), one factor per edge with observation weights per label pair, feature–label pairs seen in training.".into(),
+            "Estimators: pw (factor-as-piece), pl (eq. 5), pl-edge (eq. 42), ml (exact, forward–backward); L-BFGS, σ² = 10; Viterbi decoding; entity F1 by conlleval.".into(),
+        ],
+        groups: gs,
+        tables: vec![Table {
+            title: "Entity F1 and training time".into(),
+            columns: vec!["F1".into(), "train s".into()],
+            rows: vec![
+                ("PW".into(), f1("pw", 91.2)),
+                ("Pseudolikelihood".into(), f1("pl", 84.7)),
+                ("Per-edge PL".into(), f1("pl-edge", 89.7)),
+                ("Exact".into(), f1("ml", 90.6)),
+            ],
+        }],
+        figure: Figure::Bars(1),
+        analysis: None,
+    })
+}
+
+pub(super) fn table5(o: &Options) -> Result<Experiment> {
+    let sizes = |full: &str, quick: &str| sizes(o, full, quick);
+    let gs = factorial_groups(o, &["pw", "pl", "pl-edge", "bp", "ml"], "fcrf/")?;
+    let row = |e: &str, paper: Option<(f64, Option<f64>)>| {
+        let g = &format!("fcrf/{e}");
+        vec![
+            cell(g, Metric::SegmentF1, paper),
+            cell(g, Metric::LayerAccuracy("pos".into()), None),
+            cell(g, Metric::Seconds, None),
+        ]
+    };
+    Ok(Experiment {
+        name: "000-table5",
+        title: "000 Table 5: factorial CRF for joint POS tagging and NP chunking".into(),
+        protocol: vec![
+            "Data: CoNLL-2000; POS tags (45) and NP chunks (B-NP, I-NP, O; other chunk types become O) both predicted.".into(),
+            format!("Training data: {}; test: {}.", sizes("5 random subsets of 223 sentences (seeds 0–4)", "1 random subset of 20 sentences (quick)"), sizes("the standard test set (2,012 sentences)", "its first 40 sentences")),
+            "Model: eq. 40, Ψ0(y_t, y_{t−1}), Ψ1(w_t, w_{t−1}), Ψ2(w_t, y_t), each log-linear in 000 Table 2's features (±3 window) plus an always-on feature with every label pair; feature–label pairs seen in training. For Table 2's Brill-tagger lexicon, the word → tags lexicon of the Penn Treebank sample in ../shared/data (sections 00–01, disjoint from CoNLL-2000's); the company and geographic lists are not available, and the POS tags are predicted, never an input.".into(),
+            "Estimators: pw (factor-as-piece), pl, pl-edge (eq. 42), bp (loopy BP, Bethe), and ml — exact maximum likelihood by forward–backward over the 45 × 3 joint states, which the paper did not have. L-BFGS, σ² = 10. Decoding: max-product BP (000 §5).".into(),
+        ],
+        groups: gs,
+        tables: vec![Table {
+            title: "Noun-phrase F1, POS accuracy and training time".into(),
+            columns: vec!["NP F1".into(), "POS accuracy".into(), "train s".into()],
+            rows: vec![
+                ("Piecewise".into(), row("pw", p(88.1, Some(0.48)))),
+                ("Pseudolikelihood".into(), row("pl", p(84.9, Some(0.39)))),
+                ("Per-edge PL".into(), row("pl-edge", p(86.5, Some(0.64)))),
+                ("BP".into(), row("bp", p(86.0, Some(0.39)))),
+                ("Exact ML (not in the paper)".into(), row("ml", None)),
+            ],
+        }],
+        figure: Figure::Bars(1),
+        analysis: Some(bp_vs_exact),
+    })
+}
+
+pub(super) fn table6_or_9(o: &Options, name: &str) -> Result<Experiment> {
+    let folds = seminar_folds(o, reps(o, 10))?;
+    let table6 = name == "000-table6";
+    let ests: &[&str] = if table6 {
+        &["pw", "pl", "pl-edge", "bp"]
+    } else {
+        &["bp", "pl", "pw", "pwpl"]
+    };
+    // The linear chain first: BP training starts from it (000 §5.1.3).
+    let mut gs = seminar_groups(o, &folds, &["ml"], "seminars-chain/", false);
+    gs.extend(seminar_groups(o, &folds, ests, "seminars/", true));
+    for g in gs.iter_mut().filter(|g| g.name == "seminars/bp") {
+        for (k, r) in g.runs.iter_mut().enumerate() {
+            r.init_from = Some(run_dir(o, "seminars-chain/ml", k));
+        }
+    }
+    let f1 = |l: &str| Metric::LabelF1(l.into());
+    let protocol = vec![
+        "Data: the CMU seminar announcements (485 e-mails) pooled and split at random 50/50 into training and test, ten times (seeds 1000–1009), as the paper's \"10-fold cross validation with a 50/50 training/test split\".".into(),
+        if o.quick { "Quick: one split, 8 training and 6 test e-mails, 5 iterations." } else { "Full: ten splits, L-BFGS to convergence." }.into(),
+        "Model: eq. 41, a linear chain of edge factors Ψ_t(y_t, y_{t−1}, x) (observation weights per label pair) plus a skip factor between every pair of identical capitalised words of an e-mail; 000 Table 3's features (±4 window, name lists, time and date patterns); feature–label pairs seen in training. Labels: the four fields and O, token by token.".into(),
+        "Estimators: pw, pl, pl-edge, pwpl, bp (loopy BP, initialised from the trained linear chain as 000 §5.1.3 says the paper had to); the linear chain (no skip edges) trained by exact ML beside them. σ² = 10. Decoding: max-product BP. Per-field token F1.".into(),
+    ];
+    Ok(if table6 {
+        let row = |g: &str, loc: Option<(f64, Option<f64>)>, spk: Option<(f64, Option<f64>)>| {
+            vec![
+                cell(g, f1("location"), loc),
+                cell(g, f1("speaker"), spk),
+                cell(g, Metric::Seconds, None),
+            ]
+        };
+        Experiment {
+            name: "000-table6",
+            title: "000 Table 6: skip-chain CRF on seminar announcements".into(),
+            protocol,
+            groups: gs,
+            tables: vec![Table {
+                title: "Token F1 (location, speaker) and training time".into(),
+                columns: vec!["location".into(), "speaker".into(), "train s".into()],
+                rows: vec![
+                    (
+                        "Piecewise".into(),
+                        row("seminars/pw", p(87.7, Some(1.2)), p(75.4, Some(2.5))),
+                    ),
+                    (
+                        "Pseudolikelihood".into(),
+                        row("seminars/pl", p(67.1, Some(4.8)), p(25.5, Some(4.2))),
+                    ),
+                    (
+                        "Per-edge PL".into(),
+                        row("seminars/pl-edge", p(76.9, Some(4.1)), p(69.3, Some(3.0))),
+                    ),
+                    (
+                        "BP".into(),
+                        row("seminars/bp", p(86.6, Some(1.5)), p(78.2, Some(1.8))),
+                    ),
+                    (
+                        "Linear chain, exact ML".into(),
+                        row("seminars-chain/ml", None, None),
+                    ),
+                ],
+            }],
+            figure: Figure::Bars(2),
+            analysis: None,
+        }
+    } else {
+        let paper = [
+            (
+                "stime",
+                "START-TIME",
+                [96.5, 82.2, 97.1, 94.1],
+                [2.3, 6.1, 0.42, 0.78],
+            ),
+            (
+                "etime",
+                "END-TIME",
+                [95.9, 73.4, 96.5, 90.4],
+                [2.4, 3.8, 0.49, 2.7],
+            ),
+            (
+                "location",
+                "LOCATION",
+                [85.8, 73.0, 88.1, 85.3],
+                [5.2, 2.1, 1.2, 1.6],
+            ),
+            (
+                "speaker",
+                "SPEAKER",
+                [74.5, 27.9, 72.7, 65.0],
+                [5.7, 3.1, 3.1, 5.2],
+            ),
+        ];
+        let mut rows: Vec<(String, Vec<Option<Cell>>)> = paper
+            .iter()
+            .map(|(field, title, m, sd)| {
+                (
+                    title.to_string(),
+                    ["bp", "pl", "pw", "pwpl"]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, g)| {
+                            cell(&format!("seminars/{g}"), f1(field), p(m[i], Some(sd[i])))
+                        })
+                        .collect(),
+                )
+            })
+            .collect();
+        rows.push((
+            "train s".into(),
+            ["bp", "pl", "pw", "pwpl"]
+                .iter()
+                .map(|g| cell(&format!("seminars/{g}"), Metric::Seconds, None))
+                .collect(),
+        ));
+        Experiment {
+            name: "000-table9",
+            title: "000 Table 9: PWPL, PW, PL and BP on seminar announcements".into(),
+            protocol,
+            groups: gs,
+            tables: vec![Table {
+                title: "Token F1 per field (rows) by estimator (columns)".into(),
+                columns: vec!["BP".into(), "PL".into(), "PW".into(), "PWPL".into()],
+                rows,
+            }],
+            figure: Figure::Bars(4),
+            analysis: None,
+        }
+    })
+}
+
+pub(super) fn table7(o: &Options) -> Result<Experiment> {
+    let (train, test, model) = ner_task(o)?;
+    let mut gs = groups(&["pw", "pw-reweighted"], "ner/", 1, |_| {
+        base_spec(o, train.clone(), test.clone(), model.clone())
+    });
+    gs.extend(factorial_groups(o, &["pw", "pw-reweighted"], "fcrf/")?);
+    let folds = seminar_folds(o, reps(o, 10))?;
+    gs.extend(seminar_groups(
+        o,
+        &folds,
+        &["pw", "pw-reweighted"],
+        "seminars/",
+        true,
+    ));
+    let pair = |prefix: &str, m: Metric, basic: f64, rw: f64| {
+        vec![
+            cell(&format!("{prefix}pw"), m.clone(), p(basic, None)),
+            cell(&format!("{prefix}pw-reweighted"), m, p(rw, None)),
+        ]
+    };
+    Ok(Experiment {
+        name: "000-table7",
+        title: "000 Table 7: basic piecewise against reweighted piecewise with uniform μ".into(),
+        protocol: vec![
+            "Reweighted PW (eq. 35) with uniform μ_a = 1/|pieces| per instance, against basic PW, on the three models of Tables 4–6 with their data and protocol (NER: Dutch CoNLL-2002, one run; factorial: 5 subsets of 223 CoNLL-2000 sentences; skip-chain: 10 random 50/50 seminar splits). σ² = 10; max-product decoding.".into(),
+            if o.quick { "Quick: shrunk data, one repetition each, 5 iterations.".into() } else { "Full runs.".into() },
+        ],
+        groups: gs,
+        tables: vec![Table {
+            title: "F1 (NER: entities; FCRF: NP chunks; skip-chain: token F1 of a field)".into(),
+            columns: vec!["Basic".into(), "Reweighted".into()],
+            rows: vec![
+                ("Linear-chain".into(), pair("ner/", Metric::SegmentF1, 91.2, 90.4)),
+                ("FCRF".into(), pair("fcrf/", Metric::SegmentF1, 88.1, 86.4)),
+                ("Skip-chain (location)".into(), pair("seminars/", Metric::LabelF1("location".into()), 87.7, 75.5)),
+                ("Skip-chain (speaker)".into(), pair("seminars/", Metric::LabelF1("speaker".into()), 75.4, 69.2)),
+            ],
+        }],
+        figure: Figure::Bars(2),
+        analysis: None,
+    })
+}
+
+pub(super) fn table8(o: &Options) -> Result<Experiment> {
+    let sizes = |full: &str, quick: &str| sizes(o, full, quick);
+    let ests = ["ml", "pl", "pw", "pwpl"];
+    // POS: the Treebank sample, first 3,000 sentences the pool, the rest the test set.
+    let ptb = need(o.data.join("ptb-wsj-sample").join("treebank.tsv"))?;
+    let mut c = read_conll_with(&ptb, LabelColumn::Last)?;
+    for s in &mut c.sequences {
+        for cols in &mut s.columns {
+            let extra = crate::data::word_columns(&cols[0]);
+            cols.splice(1..1, extra);
+        }
+    }
+    let w = o.out.join("data");
+    let (pool_n, test_n) = if o.quick {
+        (60, 30)
+    } else {
+        (3000, usize::MAX)
+    };
+    let pool = write_items(
+        &c.sequences[..pool_n.min(c.sequences.len())],
+        &w.join("ptb-pool.conll"),
+    )?;
+    let rest = &c.sequences[3000.min(c.sequences.len())..];
+    let ptest = write_items(&rest[..test_n.min(rest.len())], &w.join("ptb-test.conll"))?;
+    let template = Some(bundled_template(o, "pos.tpl", POS_TEMPLATE)?);
+    let chain = |f: Factorisation| {
+        ModelSpec::LinearChain(ChainOptions {
+            factorisation: f,
+            feature_set: FeatureSet::Observed,
+            ..ChainOptions::default()
+        })
+    };
+    let mut gs = groups(&ests, "pos/", reps(o, 5), |k| {
+        let mut s = base_spec(o, pool.clone(), ptest.clone(), chain(Factorisation::Edge));
+        s.template = template.clone();
+        s.train_sample = Some(if o.quick { 30 } else { 1911 });
+        s.seed = k as u64;
+        s
+    });
+    let (ctrain, ctest) = conll2000(o)?;
+    gs.extend(groups(&ests, "chunk/", reps(o, 5), |k| {
+        let mut s = base_spec(o, ctrain.clone(), ctest.clone(), chain(Factorisation::Edge));
+        s.train_sample = Some(if o.quick { 20 } else { 447 });
+        s.seed = k as u64;
+        s
+    }));
+    let (ntrain, ntest, nmodel) = ner_task(o)?;
+    gs.extend(groups(&ests, "ner/", 1, |_| {
+        base_spec(o, ntrain.clone(), ntest.clone(), nmodel.clone())
+    }));
+    let row = |prefix: &str, m: Metric, paper: [(f64, Option<f64>); 4]| {
+        ests.iter()
+            .zip(paper)
+            .map(|(e, (v, sd))| cell(&format!("{prefix}{e}"), m.clone(), p(v, sd)))
+            .collect::<Vec<_>>()
+    };
+    Ok(Experiment {
+        name: "000-table8",
+        title: "000 Table 8: piecewise pseudolikelihood against PW, PL and ML".into(),
+        protocol: vec![
+            format!("POS: the Penn Treebank sample (45 tags); {}; tested on {}. Template assets/templates/pos.tpl (word, affixes, shape) on `augment` columns; the paper used 1,911-sentence subsets of sections 0–18 and the development set.", sizes("5 random subsets of 1,911 of its first 3,000 sentences", "1 subset of 30 of its first 60 (quick)"), sizes("the remaining 914 sentences", "30 of them")),
+            format!("Chunking: CoNLL-2000, all chunk types; {}; the standard test set ({}); the CRF++ chunking template (words and the given POS tags).", sizes("5 random subsets of 447 sentences", "1 subset of 20 (quick)"), sizes("2,012 sentences", "its first 40")),
+            "Named entities: as 000-table4 (Dutch CoNLL-2002; the paper's is English CoNLL-2003).".into(),
+            "Chains with one factor per edge (\"no unary factors\"; NER with observation weights per label pair), feature–label pairs seen in training; σ² = 10; Viterbi decoding. Accuracy: token accuracy for POS, chunk F1 for chunking, entity F1 for NER.".into(),
+        ],
+        groups: gs,
+        tables: vec![Table {
+            title: "Accuracy and training time (seconds) by estimator".into(),
+            columns: vec!["ML".into(), "PL".into(), "PW".into(), "PWPL".into()],
+            rows: vec![
+                ("POS accuracy".into(), row("pos/", Metric::TokenAccuracy, [(94.4, Some(0.07)), (94.4, Some(0.05)), (94.3, Some(0.08)), (94.4, Some(0.07))])),
+                ("POS time (s)".into(), row("pos/", Metric::Seconds, [(33846.0, Some(6800.0)), (6705.0, Some(740.0)), (23537.0, Some(8700.0)), (3911.0, Some(1500.0))])),
+                ("Chunking F1".into(), row("chunk/", Metric::SegmentF1, [(91.4, Some(0.21)), (90.3, Some(0.19)), (91.7, Some(0.14)), (91.4, Some(0.12))])),
+                ("Chunking time (s)".into(), row("chunk/", Metric::Seconds, [(24769.0, Some(6183.0)), (1534.0, Some(165.0)), (5708.0, Some(701.0)), (766.0, Some(83.0))])),
+                ("NER F1".into(), row("ner/", Metric::SegmentF1, [(90.5, None), (85.1, None), (90.5, None), (90.3, None)])),
+                ("NER time (s)".into(), row("ner/", Metric::Seconds, [(52396.0, None), (8651.0, None), (6311.0, None), (4780.0, None)])),
+            ],
+        }],
+        figure: Figure::Bars(4),
+        analysis: None,
+    })
+}
+
+/// 000 Fig. 4: PWPL and PL test accuracy against the number of training sequences, on data
+/// from the α-mixture of a first- and a second-order HMM (eq. 43–44; 5 states, 26 symbols,
+/// length 25), averaged over generating distributions.
+pub(super) fn fig4(o: &Options) -> Result<Experiment> {
+    let (alphas, dists, sizes, n_test): (Vec<f64>, usize, Vec<usize>, usize) = if o.quick {
+        (vec![0.5], 1, vec![10, 40], 50)
+    } else {
+        (
+            vec![0.0, 0.1, 0.25, 0.5, 0.75, 1.0],
+            5,
+            vec![10, 25, 50, 100, 250, 500, 1000],
+            1000,
+        )
+    };
+    let max_n = *sizes.iter().max().unwrap();
+    let w = o.out.join("data");
+    let template = Some(bundled_template(o, "hmm.tpl", HMM_TEMPLATE)?);
+    let mut data = vec![];
+    for (ai, &a) in alphas.iter().enumerate() {
+        for d in 0..dists {
+            let seed = (ai * 1000 + d) as u64;
+            let all = crate::data::synth::hmm_mixture(a, seed, max_n + n_test, 25);
+            let tr = write_items(&all[..max_n], &w.join(format!("hmm-{a}-{d}-train.conll")))?;
+            let te = write_items(&all[max_n..], &w.join(format!("hmm-{a}-{d}-test.conll")))?;
+            data.push((tr, te));
+        }
+    }
+    let mut gs = vec![];
+    for e in ["pl", "pwpl"] {
+        for &n in &sizes {
+            gs.push(Group {
+                name: format!("fig4/{e}-{n}"),
+                runs: data
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (tr, te))| {
+                        let mut s = base_spec(o, tr.clone(), te.clone(), ModelSpec::default());
+                        s.name = Some(format!("{e}-{n}-{k}"));
+                        s.template = template.clone();
+                        s.estimator = estimator(e);
+                        s.train_sample = Some(n);
+                        s.decode = Decoder::Viterbi;
+                        s
+                    })
+                    .collect(),
+            });
+        }
+    }
+    let rows = sizes
+        .iter()
+        .map(|n| {
+            (
+                n.to_string(),
+                vec![
+                    cell(&format!("fig4/pl-{n}"), Metric::TokenAccuracy, None),
+                    cell(&format!("fig4/pwpl-{n}"), Metric::TokenAccuracy, None),
+                ],
+            )
+        })
+        .collect();
+    Ok(Experiment {
+        name: "000-fig4",
+        title: "000 Fig. 4: learning curves of PWPL and pseudolikelihood".into(),
+        protocol: vec![
+            format!(
+                "Data: the α-mixture of a second- and a first-order HMM (eq. 43–44): 5 states, 26 symbols, sequences of 25; α ∈ {alphas:?}, {dists} generating distribution(s) per α (the paper: 25), {n_test} test sequences each."
+            ),
+            format!("Training sets: the first N of each distribution's training sequences drawn at random (seeded), N ∈ {sizes:?}."),
+            "Model: first-order linear chain with assets/templates/hmm.tpl (the observation and its neighbours); σ² = 10; Viterbi decoding. The curve is mean test token accuracy over every distribution (± sd in the table).".into(),
+        ],
+        groups: gs,
+        tables: vec![Table {
+            title: "Test accuracy by training-set size (sequences)".into(),
+            columns: vec!["PL".into(), "PWPL".into()],
+            rows,
+        }],
+        figure: Figure::Lines {
+            x_label: "training sequences".into(),
+            xs: sizes.iter().map(|&n| n as f64).collect(),
+            series: ["pl", "pwpl"]
+                .iter()
+                .map(|e| {
+                    (
+                        e.to_uppercase(),
+                        sizes.iter().map(|n| format!("fig4/{e}-{n}")).collect(),
+                    )
+                })
+                .collect(),
+            metric: Metric::TokenAccuracy,
+        },
+        analysis: None,
+    })
+}
+
+/// At each trained weight vector of the `ml` and `bp` groups: the mean absolute difference
+/// between sum-product BP's node beliefs and the exact marginals (forward–backward over joint
+/// states) on the test data, and NP F1 under exact Viterbi and under max-product BP decoding.
+pub(super) fn bp_vs_exact(e: &Experiment, o: &Options) -> Result<Section> {
+    use crate::inference::{bp_node_marginals, exact_node_marginals};
+    use std::fmt::Write;
+    let mut md = String::from(
+        "At the trained weights of each subset, on the test data: the mean and largest absolute difference between sum-product BP's node beliefs and the exact marginals (forward–backward over the 135 joint states), and NP F1 with exact Viterbi decoding against max-product BP decoding.\n\n| weights from | mean \\|b − p\\| | max \\|b − p\\| | NP F1, exact Viterbi | NP F1, max-product BP | BP unconverged |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    let mut json = serde_json::Map::new();
+    for g in ["fcrf/ml", "fcrf/bp"] {
+        let Some(group) = e.groups.iter().find(|x| x.name == g) else {
+            continue;
+        };
+        let (mut mean_d, mut max_d, mut f_exact, mut f_mp, mut unconv) =
+            (vec![], vec![], vec![], vec![], 0usize);
+        for (k, spec) in group.runs.iter().enumerate() {
+            let (fam, theta) = crate::graph::family::load(&run_dir(o, g, k))?;
+            let test = fam.read(spec.test.as_ref().expect("the experiment has a test set"))?;
+            let insts = fam.instances(&test)?;
+            let bp = spec.inference().bp;
+            let (mut sum, mut count, mut mx) = (0.0, 0usize, 0.0f64);
+            for inst in &insts {
+                let phi = crate::eval::tables(fam.as_ref(), &theta, inst);
+                let (exact, _) = exact_node_marginals(inst, &phi)?;
+                let (beliefs, rep, _) = bp_node_marginals(inst, &phi, &bp);
+                unconv += !rep.converged as usize;
+                for (a, b) in exact.iter().zip(&beliefs) {
+                    for (x, y) in a.iter().zip(b) {
+                        let d = (x - y).abs();
+                        sum += d;
+                        count += 1;
+                        mx = mx.max(d);
+                    }
+                }
+            }
+            mean_d.push(sum / count.max(1) as f64);
+            max_d.push(mx);
+            for (dec, out) in [
+                (Decoder::Viterbi, &mut f_exact),
+                (Decoder::MaxProduct, &mut f_mp),
+            ] {
+                let how = crate::eval::Inference {
+                    decoder: dec,
+                    bp,
+                    scaling: None,
+                };
+                out.push(
+                    crate::eval::evaluate(fam.as_ref(), &theta, &test, &how)?
+                        .segments
+                        .f1,
+                );
+            }
+        }
+        let (a, b, c, d) = (
+            Stat::of(mean_d).map(|s| s.mean),
+            Stat::of(max_d).map(|s| s.mean),
+            Stat::of(f_exact),
+            Stat::of(f_mp),
+        );
+        let _ = writeln!(
+            md,
+            "| {g} | {:.2e} | {:.3} | {} | {} | {unconv} |",
+            a.unwrap_or(f64::NAN),
+            b.unwrap_or(f64::NAN),
+            fmt_stat(&c, false),
+            fmt_stat(&d, false)
+        );
+        json.insert(
+            g.into(),
+            serde_json::json!({
+                "mean_abs_diff": a, "max_abs_diff": b, "f1_exact": c, "f1_max_product": d,
+                "bp_unconverged_instances": unconv,
+            }),
+        );
+    }
+    Ok(Section {
+        title: "BP against exact inference on the factorial CRF".into(),
+        markdown: md,
+        json: serde_json::Value::Object(json),
+    })
+}

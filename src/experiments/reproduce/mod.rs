@@ -1,0 +1,188 @@
+//! `piecewise-lab reproduce NAME [--quick]`: the piecewise paper's experiments (000 Tables 4–9
+//! and Fig. 4) with the paper's protocol — random subsets or folds, σ² = 10, the estimators it
+//! compares, max-product decoding — on the corpora in `../shared/data`. Every run is an ordinary
+//! run directory under `OUT/runs/TASK/ESTIMATOR/REP` (started again, it reuses every run whose
+//! spec is unchanged and finished — experiments that share runs share them in one folder); the
+//! report is `OUT/NAME.md`, `OUT/NAME.json` and `OUT/NAME.svg`, our numbers beside the paper's.
+//!
+//! `--quick` runs the same protocol shrunk (few items, one or two repetitions, few iterations):
+//! it checks the machinery, not the numbers, and is what the tests run.
+
+mod catalogue;
+mod report;
+mod runner;
+mod tasks;
+
+pub use catalogue::experiment;
+pub use report::{figure, machine, report};
+pub use runner::{run_all, run_dir, Event};
+
+use crate::error::Result;
+use crate::eval::Metrics;
+use crate::train::run::RunSummary;
+use crate::train::spec::RunSpec;
+use std::path::PathBuf;
+
+/// The experiments by name, with one line each.
+pub const EXPERIMENTS: &[(&str, &str)] = &[
+    (
+        "000-table4",
+        "linear-chain CRF, named entities: PW, PL, per-edge PL, exact ML",
+    ),
+    (
+        "000-table5",
+        "factorial CRF, POS + NP chunking: PW, PL, per-edge PL, BP, exact ML",
+    ),
+    (
+        "000-table6",
+        "skip-chain CRF, seminars: PW, PL, per-edge PL, BP; linear-chain ML",
+    ),
+    (
+        "000-table7",
+        "basic vs reweighted PW on linear-chain, factorial and skip-chain CRFs",
+    ),
+    (
+        "000-table8",
+        "PWPL vs ML, PL, PW on POS tagging, chunking and named entities",
+    ),
+    (
+        "000-table9",
+        "skip-chain CRF, seminars, four fields: BP, PL, PW, PWPL",
+    ),
+    (
+        "000-fig4",
+        "PWPL vs PL learning curves on the α-mixture HMM data",
+    ),
+];
+
+/// Where the data are, where the report goes, and how hard to try.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub quick: bool,
+    /// The shared corpora (`../shared/data`).
+    pub data: PathBuf,
+    pub out: PathBuf,
+    /// Threads per run (0: all cores).
+    pub threads: usize,
+}
+
+/// What is read off a finished run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    /// Segment F1 (conlleval) on the test data.
+    SegmentF1,
+    TokenAccuracy,
+    /// Token F1 of one label (a seminar field).
+    LabelF1(String),
+    /// Token accuracy of an extra label layer (the factorial CRF's `pos`).
+    LayerAccuracy(String),
+    /// Seconds in the optimiser.
+    Seconds,
+}
+
+impl Metric {
+    fn of(&self, s: &RunSummary) -> Option<f64> {
+        let t: &Metrics = s.test.as_ref()?;
+        match self {
+            Metric::SegmentF1 => Some(t.segments.f1),
+            Metric::TokenAccuracy => Some(t.token_accuracy),
+            Metric::LabelF1(l) => Some(t.labels.get(l).map_or(0.0, |p| p.f1)),
+            Metric::LayerAccuracy(l) => t.layers.get(l).map(|m| m.token_accuracy),
+            Metric::Seconds => Some(s.train_seconds),
+        }
+    }
+}
+
+/// A named set of runs: one spec per repetition (random subset, fold).
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub name: String,
+    pub runs: Vec<RunSpec>,
+}
+
+/// One table cell: a group's metric, and the paper's value (mean, sd) when it reports one.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub group: String,
+    pub metric: Metric,
+    pub paper: Option<(f64, Option<f64>)>,
+}
+
+fn cell(group: &str, metric: Metric, paper: Option<(f64, Option<f64>)>) -> Option<Cell> {
+    Some(Cell {
+        group: group.into(),
+        metric,
+        paper,
+    })
+}
+
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub title: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<(String, Vec<Option<Cell>>)>,
+}
+
+/// How the figure is drawn.
+#[derive(Clone, Debug)]
+pub enum Figure {
+    /// Bars of the first table's first `n` columns (ours, with ±sd), the paper's as ticks.
+    Bars(usize),
+    /// Lines: per series (name, groups in x order), the metric against the x values.
+    Lines {
+        x_label: String,
+        xs: Vec<f64>,
+        series: Vec<(String, Vec<String>)>,
+        metric: Metric,
+    },
+}
+
+/// Extra analysis after the runs (e.g. BP against exact inference at the trained weights).
+type Analysis = fn(&Experiment, &Options) -> Result<Section>;
+
+/// A titled block of the report: Markdown text and its data for the JSON.
+#[derive(Clone, Debug, Default)]
+pub struct Section {
+    pub title: String,
+    pub markdown: String,
+    pub json: serde_json::Value,
+}
+
+pub struct Experiment {
+    pub name: &'static str,
+    pub title: String,
+    pub protocol: Vec<String>,
+    pub groups: Vec<Group>,
+    pub tables: Vec<Table>,
+    pub figure: Figure,
+    pub analysis: Option<Analysis>,
+}
+
+/// Summary statistics of one cell over repetitions.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Stat {
+    pub mean: f64,
+    /// Sample standard deviation (n − 1); 0 for one value.
+    pub sd: f64,
+    pub values: Vec<f64>,
+}
+
+impl Stat {
+    pub fn of(values: Vec<f64>) -> Option<Stat> {
+        if values.is_empty() {
+            return None;
+        }
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let sd = if values.len() > 1 {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        Some(Stat { mean, sd, values })
+    }
+}
+
+/// The finished runs of every group, by group name.
+pub type Results = std::collections::BTreeMap<String, Vec<(PathBuf, RunSummary)>>;

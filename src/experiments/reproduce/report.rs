@@ -1,0 +1,358 @@
+//! The report: Markdown with our numbers beside the paper's, JSON, and the SVG figure.
+
+use super::*;
+use crate::error::Result;
+use crate::experiments::charts::{esc, svg_whisker_lines, ticks, WhiskerSeries, PALETTE};
+use crate::util::{write_atomic, write_json_atomic};
+
+pub(super) fn stat(results: &Results, c: &Cell) -> Option<Stat> {
+    let runs = results.get(&c.group)?;
+    Stat::of(runs.iter().filter_map(|(_, s)| c.metric.of(s)).collect())
+}
+
+pub(super) fn fmt_stat(s: &Option<Stat>, seconds: bool) -> String {
+    match s {
+        None => "—".into(),
+        Some(s) if seconds => {
+            if s.values.len() > 1 {
+                format!("{:.1} ± {:.1}", s.mean, s.sd)
+            } else {
+                format!("{:.1}", s.mean)
+            }
+        }
+        Some(s) if s.values.len() > 1 => format!("{:.2} ± {:.2}", s.mean, s.sd),
+        Some(s) => format!("{:.2}", s.mean),
+    }
+}
+
+pub(super) fn fmt_paper(p: &Option<(f64, Option<f64>)>) -> String {
+    match p {
+        None => "—".into(),
+        Some((m, Some(sd))) => format!("{m:.1} ± {sd}"),
+        Some((m, None)) => format!("{m:.1}"),
+    }
+}
+
+/// The machine, for the report: CPU model and cores.
+pub fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
+}
+
+pub(super) fn commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Writes `NAME.md`, `NAME.json` and `NAME.svg` into `o.out`; returns the Markdown.
+pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Result<String> {
+    use std::fmt::Write;
+    let mut md = String::new();
+    let _ = writeln!(md, "# {}\n", e.title);
+    let _ = writeln!(
+        md,
+        "`piecewise-lab reproduce {}{}` — {date}, commit {}, {}.\n",
+        e.name,
+        if o.quick { " --quick" } else { "" },
+        commit(),
+        machine()
+    );
+    if o.quick {
+        let _ = writeln!(
+            md,
+            "**Quick form**: shrunk data and iterations; it checks the machinery, the numbers mean nothing.\n"
+        );
+    }
+    let _ = writeln!(md, "## Protocol\n");
+    for l in &e.protocol {
+        let _ = writeln!(md, "- {l}");
+    }
+    let mut tables_json = vec![];
+    for t in &e.tables {
+        let _ = writeln!(md, "\n## {}\n", t.title);
+        let mut head = "| |".to_string();
+        let mut rule = "|---|".to_string();
+        for c in &t.columns {
+            let _ = write!(head, " {c} (ours) | {c} (paper) |");
+            rule.push_str("---:|---:|");
+        }
+        let _ = writeln!(md, "{head}\n{rule}");
+        let mut rows_json = vec![];
+        for (label, cells) in &t.rows {
+            let mut line = format!("| {label} |");
+            let mut cells_json = vec![];
+            for c in cells {
+                match c {
+                    Some(c) => {
+                        let s = stat(results, c);
+                        let seconds = c.metric == Metric::Seconds;
+                        let _ = write!(
+                            line,
+                            " {} | {} |",
+                            fmt_stat(&s, seconds),
+                            fmt_paper(&c.paper)
+                        );
+                        cells_json.push(serde_json::json!({
+                            "group": c.group, "metric": c.metric, "ours": s,
+                            "paper": c.paper.map(|(m, sd)| serde_json::json!({"mean": m, "sd": sd})),
+                        }));
+                    }
+                    None => {
+                        line.push_str(" — | — |");
+                        cells_json.push(serde_json::Value::Null);
+                    }
+                }
+            }
+            let _ = writeln!(md, "{line}");
+            rows_json.push(serde_json::json!({ "label": label, "cells": cells_json }));
+        }
+        tables_json.push(serde_json::json!({
+            "title": t.title, "columns": t.columns, "rows": rows_json,
+        }));
+    }
+    let mut analysis_json = serde_json::Value::Null;
+    if let Some(a) = e.analysis {
+        let s = a(e, o)?;
+        let _ = writeln!(md, "\n## {}\n\n{}", s.title, s.markdown);
+        analysis_json = serde_json::json!({ "title": s.title, "data": s.json });
+    }
+    let _ = writeln!(
+        md,
+        "\n![{}]({}.svg)\n\nRuns: `runs/TASK/ESTIMATOR/REP/` (each a run directory with `spec.json`, `summary.json`, `curve.jsonl`).",
+        e.title, e.name
+    );
+    let runs_json: serde_json::Map<String, serde_json::Value> = results
+        .iter()
+        .map(|(g, rs)| {
+            (
+                g.clone(),
+                serde_json::Value::Array(
+                    rs.iter()
+                        .map(|(d, s)| {
+                            serde_json::json!({
+                                "dir": d.strip_prefix(&o.out).unwrap_or(d),
+                                "train_seconds": s.train_seconds,
+                                "iterations": s.iterations,
+                                "test": s.test.as_ref().map(|t| serde_json::json!({
+                                    "token_accuracy": t.token_accuracy,
+                                    "segment_f1": t.segments.f1,
+                                    "labels": t.labels.iter().map(|(k, v)| (k.clone(), v.f1)).collect::<std::collections::BTreeMap<_, _>>(),
+                                    "layers": t.layers.iter().map(|(k, v)| (k.clone(), v.token_accuracy)).collect::<std::collections::BTreeMap<_, _>>(),
+                                })),
+                            })
+                        })
+                        .collect(),
+                ),
+            )
+        })
+        .collect();
+    let json = serde_json::json!({
+        "name": e.name, "title": e.title, "quick": o.quick, "date": date,
+        "commit": commit(), "machine": machine(), "protocol": e.protocol,
+        "tables": tables_json, "analysis": analysis_json, "runs": runs_json,
+    });
+    write_json_atomic(&o.out.join(format!("{}.json", e.name)), &json)?;
+    write_atomic(
+        &o.out.join(format!("{}.svg", e.name)),
+        figure(e, results).as_bytes(),
+    )?;
+    write_atomic(&o.out.join(format!("{}.md", e.name)), md.as_bytes())?;
+    Ok(md)
+}
+
+/// The experiment's figure as SVG.
+pub fn figure(e: &Experiment, results: &Results) -> String {
+    match &e.figure {
+        Figure::Bars(n) => bars(e, results, *n),
+        Figure::Lines {
+            x_label,
+            xs,
+            series,
+            metric,
+        } => {
+            // Means ± one standard error (sd/√n: the spread between generating distributions
+            // is much wider than the difference of the means it would hide).
+            let ys: Vec<WhiskerSeries> = series
+                .iter()
+                .map(|(name, gs)| {
+                    (
+                        format!("{name} (mean ± s.e.)"),
+                        gs.iter()
+                            .map(|g| {
+                                stat(
+                                    results,
+                                    &Cell {
+                                        group: g.clone(),
+                                        metric: metric.clone(),
+                                        paper: None,
+                                    },
+                                )
+                                .map(|st| (st.mean, st.sd / (st.values.len() as f64).sqrt()))
+                            })
+                            .collect(),
+                    )
+                })
+                .collect();
+            svg_whisker_lines(&e.title, x_label, xs, &ys)
+        }
+    }
+}
+
+/// Grouped bars: one group per row of the first table, one bar per of its first `n` columns;
+/// whiskers ±sd; the paper's value a black tick.
+pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
+    use std::fmt::Write;
+    let t = &e.tables[0];
+    let n = n.min(t.columns.len()).max(1);
+    // Scores only: rows of seconds have their own scale (they are in the table).
+    let rows: Vec<&(String, Vec<Option<Cell>>)> = t
+        .rows
+        .iter()
+        .filter(|(_, cells)| !cells.iter().flatten().all(|c| c.metric == Metric::Seconds))
+        .collect();
+    let vals: Vec<Vec<(Option<Stat>, Option<f64>)>> = rows
+        .iter()
+        .map(|(_, cells)| {
+            cells[..n.min(cells.len())]
+                .iter()
+                .map(|c| match c {
+                    Some(c) => (stat(results, c), c.paper.map(|p| p.0)),
+                    None => (None, None),
+                })
+                .collect()
+        })
+        .collect();
+    let all: Vec<f64> = vals
+        .iter()
+        .flatten()
+        .flat_map(|(s, p)| s.iter().map(|s| s.mean + s.sd).chain(*p))
+        .collect();
+    let hi = all.iter().cloned().fold(1.0, f64::max);
+    let lo = all.iter().cloned().fold(hi, f64::min);
+    // Round axis ends: multiples of 10 for percentages, of a power of ten for seconds.
+    let unit = if hi > 100.0 {
+        10f64.powf(hi.log10().floor())
+    } else {
+        10.0
+    };
+    let top = (hi / unit).ceil() * unit;
+    let bottom = if lo > 50.0 && hi <= 100.0 {
+        ((lo - 5.0) / unit).floor() * unit
+    } else {
+        0.0
+    };
+    let (w, h, ml, mb, mt) = (760.0, 420.0, 60.0, 90.0, 40.0);
+    let ph = h - mb - mt;
+    let gw = (w - ml - 20.0) / rows.len().max(1) as f64;
+    let bw = gw * 0.8 / n as f64;
+    let y = |v: f64| mt + ph * (1.0 - ((v - bottom) / (top - bottom).max(1e-9)).clamp(0.0, 1.0));
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        w / 2.0,
+        esc(&e.title)
+    );
+    for v in ticks(bottom, top) {
+        let _ = write!(
+            s,
+            r##"<line x1="{ml}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
+            w - 20.0,
+            ml - 6.0,
+            y(v) + 4.0,
+            y0 = y(v)
+        );
+    }
+    for (r, ((label, _), row)) in rows.iter().map(|r| (&r.0, &r.1)).zip(&vals).enumerate() {
+        let x0 = ml + gw * r as f64 + gw * 0.1;
+        for (c, (st, paper)) in row.iter().enumerate() {
+            let x = x0 + bw * c as f64;
+            if let Some(st) = st {
+                let _ = write!(
+                    s,
+                    r#"<rect x="{x:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}"/>"#,
+                    y(st.mean),
+                    bw * 0.9,
+                    (y(bottom) - y(st.mean)).max(0.0),
+                    PALETTE[c % PALETTE.len()]
+                );
+                let xm = x + bw * 0.45;
+                if st.values.len() > 1 {
+                    let _ = write!(
+                        s,
+                        r#"<line x1="{xm:.1}" x2="{xm:.1}" y1="{:.1}" y2="{:.1}" stroke="black"/>"#,
+                        y(st.mean - st.sd),
+                        y(st.mean + st.sd)
+                    );
+                }
+            }
+            if let Some(pv) = paper {
+                let _ = write!(
+                    s,
+                    r#"<line x1="{x:.1}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="black" stroke-width="3"/>"#,
+                    x + bw * 0.9,
+                    y(*pv),
+                    y(*pv)
+                );
+            }
+        }
+        // The row's label under its bars, wrapped into lines of about 16 characters.
+        let mut lines: Vec<String> = vec![String::new()];
+        for word in label.split_whitespace() {
+            let last = lines.last_mut().expect("one line");
+            if !last.is_empty() && last.len() + word.len() > 16 {
+                lines.push(word.to_string());
+            } else {
+                if !last.is_empty() {
+                    last.push(' ');
+                }
+                last.push_str(word);
+            }
+        }
+        for (i, l) in lines.iter().enumerate() {
+            let _ = write!(
+                s,
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+                x0 + gw * 0.4,
+                h - mb + 16.0 + 14.0 * i as f64,
+                esc(l)
+            );
+        }
+    }
+    for (c, name) in t.columns[..n].iter().enumerate() {
+        let lx = ml + 10.0 + 150.0 * c as f64;
+        let _ = write!(
+            s,
+            r#"<rect x="{lx}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{} (ours, ±sd)</text>"#,
+            h - 22.0,
+            PALETTE[c % PALETTE.len()],
+            lx + 16.0,
+            h - 12.0,
+            esc(name)
+        );
+    }
+    let _ = write!(
+        s,
+        r#"<line x1="{0}" x2="{1}" y1="{2}" y2="{2}" stroke="black" stroke-width="3"/><text x="{3}" y="{4}">paper</text></svg>"#,
+        w - 120.0,
+        w - 100.0,
+        h - 16.0,
+        w - 95.0,
+        h - 12.0
+    );
+    s
+}

@@ -1,0 +1,58 @@
+//! Running an experiment's runs as ordinary run directories, reusing the finished ones whose
+//! spec is unchanged.
+
+use super::*;
+use crate::error::{Error, Result};
+use crate::train::run::{execute, RunSummary};
+use crate::train::spec::RunSpec;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+/// Progress of a reproduction, for the caller to print.
+pub enum Event<'a> {
+    Reused(&'a str, usize),
+    Started(&'a str, usize, usize, usize),
+    Finished(&'a str, usize, &'a RunSummary),
+}
+
+/// Runs (or reuses) every run of the experiment; returns them by group.
+pub fn run_all(e: &Experiment, o: &Options, on: &mut dyn FnMut(Event)) -> Result<Results> {
+    let mut out = Results::new();
+    let total: usize = e.groups.iter().map(|g| g.runs.len()).sum();
+    let mut done = 0;
+    for g in &e.groups {
+        let mut rs = vec![];
+        for (k, spec) in g.runs.iter().enumerate() {
+            done += 1;
+            let dir = run_dir(o, &g.name, k);
+            if let Some(s) = finished(&dir, spec) {
+                on(Event::Reused(&g.name, k));
+                rs.push((dir, s));
+                continue;
+            }
+            on(Event::Started(&g.name, k, done, total));
+            let s = execute(spec, &dir, &AtomicBool::new(false), &mut |_| {}).map_err(|err| {
+                Error::invalid(format!("{} run {k} ({}): {err}", g.name, dir.display()))
+            })?;
+            on(Event::Finished(&g.name, k, &s));
+            rs.push((dir, s));
+        }
+        out.insert(g.name.clone(), rs);
+    }
+    Ok(out)
+}
+
+/// Where repetition `k` of a group runs: `OUT/runs/GROUP/K`. Group names carry their task
+/// (`fcrf/pw`, `seminars/bp`), so experiments sharing runs (Tables 6, 7 and 9 on the seminars)
+/// reuse them when they share an output folder.
+pub fn run_dir(o: &Options, group: &str, k: usize) -> PathBuf {
+    o.out.join("runs").join(group).join(k.to_string())
+}
+
+/// The run in `dir` when it finished with exactly `spec`.
+pub(super) fn finished(dir: &Path, spec: &RunSpec) -> Option<RunSummary> {
+    let s: RunSummary = crate::util::read_json(&dir.join("summary.json")).ok()?;
+    let old: serde_json::Value = crate::util::read_json(&dir.join("spec.json")).ok()?;
+    let new = serde_json::to_value(spec).ok()?;
+    (s.status == "finished" && old == new).then_some(s)
+}

@@ -1,0 +1,264 @@
+//! The tasks' data and run specs: corpora found or split under `OUT`, the paper's prior and
+//! protocol turned into `RunSpec`s grouped by estimator.
+
+use super::*;
+use crate::data::conll::{format_conll, read_conll_with, LabelColumn};
+use crate::data::Sequence;
+use crate::error::{Error, Result};
+use crate::estimators::EstimatorSpec;
+use crate::eval::Decoder;
+use crate::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet, SkipOptions};
+use crate::graph::factorial::FactorialOptions;
+use crate::graph::ModelSpec;
+use crate::train::spec::RunSpec;
+use crate::train::{LbfgsSpec, Prior};
+use crate::util::write_atomic;
+use std::path::{Path, PathBuf};
+
+pub(super) fn missing(what: &Path) -> Error {
+    Error::file(
+        what.display().to_string(),
+        "not found: reproduce reads the shared corpora (../shared/data, or --data DIR)",
+    )
+}
+
+pub(super) fn need(p: PathBuf) -> Result<PathBuf> {
+    if p.exists() {
+        Ok(p)
+    } else {
+        Err(missing(&p))
+    }
+}
+
+/// The first `n` items of a column file (all when `None`), every column kept, written to `dst`.
+pub(super) fn head_file(src: &Path, n: Option<usize>, dst: &Path) -> Result<PathBuf> {
+    let c = read_conll_with(src, LabelColumn::None)?;
+    let k = n.unwrap_or(c.sequences.len()).min(c.sequences.len());
+    write_items(&c.sequences[..k], dst)
+}
+
+pub(super) fn write_items(items: &[Sequence], dst: &Path) -> Result<PathBuf> {
+    if let Some(d) = dst.parent() {
+        std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+    }
+    write_atomic(dst, format_conll(items, &[]).as_bytes())?;
+    Ok(dst.to_path_buf())
+}
+
+pub(super) const POS_TEMPLATE: &str = include_str!("../../../assets/templates/pos.tpl");
+
+pub(super) const HMM_TEMPLATE: &str = include_str!("../../../assets/templates/hmm.tpl");
+
+/// A template shipped with the program, written next to the experiment's data so its runs
+/// name a file that exists wherever the command runs.
+pub(super) fn bundled_template(o: &Options, name: &str, text: &str) -> Result<PathBuf> {
+    let p = o.out.join("data").join(name);
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).map_err(|e| Error::io(d, e))?;
+    }
+    write_atomic(&p, text.as_bytes())?;
+    Ok(p)
+}
+
+/// σ² = 10, the piecewise papers' prior.
+pub(super) const PAPER_PRIOR: Prior = Prior { sigma2: Some(10.0) };
+
+/// A run of the paper's protocol; [`groups`] names it.
+pub(super) fn base_spec(o: &Options, train: PathBuf, test: PathBuf, model: ModelSpec) -> RunSpec {
+    RunSpec {
+        name: None,
+        train,
+        test: Some(test),
+        template: None,
+        model,
+        estimator: EstimatorSpec::Ml,
+        optimiser: LbfgsSpec {
+            max_iter: if o.quick { 5 } else { 1000 },
+            ..LbfgsSpec::default()
+        },
+        prior: PAPER_PRIOR,
+        eval_every: 0,
+        seed: 0,
+        threads: o.threads,
+        // "At test time, prediction is always performed using max-product belief propagation"
+        // (000 §5); on a chain that is Viterbi.
+        decode: Decoder::MaxProduct,
+        train_sample: None,
+        eval_train: false,
+        per_state_scaling: false,
+        init_from: None,
+    }
+}
+
+pub(super) fn estimator(name: &str) -> EstimatorSpec {
+    EstimatorSpec::from_name(name).expect("a known estimator")
+}
+
+/// Groups `estimators` × repetitions, each repetition's spec from `rep(k)`.
+pub(super) fn groups(
+    estimators: &[&str],
+    prefix: &str,
+    reps: usize,
+    rep: impl Fn(usize) -> RunSpec,
+) -> Vec<Group> {
+    estimators
+        .iter()
+        .map(|e| Group {
+            name: format!("{prefix}{e}"),
+            runs: (0..reps)
+                .map(|k| {
+                    let mut s = rep(k);
+                    s.estimator = estimator(e);
+                    s.name = Some(format!("{prefix}{e}-{k}"));
+                    s
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+pub(super) fn lexicons(o: &Options) -> PathBuf {
+    o.data.join("lexicons")
+}
+
+/// Dutch CoNLL-2002 with 000 Table 1's features, one factor per edge with observation weights
+/// per label pair (the papers' Ψ_t(y_t, y_{t−1}, x)), observed feature–label pairs.
+pub(super) fn ner_task(o: &Options) -> Result<(PathBuf, PathBuf, ModelSpec)> {
+    let dir = o.data.join("conll2002-ned");
+    let (train, test) = (need(dir.join("ned.train"))?, need(dir.join("ned.testa"))?);
+    let (train, test) = if o.quick {
+        let w = o.out.join("data");
+        (
+            head_file(&train, Some(60), &w.join("ner-train.conll"))?,
+            head_file(&test, Some(40), &w.join("ner-test.conll"))?,
+        )
+    } else {
+        (train, test)
+    };
+    let model = ModelSpec::LinearChain(ChainOptions {
+        extractor: Extractor::Ner,
+        factorisation: Factorisation::EdgePair,
+        feature_set: FeatureSet::Observed,
+        lexicons: Some(lexicons(o)),
+        ..ChainOptions::default()
+    });
+    Ok((train, test, model))
+}
+
+/// CoNLL-2000 train and test (the test shrunk for `--quick`).
+pub(super) fn conll2000(o: &Options) -> Result<(PathBuf, PathBuf)> {
+    let dir = o.data.join("conll2000");
+    let (train, test) = (need(dir.join("train.txt"))?, need(dir.join("test.txt"))?);
+    let test = if o.quick {
+        head_file(
+            &test,
+            Some(40),
+            &o.out.join("data").join("conll2000-test.txt"),
+        )?
+    } else {
+        test
+    };
+    Ok((train, test))
+}
+
+/// The factorial CRF, its POS lexicon from the Penn Treebank sample (sections 00–01, apart
+/// from CoNLL-2000's 15–18 and 20) in place of the paper's Brill-tagger lexicon.
+pub(super) fn factorial_model(o: &Options) -> Result<ModelSpec> {
+    Ok(ModelSpec::Factorial(FactorialOptions {
+        lexicons: Some(lexicons(o)),
+        pos_lexicon: Some(need(o.data.join("ptb-wsj-sample").join("treebank.tsv"))?),
+        ..FactorialOptions::default()
+    }))
+}
+
+/// The seminar announcements pooled (train 0–300 and test 301–484) and cut into `folds` random
+/// 50/50 splits (000 §5: "10-fold cross validation with a 50/50 training/test split"), written
+/// as column files (word, lowercase, shape, time class, field).
+pub(super) fn seminar_folds(o: &Options, folds: usize) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let dir = o.data.join("seminars");
+    let mut all = crate::data::seminars::read_dir(&need(dir.join("train"))?)?;
+    all.sequences
+        .extend(crate::data::seminars::read_dir(&need(dir.join("test"))?)?.sequences);
+    let items = &all.sequences;
+    let w = o.out.join("data");
+    (0..folds)
+        .map(|k| {
+            let perm = crate::data::shuffled(items.len(), 1000 + k as u64);
+            let half = items.len() / 2;
+            let (mut tr, mut te): (Vec<usize>, Vec<usize>) =
+                (perm[..half].to_vec(), perm[half..].to_vec());
+            if o.quick {
+                tr.truncate(8);
+                te.truncate(6);
+            }
+            tr.sort_unstable();
+            te.sort_unstable();
+            let pick = |ix: &[usize]| ix.iter().map(|&i| items[i].clone()).collect::<Vec<_>>();
+            Ok((
+                write_items(&pick(&tr), &w.join(format!("seminars-{k}-train.conll")))?,
+                write_items(&pick(&te), &w.join(format!("seminars-{k}-test.conll")))?,
+            ))
+        })
+        .collect()
+}
+
+/// The seminar chain: 000 Table 3's features, the edge factor Ψ_t(y_t, y_{t−1}, x) (eq. 41),
+/// observed feature–label pairs; with `skip`, the skip edges of eq. 41.
+pub(super) fn seminar_model(o: &Options, skip: bool) -> ModelSpec {
+    let c = ChainOptions {
+        extractor: Extractor::Seminar,
+        factorisation: Factorisation::EdgePair,
+        feature_set: FeatureSet::Observed,
+        lexicons: Some(lexicons(o)),
+        skip: skip.then(SkipOptions::default),
+        ..ChainOptions::default()
+    };
+    if skip {
+        ModelSpec::SkipChain(c)
+    } else {
+        ModelSpec::LinearChain(c)
+    }
+}
+
+pub(super) fn reps(o: &Options, full: usize) -> usize {
+    if o.quick {
+        1
+    } else {
+        full
+    }
+}
+
+pub(super) const SUBSET_FCRF: usize = 223;
+
+pub(super) fn factorial_groups(
+    o: &Options,
+    estimators: &[&str],
+    prefix: &str,
+) -> Result<Vec<Group>> {
+    let (train, test) = conll2000(o)?;
+    let model = factorial_model(o)?;
+    let n = if o.quick { 20 } else { SUBSET_FCRF };
+    Ok(groups(estimators, prefix, reps(o, 5), |k| {
+        let mut s = base_spec(o, train.clone(), test.clone(), model.clone());
+        s.train_sample = Some(n);
+        s.seed = k as u64;
+        s
+    }))
+}
+
+pub(super) fn seminar_groups(
+    o: &Options,
+    folds: &[(PathBuf, PathBuf)],
+    estimators: &[&str],
+    prefix: &str,
+    skip: bool,
+) -> Vec<Group> {
+    let model = seminar_model(o, skip);
+    groups(estimators, prefix, folds.len(), |k| {
+        base_spec(o, folds[k].0.clone(), folds[k].1.clone(), model.clone())
+    })
+}
+
+pub(super) fn p(mean: f64, sd: Option<f64>) -> Option<(f64, Option<f64>)> {
+    Some((mean, sd))
+}
