@@ -26,6 +26,26 @@ fn harness(workspace: &Path) -> Harness<'static, Workbench> {
         .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
 }
 
+/// The first Theory pane's computations.
+fn theory(w: &Workbench) -> &piecewise_lab::app::theory::TheoryRuntime {
+    w.tree
+        .tiles
+        .tiles()
+        .find_map(|t| match t {
+            egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Theory(p)) => Some(&p.runtime),
+            _ => None,
+        })
+        .expect("a Theory pane")
+}
+
+/// The first Frontier pane's sweeps, once read.
+fn frontier_sweeps(w: &Workbench) -> bool {
+    w.tree.tiles.tiles().any(|t| {
+        matches!(t, egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Frontier(p))
+            if p.runtime.sweeps.is_some())
+    })
+}
+
 /// Steps frames until `cond` holds (background work finishes on its own threads).
 fn wait_for(
     h: &mut Harness<'_, Workbench>,
@@ -574,7 +594,7 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
     loaded(&mut h);
     h.get_by_label("Frontier view").click();
     h.step();
-    wait_for(&mut h, "the sweeps", 30.0, |w| w.state.sweeps.is_some());
+    wait_for(&mut h, "the sweeps", 30.0, frontier_sweeps);
     h.get_by_label_contains("4 of 4 points finished");
     h.get_by_label("Save frontier CSV").click();
     h.step();
@@ -656,9 +676,9 @@ fn theory_pane_draws_fig2_and_monte_carlo_points() {
     h.get_by_label("Theory view").click();
     h.step();
     wait_for(&mut h, "the asymptotic variance", 60.0, |w| {
-        w.state.theory.curves().is_some()
+        theory(w).curves().is_some()
     });
-    let curves = h.state().state.theory.curves().unwrap().clone().unwrap();
+    let curves = theory(h.state()).curves().unwrap().clone().unwrap();
     assert_eq!(curves.len(), 3);
     // Fig. 2: the paper's form falls monotonically in λ for each mixture; the exact form
     // agrees with it at λ = 0 and 1 (deterministic policies) and lies above it in between
@@ -683,14 +703,14 @@ fn theory_pane_draws_fig2_and_monte_carlo_points() {
     }
     h.step();
     wait_for(&mut h, "the curves again", 60.0, |w| {
-        w.state.theory.curves().is_some()
+        theory(w).curves().is_some()
     });
     h.get_by_label("Run Monte Carlo").click();
     h.step();
     wait_for(&mut h, "the Monte Carlo", 120.0, |w| {
-        !w.state.theory.mc_running() && !w.state.theory.mc.is_empty()
+        !theory(w).mc_running() && !theory(w).mc.is_empty()
     });
-    let pt = &h.state().state.theory.mc[0];
+    let pt = &theory(h.state()).mc[0];
     assert_eq!((pt.k, pt.lambda, pt.reps), (1, 0.5, 6));
     assert!(pt.trace.is_finite() && pt.trace > 0.0);
 }

@@ -28,17 +28,33 @@ pub struct ConstraintsPane {
     pub item: usize,
     /// Selected cluster (factor index).
     pub selected: Option<usize>,
+    /// The cluster beliefs computed (not saved with the layout).
+    #[serde(skip)]
+    pub runtime: ConstraintsRuntime,
 }
 
 type Key = (String, usize);
 /// A run's cluster beliefs: computing (None), failed, or done.
 type Shown = Option<Result<Arc<RunClusters>, String>>;
 
-/// Computed cluster beliefs, kept in the app state (jobs do not serialise).
+/// Computed cluster beliefs and the jobs computing them.
 #[derive(Default)]
 pub struct ConstraintsRuntime {
     done: HashMap<Key, Result<Arc<RunClusters>, String>>,
     jobs: HashMap<Key, Job<RunClusters>>,
+}
+
+/// A copied pane computes its beliefs again.
+impl Clone for ConstraintsRuntime {
+    fn clone(&self) -> Self {
+        ConstraintsRuntime::default()
+    }
+}
+
+impl std::fmt::Debug for ConstraintsRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ConstraintsRuntime")
+    }
 }
 
 /// The estimators the default slots look for, in order.
@@ -117,7 +133,7 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
             .labelled_by(l.id);
     });
     let ctx = ui.ctx().clone();
-    let rt = &mut state.constraints;
+    let rt = &mut p.runtime;
     for (k, r) in drain_finished(&mut rt.jobs) {
         rt.done.insert(k, r.map(Arc::new));
     }

@@ -114,6 +114,30 @@ pub struct FrontierPane {
     pub x: Complexity,
     pub y: Quality,
     pub log_x: bool,
+    /// The sweeps read from the workspace (not saved with the layout).
+    #[serde(skip)]
+    pub runtime: FrontierRuntime,
+}
+
+/// The sweeps a Frontier pane shows, and the job reading them.
+#[derive(Default)]
+pub struct FrontierRuntime {
+    /// An Arc: a frame holds the sweeps without copying them.
+    pub sweeps: Option<std::sync::Arc<Vec<SweepData>>>,
+    job: Option<Job<Vec<SweepData>>>,
+}
+
+/// A copied pane reads the sweeps again.
+impl Clone for FrontierRuntime {
+    fn clone(&self) -> Self {
+        FrontierRuntime::default()
+    }
+}
+
+impl std::fmt::Debug for FrontierRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FrontierRuntime")
+    }
 }
 
 /// One finished point of a sweep.
@@ -207,7 +231,7 @@ const SHAPES: [egui_plot::MarkerShape; 6] = [
 pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     ui.heading("Frontier");
     // An Arc: the frame holds the sweeps without copying them.
-    let Some(sweeps) = poll_sweeps(state, ui) else {
+    let Some(sweeps) = poll_sweeps(state, &mut p.runtime, ui) else {
         ui.spinner();
         return;
     };
@@ -322,13 +346,17 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
 }
 
 /// The sweeps under the workspace, read in the background (again on *Reload sweeps*).
-fn poll_sweeps(state: &mut AppState, ui: &mut egui::Ui) -> Option<std::sync::Arc<Vec<SweepData>>> {
+fn poll_sweeps(
+    state: &mut AppState,
+    rt: &mut FrontierRuntime,
+    ui: &mut egui::Ui,
+) -> Option<std::sync::Arc<Vec<SweepData>>> {
     let ctx = ui.ctx().clone();
-    if let Some(job) = &mut state.sweep_job {
+    if let Some(job) = &mut rt.job {
         if let Some(r) = job.poll() {
-            state.sweep_job = None;
+            rt.job = None;
             match r {
-                Ok(s) => state.sweeps = Some(std::sync::Arc::new(s)),
+                Ok(s) => rt.sweeps = Some(std::sync::Arc::new(s)),
                 Err(e) => state.error(format!("could not read the sweeps: {e}")),
             }
         }
@@ -343,11 +371,11 @@ fn poll_sweeps(state: &mut AppState, ui: &mut egui::Ui) -> Option<std::sync::Arc
             r
         })
         .inner;
-    if (state.sweeps.is_none() || reload) && state.sweep_job.is_none() {
+    if (rt.sweeps.is_none() || reload) && rt.job.is_none() {
         let ws = state.config.workspace.clone();
-        state.sweep_job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
+        rt.job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
     }
-    state.sweeps.clone()
+    rt.sweeps.clone()
 }
 
 /// The sweep, axes and export buttons; returns which exports were asked for.

@@ -166,17 +166,7 @@ fn choice(
         .chain(names.iter().map(|(n, h)| (n.clone(), n.clone(), h.clone())))
         .collect();
     if entries.len() <= 3 {
-        for (value, text, help) in &entries {
-            let r = ui.selectable_label(current == *value, text);
-            let r = if help.is_empty() {
-                r
-            } else {
-                r.on_hover_text(help)
-            };
-            if r.clicked() {
-                picked = Some(value.clone());
-            }
-        }
+        picked = pick(ui, &entries, &current);
     } else {
         let shown = entries
             .iter()
@@ -185,19 +175,7 @@ fn choice(
         // A combo box carries its label (after the box), so it always has an accessible name.
         egui::ComboBox::new(format!("{id}-{}", k.name), k.label)
             .selected_text(shown)
-            .show_ui(ui, |ui| {
-                for (value, text, help) in &entries {
-                    let r = ui.selectable_label(current == *value, text);
-                    let r = if help.is_empty() {
-                        r
-                    } else {
-                        r.on_hover_text(help)
-                    };
-                    if r.clicked() {
-                        picked = Some(value.clone());
-                    }
-                }
-            });
+            .show_ui(ui, |ui| picked = pick(ui, &entries, &current));
     }
     match picked {
         Some(v) if v != current => {
@@ -206,4 +184,21 @@ fn choice(
         }
         _ => false,
     }
+}
+
+/// Selectable labels for `(value, text, help)` entries; the value clicked, if any.
+fn pick(ui: &mut egui::Ui, entries: &[(String, String, String)], current: &str) -> Option<String> {
+    let mut picked = None;
+    for (value, text, help) in entries {
+        let r = ui.selectable_label(current == value, text);
+        let r = if help.is_empty() {
+            r
+        } else {
+            r.on_hover_text(help)
+        };
+        if r.clicked() {
+            picked = Some(value.clone());
+        }
+    }
+    picked
 }

@@ -148,13 +148,6 @@ pub struct AppState {
     /// What panes asked of the workbench this frame.
     commands: Vec<AppCommand>,
     pub frames: FrameStats,
-
-    /// SCL sweeps read from `workspace/sweeps` (the Frontier pane), and the job reading them.
-    pub sweeps: Option<Arc<Vec<frontier::SweepData>>>,
-    sweep_job: Option<Job<Vec<frontier::SweepData>>>,
-    /// The Theory pane's curves, Monte Carlo points and jobs.
-    pub theory: theory::TheoryRuntime,
-    pub constraints: camel_view::ConstraintsRuntime,
     /// The launch form's policy preview (004 Fig. 1) and its relative-efficiency job.
     pub policy_preview: policy_view::Preview,
     /// Load the form's data at the next frame (start-up).
@@ -218,10 +211,6 @@ impl Workbench {
             commands: vec![],
             frames,
 
-            sweeps: None,
-            sweep_job: None,
-            theory: Default::default(),
-            constraints: Default::default(),
             policy_preview: Default::default(),
             load_pending: false,
             shot_tx,

@@ -32,6 +32,9 @@ pub struct TheoryPane {
     pub mc_n: usize,
     pub mc_reps: usize,
     pub mc_lambdas: String,
+    /// What the pane computes (not saved with the layout).
+    #[serde(skip)]
+    pub runtime: TheoryRuntime,
 }
 
 impl Default for TheoryPane {
@@ -44,6 +47,7 @@ impl Default for TheoryPane {
             mc_n: 1000,
             mc_reps: 100,
             mc_lambdas: "0.25, 0.5, 0.75".into(),
+            runtime: TheoryRuntime::default(),
         }
     }
 }
@@ -65,7 +69,7 @@ pub struct McPoint {
     pub reps: usize,
 }
 
-/// What the pane computes, kept in the app state (jobs do not serialise).
+/// What the pane computes: curves, Monte Carlo points and their jobs.
 #[derive(Default)]
 pub struct TheoryRuntime {
     key: String,
@@ -78,6 +82,19 @@ pub struct TheoryRuntime {
     mc_cancel: Arc<AtomicBool>,
     /// Points of the running Monte Carlo, shown as each (order, λ) finishes.
     mc_partial: Arc<std::sync::Mutex<Vec<McPoint>>>,
+}
+
+/// A copied pane starts over (jobs are not copied).
+impl Clone for TheoryRuntime {
+    fn clone(&self) -> Self {
+        TheoryRuntime::default()
+    }
+}
+
+impl std::fmt::Debug for TheoryRuntime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TheoryRuntime")
+    }
 }
 
 impl TheoryRuntime {
@@ -154,13 +171,13 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
         ui.selectable_value(&mut p.det, true, "det ratio");
         ui.selectable_value(&mut p.det, false, "trace ratio");
     });
-    let rt = &mut state.theory;
     let key = format!("{}|{:?}|{:?}", p.m, p.orders, p.selection);
+    let pane = p.clone();
+    let rt = &mut p.runtime;
     if key != rt.key {
         rt.key = key;
         rt.curves = None;
         rt.mc.clear();
-        let pane = p.clone();
         rt.job = Some(Job::spawn(&ctx, "asymptotic variance", move || {
             compute_curves(&pane)
         }));
@@ -178,9 +195,9 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
         ctx.request_repaint_after(std::time::Duration::from_millis(300));
     }
     monte_carlo_row(state, p, ui);
-    let mut mc = state.theory.mc.clone();
-    mc.extend(state.theory.mc_partial.lock().unwrap().iter().cloned());
-    let curves = match &state.theory.curves {
+    let mut mc = p.runtime.mc.clone();
+    mc.extend(p.runtime.mc_partial.lock().unwrap().iter().cloned());
+    let curves = match &p.runtime.curves {
         None => {
             ui.spinner();
             return;
@@ -214,7 +231,8 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
 /// The Monte Carlo controls: n, replications, the λ to fit at, and *Run* / *Stop*.
 fn monte_carlo_row(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
-    let rt = &mut state.theory;
+    let pane = p.clone();
+    let rt = &mut p.runtime;
     let mut bad_lambdas = false;
     ui.horizontal_wrapped(|ui| {
         ui.label("Monte Carlo:");
@@ -249,7 +267,6 @@ fn monte_carlo_row(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) 
                 .collect();
             match lambdas {
                 Ok(ls) if ls.iter().all(|l| (0.0..=1.0).contains(l)) && !ls.is_empty() => {
-                    let pane = p.clone();
                     let orders: Vec<usize> =
                         (1..=3).filter(|&k| p.orders[k - 1] && k < p.m).collect();
                     rt.mc_total = ls.len() * orders.len() * p.mc_reps;

@@ -226,6 +226,31 @@ pub fn fmt_tick(t: f64) -> String {
     }
 }
 
+/// The opening of a white `w`×`h` chart with its title.
+pub fn svg_open(w: f64, h: f64, title: &str) -> String {
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        w / 2.0,
+        esc(title)
+    )
+}
+
+/// Horizontal grid lines with labels at round values of `lo..=hi`, from `left` to `w − 20`;
+/// `y` maps a value to its height.
+pub fn y_grid(s: &mut String, (lo, hi): (f64, f64), w: f64, left: f64, y: impl Fn(f64) -> f64) {
+    use std::fmt::Write;
+    for v in ticks(lo, hi) {
+        let _ = write!(
+            s,
+            r##"<line x1="{left}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
+            w - 20.0,
+            left - 6.0,
+            y(v) + 4.0,
+            y0 = y(v)
+        );
+    }
+}
+
 /// A named line of points `(value, half-width)`, one per x (`None`: no point there).
 pub type WhiskerSeries = (String, Vec<Option<(f64, f64)>>);
 
@@ -253,23 +278,8 @@ pub fn svg_whisker_lines(title: &str, x_label: &str, xs: &[f64], ys: &[WhiskerSe
     );
     let px = |x: f64| ml + 10.0 + (w - ml - 40.0) * ((x.ln() - x0) / (x1 - x0).max(1e-9));
     let py = |v: f64| mt + (h - mt - mb) * (1.0 - (v - lo) / (hi - lo));
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-        w / 2.0,
-        esc(title)
-    );
-    for v in ticks(lo, hi) {
-        let _ = write!(
-            s,
-            r##"<line x1="{ml}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
-            w - 20.0,
-            ml - 6.0,
-            py(v) + 4.0,
-            y0 = py(v)
-        );
-    }
+    let mut s = svg_open(w, h, title);
+    y_grid(&mut s, (lo, hi), w, ml, py);
     for &x in xs {
         let _ = write!(
             s,

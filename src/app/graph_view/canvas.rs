@@ -214,18 +214,28 @@ fn draw_diagram(sc: &Scene, diagram: &[(Vec<u32>, Vec<u32>)]) {
             ring(sc.lay.factors[f as usize], FAC_H + 8.0, &mut pts);
         }
         for &v in vs {
-            ring(
-                sc.lay.vars[v as usize],
-                VAR_R + 5.0 + (i % 3) as f32 * 3.0,
-                &mut pts,
-            );
+            ring_var(sc, v, i, &mut pts);
         }
-        piece_hull(
-            &sc.painter,
-            pts.into_iter().map(|p| sc.to_screen(p)).collect(),
-            piece_color(i),
-        );
+        outline(sc, pts, i);
     }
+}
+
+/// Points around variable `v` for piece `i`'s hull (nested hulls a little apart).
+fn ring_var(sc: &Scene, v: u32, i: usize, pts: &mut Vec<Pos2>) {
+    ring(
+        sc.lay.vars[v as usize],
+        VAR_R + 5.0 + (i % 3) as f32 * 3.0,
+        pts,
+    );
+}
+
+/// Piece `i`'s dashed hull around `pts` (graph coordinates).
+fn outline(sc: &Scene, pts: Vec<Pos2>, i: usize) {
+    piece_hull(
+        &sc.painter,
+        pts.into_iter().map(|p| sc.to_screen(p)).collect(),
+        piece_color(i),
+    );
 }
 
 /// Pieces as dashed hulls around their factors and variables (or, node-split, their copies).
@@ -249,19 +259,11 @@ fn draw_pieces(sc: &Scene, pieces: &[Vec<u32>]) {
                 }
             } else {
                 for &v in sc.inst.scope(&sc.inst.factors[f as usize]) {
-                    ring(
-                        sc.lay.vars[v as usize],
-                        VAR_R + 5.0 + (i % 3) as f32 * 3.0,
-                        &mut pts,
-                    );
+                    ring_var(sc, v, i, &mut pts);
                 }
             }
         }
-        piece_hull(
-            &sc.painter,
-            pts.into_iter().map(|p| sc.to_screen(p)).collect(),
-            piece_color(i),
-        );
+        outline(sc, pts, i);
     }
 }
 

@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::error::Result;
-use crate::experiments::charts::{esc, svg_whisker_lines, ticks, WhiskerSeries, PALETTE};
+use crate::experiments::charts::{
+    esc, svg_open, svg_whisker_lines, y_grid, WhiskerSeries, PALETTE,
+};
 use crate::util::{write_atomic, write_json_atomic};
 
 pub(super) fn stat(results: &Results, c: &Cell) -> Option<Stat> {
@@ -260,23 +262,8 @@ pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
     let gw = (w - ml - 20.0) / rows.len().max(1) as f64;
     let bw = gw * 0.8 / n as f64;
     let y = |v: f64| mt + ph * (1.0 - ((v - bottom) / (top - bottom).max(1e-9)).clamp(0.0, 1.0));
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-        w / 2.0,
-        esc(&e.title)
-    );
-    for v in ticks(bottom, top) {
-        let _ = write!(
-            s,
-            r##"<line x1="{ml}" x2="{}" y1="{y0:.1}" y2="{y0:.1}" stroke="#ddd"/><text x="{}" y="{:.1}" text-anchor="end">{v}</text>"##,
-            w - 20.0,
-            ml - 6.0,
-            y(v) + 4.0,
-            y0 = y(v)
-        );
-    }
+    let mut s = svg_open(w, h, &e.title);
+    y_grid(&mut s, (bottom, top), w, ml, y);
     for (r, ((label, _), row)) in rows.iter().map(|r| (&r.0, &r.1)).zip(&vals).enumerate() {
         let x0 = ml + gw * r as f64 + gw * 0.1;
         for (c, (st, paper)) in row.iter().enumerate() {
