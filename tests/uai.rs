@@ -164,3 +164,48 @@ fn infer_writes_uai_answers() {
     assert!(map_bp.starts_with("MAP\n6 "));
     assert_eq!(map_bp, map_ex);
 }
+
+/// Issue 21's UAI findings: sizes read from the file are checked before anything is allocated
+/// from them (a 2^64 variable count panicked with a capacity overflow; a cardinality of 2^32
+/// wrapped to a 0-entry table that panicked in BP, or printed `MAR 2 0 0` with exit 0), and
+/// what has no answer is an error, not NaN or a uniform guess.
+#[test]
+fn damaged_sizes_and_impossible_models_are_errors_not_panics() {
+    let err = |text: &str| {
+        parse_uai(text, "t.uai")
+            .map(|_| ())
+            .expect_err("a damaged file must be refused")
+            .to_string()
+    };
+    let e = err("MARKOV\n18446744073709551615\n");
+    assert!(e.contains("t.uai:2") && e.contains("ends where"), "{e}");
+    let e = err("MARKOV\n2\n4294967296 4294967296\n1\n2 0 1\n0\n");
+    assert!(
+        e.contains("t.uai:3") && e.contains("4294967296 states"),
+        "{e}"
+    );
+    // A table size whose product overflows is refused by the count check or the product check.
+    let e = err("MARKOV\n3\n16777216 16777216 16777216\n1\n3 0 1 2\n18446744073709551615\n");
+    assert!(
+        e.contains("t.uai:6") && e.contains("more than can be counted"),
+        "{e}"
+    );
+    let e = err("MARKOV\n1\n2\n1\n1 0\n2\n0 0\n");
+    assert!(e.contains("zero everywhere"), "{e}");
+    // Contradictory evidence: variable 0 observed as 1 and as 0.
+    let g = parse_uai("MARKOV\n1\n2\n1\n1 0\n2\n1 1\n", "t.uai").unwrap();
+    let e = parse_evid("2 0 1 0 0", "t.evid", &g)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("observed twice"), "{e}");
+    // The same observation twice is harmless.
+    assert_eq!(parse_evid("2 0 1 0 1", "t.evid", &g).unwrap(), vec![(0, 1)]);
+    // Evidence on a zero-probability state: exact inference says so instead of NaN.
+    let g = parse_uai("MARKOV\n1\n2\n1\n1 0\n2\n1 0\n", "t.uai").unwrap();
+    let ev = parse_evid("1 0 1", "t.evid", &g).unwrap();
+    let (_m, inst, phi) = g.instance(&ev).unwrap();
+    let e = piecewise_lab::inference::exact_node_marginals(&inst, &phi)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("probability zero"), "{e}");
+}

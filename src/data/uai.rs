@@ -13,6 +13,9 @@
 use crate::error::{Error, Result};
 use std::path::Path;
 
+/// States of one variable at most (a larger count is a damaged file, not a model).
+pub const MAX_CARDINALITY: usize = 1 << 24;
+
 /// A factor graph read from a `.uai` file, tables in log space (`graph::uai` unrolls it into an
 /// instance).
 #[derive(Clone, Debug)]
@@ -60,6 +63,12 @@ impl<'a> Tokens<'a> {
         self.i += 1;
         Ok(t.0)
     }
+    /// Tokens not read yet: a bound on any count read from the file, so nothing is allocated
+    /// from a count the file cannot hold (a truncated file then fails where it ends).
+    fn left(&self) -> usize {
+        self.toks.len() - self.i
+    }
+
     fn int(&mut self, what: &str) -> Result<usize> {
         let line = self.line();
         let t = self.next(what)?;
@@ -102,24 +111,24 @@ pub fn parse_uai(text: &str, name: &str) -> Result<UaiModel> {
         ));
     }
     let n = t.int("the number of variables")?;
-    let mut card = Vec::with_capacity(n);
+    let mut card = Vec::with_capacity(n.min(t.left()));
     for v in 0..n {
         let line = t.line();
         let c = t.int(&format!("the cardinality of variable {v}"))?;
-        if c == 0 {
+        if c == 0 || c > MAX_CARDINALITY {
             return Err(Error::parse(
                 name,
                 line,
-                format!("variable {v} has no states"),
+                format!("variable {v} has {c} states; a variable has 1 to {MAX_CARDINALITY}"),
             ));
         }
         card.push(c as u32);
     }
     let m = t.int("the number of functions")?;
-    let mut scopes = Vec::with_capacity(m);
+    let mut scopes = Vec::with_capacity(m.min(t.left()));
     for f in 0..m {
         let k = t.int(&format!("the scope size of function {f}"))?;
-        let mut s = Vec::with_capacity(k);
+        let mut s = Vec::with_capacity(k.min(t.left()));
         for _ in 0..k {
             let line = t.line();
             let v = t.int(&format!("a variable of function {f}"))?;
@@ -141,21 +150,33 @@ pub fn parse_uai(text: &str, name: &str) -> Result<UaiModel> {
         }
         scopes.push(s);
     }
-    let mut log_tables = Vec::with_capacity(m);
+    let mut log_tables = Vec::with_capacity(scopes.len());
     for (f, s) in scopes.iter().enumerate() {
         let line = t.line();
         let len = t.int(&format!("the table size of function {f}"))?;
-        let want: usize = s.iter().map(|&v| card[v as usize] as usize).product();
-        if len != want {
+        let want = s
+            .iter()
+            .try_fold(1usize, |a, &v| a.checked_mul(card[v as usize] as usize));
+        if want != Some(len) {
+            let want = want.map_or("more than can be counted".to_string(), |w| w.to_string());
             return Err(Error::parse(
                 name,
                 line,
                 format!("function {f} has {len} entries; its scope needs {want}"),
             ));
         }
-        let mut tab = Vec::with_capacity(len);
+        let mut tab = Vec::with_capacity(len.min(t.left()));
         for _ in 0..len {
             tab.push(t.real(&format!("an entry of function {f}"))?.ln());
+        }
+        // A table that is zero everywhere gives every assignment probability zero: there is no
+        // distribution to infer (exact inference would answer NaN, BP a uniform guess).
+        if tab.iter().all(|x| *x == f64::NEG_INFINITY) {
+            return Err(Error::parse(
+                name,
+                line,
+                format!("function {f} is zero everywhere: no assignment has positive probability"),
+            ));
         }
         log_tables.push(tab);
     }
@@ -206,7 +227,17 @@ pub fn parse_evid(text: &str, name: &str, model: &UaiModel) -> Result<Vec<(u32, 
                 format!("variable {v} = {x} is not in the model"),
             ));
         }
-        ev.push((v as u32, x as u32));
+        match ev.iter().find(|&&(u, _)| u as usize == v) {
+            Some(&(_, y)) if y as usize != x => {
+                return Err(Error::parse(
+                    name,
+                    line,
+                    format!("variable {v} is observed twice, as {y} and as {x}"),
+                ))
+            }
+            Some(_) => continue,
+            None => ev.push((v as u32, x as u32)),
+        }
     }
     Ok(ev)
 }

@@ -166,6 +166,22 @@ pub fn exact_node_marginals(
     inst: &crate::graph::Instance,
     phi: &[f64],
 ) -> crate::Result<(Vec<Vec<f64>>, f64)> {
+    let (m, log_z) = exact_node_marginals_by_shape(inst, phi)?;
+    // Evidence or tables that rule out every assignment leave nothing to normalise: say so
+    // rather than answer NaN.
+    if log_z.is_nan() || log_z == f64::NEG_INFINITY {
+        return Err(crate::Error::invalid(
+            "every assignment has probability zero (log Z = −∞): the evidence contradicts the \
+             model's zero entries",
+        ));
+    }
+    Ok((m, log_z))
+}
+
+fn exact_node_marginals_by_shape(
+    inst: &crate::graph::Instance,
+    phi: &[f64],
+) -> crate::Result<(Vec<Vec<f64>>, f64)> {
     match choose(inst, Task::Marginals, MAX_ENUMERATION_STATES) {
         Method::ForwardBackward => {
             let lay = inst.chain.as_ref().expect("chosen for a chain");
