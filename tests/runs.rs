@@ -68,3 +68,59 @@ fn cancel_from_a_progress_event_stops_the_run() {
     assert_eq!(stored.optimiser, spec().optimiser);
     assert_eq!(stored.estimator, EstimatorSpec::Ml);
 }
+
+/// Issue 21: a damaged run is refused, not quietly misread. NaN weights used to give a NaN
+/// log-likelihood and one label everywhere; a damaged `spec.json` was replaced by defaults, so
+/// a MEMM run decoded with Viterbi instead of its local decoder without a word.
+#[test]
+fn damaged_runs_are_refused_and_a_missing_spec_is_said() {
+    use piecewise_lab::eval::Decoder;
+    use piecewise_lab::train::TrainedRun;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("memm");
+    let mut s = spec();
+    s.estimator = EstimatorSpec::Memm;
+    s.optimiser.max_iter = 5;
+    s.eval_every = 0;
+    execute(&s, &out, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    let run = TrainedRun::open(&out).unwrap();
+    assert_eq!(
+        run.inference.decoder,
+        Decoder::Local,
+        "a MEMM run decodes locally"
+    );
+    assert!(run.warnings.is_empty());
+
+    // A missing spec: default decoding, and a warning that says so.
+    let spec_json = std::fs::read(out.join("spec.json")).unwrap();
+    std::fs::remove_file(out.join("spec.json")).unwrap();
+    let run = TrainedRun::open(&out).unwrap();
+    assert_eq!(run.inference.decoder, Decoder::Auto);
+    assert!(
+        run.warnings.len() == 1 && run.warnings[0].contains("spec.json: missing"),
+        "{:?}",
+        run.warnings
+    );
+
+    // A damaged spec: an error naming the file.
+    std::fs::write(out.join("spec.json"), &spec_json[..spec_json.len() / 2]).unwrap();
+    let e = TrainedRun::open(&out)
+        .err()
+        .expect("a damaged spec.json")
+        .to_string();
+    assert!(e.contains("spec.json"), "{e}");
+    std::fs::write(out.join("spec.json"), &spec_json).unwrap();
+
+    // A NaN weight: an error naming weights.bin and the weight.
+    let mut w = std::fs::read(out.join("weights.bin")).unwrap();
+    w[8..16].copy_from_slice(&f64::NAN.to_le_bytes());
+    std::fs::write(out.join("weights.bin"), &w).unwrap();
+    let e = TrainedRun::open(&out)
+        .err()
+        .expect("a NaN weight")
+        .to_string();
+    assert!(
+        e.contains("weights.bin") && e.contains("weight 1 is NaN"),
+        "{e}"
+    );
+}

@@ -443,6 +443,9 @@ impl AppState {
         for (k, r) in jobs::drain_finished(&mut self.model_jobs) {
             match r {
                 Ok(m) => {
+                    for w in &m.warnings {
+                        self.info(format!("run {k}: {w}"));
+                    }
                     self.models.insert(k, Arc::new(m));
                 }
                 Err(e) => self.error(format!("could not load the model of run {k}: {e}")),

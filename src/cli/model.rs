@@ -37,7 +37,7 @@ pub fn predict(a: PredictArgs) -> Result<()> {
         out,
         decode,
     } = a;
-    let run = TrainedRun::open(&model)?.decoding_with(decode);
+    let run = open_run(&model)?.decoding_with(decode);
     let fam = run.family.as_ref();
     let corpus = fam.read(&data)?;
     let pred = crate::eval::predict(fam, &run.theta, &corpus, &run.inference)?;
@@ -65,7 +65,7 @@ pub fn eval(a: EvalArgs) -> Result<()> {
         decode,
         json,
     } = a;
-    let run = TrainedRun::open(&model)?.decoding_with(decode);
+    let run = open_run(&model)?.decoding_with(decode);
     let corpus = run.family.read(&data)?;
     let m = evaluate(run.family.as_ref(), &run.theta, &corpus, &run.inference)?;
     if json {
@@ -87,7 +87,7 @@ pub struct DumpArgs {
 
 pub fn dump(a: DumpArgs) -> Result<()> {
     let DumpArgs { model, out } = a;
-    let run = TrainedRun::open(&model)?;
+    let run = open_run(&model)?;
     emit(
         out.as_deref(),
         &family::dump_weights(run.family.as_ref(), &run.theta),
@@ -266,7 +266,7 @@ fn infer_run(
     opts: &BpOptions,
 ) -> Result<String> {
     let (algo, max) = (a.algo, a.max);
-    let run = TrainedRun::open(dir)?;
+    let run = open_run(dir)?;
     let (fam, theta) = (&run.family, &run.theta);
     let data = data
         .as_ref()
@@ -362,4 +362,13 @@ fn infer_one(
         }
     }
     Ok(r)
+}
+
+/// Opens a run, telling the user what `TrainedRun::open` warns about.
+fn open_run(dir: &Path) -> Result<TrainedRun> {
+    let run = TrainedRun::open(dir)?;
+    for w in &run.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(run)
 }

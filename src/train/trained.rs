@@ -13,21 +13,45 @@ use std::sync::Arc;
 /// A trained run: its spec, model, weights and test-time inference.
 pub struct TrainedRun {
     pub dir: PathBuf,
-    /// The spec it was trained with (`spec.json`; `None` when the file is missing or unreadable,
-    /// and then the default inference serves).
+    /// The spec it was trained with (`spec.json`; `None` when the file is missing, and then the
+    /// default inference serves).
     pub spec: Option<RunSpec>,
     pub family: Arc<dyn Family>,
     pub theta: Vec<f64>,
     /// How the run decodes: the spec's decoder (`auto` resolved as at training), its BP options
     /// and its per-state scales (`scaling.json`).
     pub inference: Inference,
+    /// What the caller should tell the user (a missing `spec.json`: default decoding).
+    pub warnings: Vec<String>,
 }
 
 impl TrainedRun {
     /// Opens the run in `dir`: `model.json`, `weights.bin`, `spec.json` and `scaling.json`.
+    /// A weight that is not finite and a `spec.json` that cannot be read are errors naming the
+    /// file (a damaged spec would silently change how the run decodes); a missing `spec.json`
+    /// keeps the default decoding, with a warning.
     pub fn open(dir: &Path) -> Result<TrainedRun> {
         let (family, theta) = crate::graph::family::load(dir)?;
-        let spec = crate::util::read_json::<RunSpec>(&dir.join("spec.json")).ok();
+        if let Some(k) = theta.iter().position(|w| !w.is_finite()) {
+            return Err(Error::file(
+                dir.join("weights.bin").display().to_string(),
+                format!(
+                    "weight {k} is {}: a model's weights are finite numbers",
+                    theta[k]
+                ),
+            ));
+        }
+        let mut warnings = vec![];
+        let spec_path = dir.join("spec.json");
+        let spec = if spec_path.exists() {
+            Some(crate::util::read_json::<RunSpec>(&spec_path)?)
+        } else {
+            warnings.push(format!(
+                "{}: missing; the run decodes with the default decoder",
+                spec_path.display()
+            ));
+            None
+        };
         let mut inference = spec.as_ref().map(RunSpec::inference).unwrap_or_default();
         inference.scaling = super::scaling::load(dir);
         Ok(TrainedRun {
@@ -36,6 +60,7 @@ impl TrainedRun {
             family,
             theta,
             inference,
+            warnings,
         })
     }
 
@@ -61,7 +86,7 @@ impl TrainedRun {
         let spec = self.spec.as_ref().ok_or_else(|| {
             Error::file(
                 spec_path.display().to_string(),
-                "missing or unreadable: the run's training data is unknown",
+                "missing: the run's training data is unknown",
             )
         })?;
         let path = std::iter::once(spec.train.clone())
