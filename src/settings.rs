@@ -147,11 +147,6 @@ impl KnobValues {
         )
     }
 
-    /// The names and values given.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
-    }
-
     pub fn family(&self) -> &str {
         self.0.get(MODEL).map_or(DEFAULT_MODEL, |s| s.as_str())
     }
@@ -208,12 +203,4 @@ pub fn set_unless_default(s: &mut KnobValues, knob: &Knob, value: impl ToString)
     } else {
         s.set(knob.name, v);
     }
-}
-
-/// The knob named `name` in `knobs`.
-pub fn find<'a>(knobs: &'a [Knob], name: &str) -> &'a Knob {
-    knobs
-        .iter()
-        .find(|k| k.name == name)
-        .unwrap_or_else(|| panic!("no knob {name:?} is declared"))
 }

@@ -32,7 +32,7 @@ fn theory(w: &Workbench) -> &piecewise_lab::app::theory::TheoryRuntime {
         .tiles
         .tiles()
         .find_map(|t| match t {
-            egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Theory(p)) => Some(&p.runtime),
+            egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Theory(p)) => Some(&*p.runtime),
             _ => None,
         })
         .expect("a Theory pane")

@@ -7,6 +7,7 @@
 //! belief table in every run. The beliefs are computed on background threads
 //! (`camel::run_clusters`), from each run's own training set.
 
+use super::jobs::Transient;
 use super::jobs::{drain_finished, Job};
 use super::AppState;
 use crate::train::camel::{run_clusters, RunClusters};
@@ -30,7 +31,7 @@ pub struct ConstraintsPane {
     pub selected: Option<usize>,
     /// The cluster beliefs computed (not saved with the layout).
     #[serde(skip)]
-    pub runtime: ConstraintsRuntime,
+    pub runtime: Transient<ConstraintsRuntime>,
 }
 
 type Key = (String, usize);
@@ -42,19 +43,6 @@ type Shown = Option<Result<Arc<RunClusters>, String>>;
 pub struct ConstraintsRuntime {
     done: HashMap<Key, Result<Arc<RunClusters>, String>>,
     jobs: HashMap<Key, Job<RunClusters>>,
-}
-
-/// A copied pane computes its beliefs again.
-impl Clone for ConstraintsRuntime {
-    fn clone(&self) -> Self {
-        ConstraintsRuntime::default()
-    }
-}
-
-impl std::fmt::Debug for ConstraintsRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ConstraintsRuntime")
-    }
 }
 
 /// The estimators the default slots look for, in order.

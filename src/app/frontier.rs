@@ -5,6 +5,7 @@
 //! the frontier of a few hundred points.
 
 use super::jobs::Job;
+use super::jobs::Transient;
 use super::AppState;
 use crate::experiments::charts::{svg_lines, Series};
 use crate::experiments::sweep::SweepIndex;
@@ -116,7 +117,7 @@ pub struct FrontierPane {
     pub log_x: bool,
     /// The sweeps read from the workspace (not saved with the layout).
     #[serde(skip)]
-    pub runtime: FrontierRuntime,
+    pub runtime: Transient<FrontierRuntime>,
 }
 
 /// The sweeps a Frontier pane shows, and the job reading them.
@@ -125,19 +126,6 @@ pub struct FrontierRuntime {
     /// An Arc: a frame holds the sweeps without copying them.
     pub sweeps: Option<std::sync::Arc<Vec<SweepData>>>,
     job: Option<Job<Vec<SweepData>>>,
-}
-
-/// A copied pane reads the sweeps again.
-impl Clone for FrontierRuntime {
-    fn clone(&self) -> Self {
-        FrontierRuntime::default()
-    }
-}
-
-impl std::fmt::Debug for FrontierRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("FrontierRuntime")
-    }
 }
 
 /// One finished point of a sweep.

@@ -66,3 +66,33 @@ pub fn drain_finished<K: Clone + Eq + std::hash::Hash, T: Send + 'static>(
     }
     done
 }
+
+/// State a pane computes rather than saves (jobs and their results): skipped when the layout
+/// is saved, and started afresh when a pane is copied.
+#[derive(Default)]
+pub struct Transient<T>(pub T);
+
+impl<T: Default> Clone for Transient<T> {
+    fn clone(&self) -> Self {
+        Transient(T::default())
+    }
+}
+
+impl<T> std::fmt::Debug for Transient<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Transient")
+    }
+}
+
+impl<T> std::ops::Deref for Transient<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Transient<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}

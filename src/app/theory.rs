@@ -4,6 +4,7 @@
 //! replaced by λ, and the exact one for random selection) — with Monte Carlo points of the
 //! estimator itself beside them. Everything is computed on background threads.
 
+use super::jobs::Transient;
 use super::jobs::{take_finished, Job};
 use super::AppState;
 use crate::data::synth_loopy::paper_theta;
@@ -34,7 +35,7 @@ pub struct TheoryPane {
     pub mc_lambdas: String,
     /// What the pane computes (not saved with the layout).
     #[serde(skip)]
-    pub runtime: TheoryRuntime,
+    pub runtime: Transient<TheoryRuntime>,
 }
 
 impl Default for TheoryPane {
@@ -47,7 +48,7 @@ impl Default for TheoryPane {
             mc_n: 1000,
             mc_reps: 100,
             mc_lambdas: "0.25, 0.5, 0.75".into(),
-            runtime: TheoryRuntime::default(),
+            runtime: Transient::default(),
         }
     }
 }
@@ -82,19 +83,6 @@ pub struct TheoryRuntime {
     mc_cancel: Arc<AtomicBool>,
     /// Points of the running Monte Carlo, shown as each (order, λ) finishes.
     mc_partial: Arc<std::sync::Mutex<Vec<McPoint>>>,
-}
-
-/// A copied pane starts over (jobs are not copied).
-impl Clone for TheoryRuntime {
-    fn clone(&self) -> Self {
-        TheoryRuntime::default()
-    }
-}
-
-impl std::fmt::Debug for TheoryRuntime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TheoryRuntime")
-    }
 }
 
 impl TheoryRuntime {
