@@ -19,7 +19,7 @@ for m in ${1:-5 9}; do
     row=""
     for est in ml pl bp; do
       $B train --model boltzmann --train "$f" --estimator "$est" --sigma2 10 --max-iter 500 \
-        --out "$OUT/m$m-n$n-$est" >/dev/null 2>&1
+        --force --out "$OUT/m$m-n$n-$est" >/dev/null 2>&1
       err=$(python3 -c "import json,sys; print('%.4f' % json.load(open(sys.argv[1]))['param_error'])" \
         "$OUT/m$m-n$n-$est/summary.json")
       row="$row $(printf %10s "$err")"

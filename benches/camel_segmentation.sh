@@ -29,7 +29,7 @@ for seed in $SEEDS; do
     if ! grep -qs '"status": "finished"' "$d-$e/summary.json"; then
       $B train --model grid --neighbourhood 8 --pairwise symmetric --c2 0 \
         --train "$d-train.grid" --test "$d-test.grid" --estimator "$e" --camel-max-outer 8 \
-        --out "$d-$e" 2>&1 | grep -E "accuracy|iterations \("
+        --force --out "$d-$e" 2>&1 | grep -E "accuracy|iterations \("
     fi
     # The run decodes with loopy max-product; max-marginal decoding (sum-product beliefs) too.
     $B eval --model "$d-$e" --data "$d-test.grid" --decode marginal --json \

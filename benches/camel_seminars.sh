@@ -22,7 +22,7 @@ if [ "${1:-}" = "--quick" ]; then extra=(--train-sample 100 --seed 1); OUT=$OUT-
 rm -rf "$OUT"
 $B compare --train "$DATA/train" --test "$DATA/test" --template assets/templates/seminars.tpl \
   --sigma2 10 --camel-max-outer 3 "${extra[@]}" \
-  --estimators pw,camel0,bp,cccp-camel,cccp-camel-empirical --out "$OUT" 2>&1 \
+  --estimators pw,camel0,bp,cccp-camel,cccp-camel-empirical --force --out "$OUT" 2>&1 \
   | grep -v "^\s*$" | tail -8
 for e in camel0 cccp-camel cccp-camel-empirical; do
   python3 -c "

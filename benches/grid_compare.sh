@@ -20,6 +20,6 @@ for seed in ${1:-1 2 3}; do
       --out "$d-train.grid" --test-out "$d-test.grid" 2>/dev/null
     echo "== $1×$2 images, seed $seed"
     $B compare --model grid --train "$d-train.grid" --test "$d-test.grid" --estimators "$4" \
-      --sigma2 10 --out "$d-runs" 2>/dev/null
+      --sigma2 10 --force --out "$d-runs" 2>/dev/null
   done
 done

@@ -35,7 +35,7 @@ common=(--train "$TRAIN" --test "$TEST" --extractor ner --factorisation "$FACT" 
 run() {  # name, then options
   local name=$1; shift
   rm -rf "$OUT/$name"
-  $B train "${common[@]}" "$@" --out "$OUT/$name" 2>/dev/null | tail -1 > "$OUT/$name.json"
+  $B train "${common[@]}" "$@" --force --out "$OUT/$name" 2>/dev/null | tail -1 > "$OUT/$name.json"
   python3 - "$OUT/$name" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1] + "/summary.json"))

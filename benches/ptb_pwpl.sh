@@ -27,7 +27,7 @@ echo "ptb_pwpl: template ${TEMPLATE:=assets/templates/pos.tpl}, factorisation ${
   "features ${FEATURES:=observed}, c2 ${C2:=0.002}"
 $BIN compare --train "$TMP/train.conll" --test "$TMP/test.conll" --template "$TEMPLATE" \
   --factorisation "$FACTORISATION" --features "$FEATURES" --c2 "$C2" \
-  --estimators ml,pwpl "$@" --out "$TMP/runs" --json > "$TMP/cmp.json"
+  --estimators ml,pwpl "$@" --force --out "$TMP/runs" --json > "$TMP/cmp.json"
 python3 - "$TMP/cmp.json" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))

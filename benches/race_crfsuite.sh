@@ -24,7 +24,7 @@ trap 'rm -rf "$TMP"' EXIT
 
 echo "== piecewise-lab (ml, features=$FEATURES, threads=$THREADS)"
 ours=$($BIN train --train "$DATA/train.txt" --test "$DATA/test.txt" --template assets/templates/chunking.tpl \
-  --c2 1.0 --features "$FEATURES" --threads "$THREADS" --out "$TMP/ours" --summary-json 2>/dev/null | tail -1)
+  --c2 1.0 --features "$FEATURES" --threads "$THREADS" --force --out "$TMP/ours" --summary-json 2>/dev/null | tail -1)
 echo "$ours"
 echo "== CRFsuite (python-crfsuite, lbfgs, features=$FEATURES, 1 thread)"
 theirs=$(python3 benches/crfsuite_race.py --train "$DATA/train.txt" --test "$DATA/test.txt" \

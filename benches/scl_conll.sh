@@ -42,7 +42,7 @@ for model in boltzmann-chain chain; do
       d="$OUT/runs/$name-heuristic-l$l"
       [ -f "$d/summary.json" ] && grep -q '"finished"' "$d/summary.json" && continue
       $BIN train --model "$model" "${common[@]}" --sigma2 "$s2" --estimator scl \
-        --policy "1:0.5*pl1 + $l:0.5*$high" --beta auto --eval-train --out "$d" >"$d.log" 2>&1 ||
+        --policy "1:0.5*pl1 + $l:0.5*$high" --beta auto --eval-train --force --out "$d" >"$d.log" 2>&1 ||
         { echo "failed: $d"; tail -3 "$d.log"; }
     done
   done
@@ -50,7 +50,7 @@ for model in boltzmann-chain chain; do
   d="$OUT/runs/$model-fl"
   [ -f "$d/summary.json" ] && grep -q '"finished"' "$d/summary.json" ||
     $BIN train --model "$model" "${common[@]}" --sigma2 "$s2" --estimator scl \
-      --policy "1:1*fl" --eval-train --out "$d" >"$d.log" 2>&1 ||
+      --policy "1:1*fl" --eval-train --force --out "$d" >"$d.log" 2>&1 ||
       { echo "failed: $d"; tail -3 "$d.log"; }
 done
 python3 benches/scl_conll_report.py "$OUT" | tee "$OUT/report.md"

@@ -19,7 +19,7 @@ EST=${ESTIMATORS:-ml,pl,pl-edge,pw,pwpl}
 common=(--template ${TEMPLATE:-assets/templates/seminars.tpl} --c2 ${C2:-1.0} --estimators "$EST" "$@")
 
 echo "== given split (train 0–300, test 301–484)"
-$BIN compare --train "$DATA/train" --test "$DATA/test" "${common[@]}" --out "$TMP/given" --json > "$TMP/given.json" 2>/dev/null
+$BIN compare --train "$DATA/train" --test "$DATA/test" "${common[@]}" --force --out "$TMP/given" --json > "$TMP/given.json" 2>/dev/null
 for seed in 1 2 3 4 5; do
   $BIN split --data "$DATA/train" --data "$DATA/test" --seed $seed --fraction 0.5 \
     --train-out "$TMP/train-$seed.conll" --test-out "$TMP/test-$seed.conll" 2>/dev/null

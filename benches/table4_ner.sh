@@ -33,4 +33,4 @@ if [ "${1:-}" = "--quick" ]; then
   TEST=$OUT/test.conll
 fi
 $B compare --train "$TRAIN" --test "$TEST" --extractor ner --factorisation "$FACT" --features "$FEATURES" --sigma2 10 \
-  --estimators ml,pl,pl-edge,pw,pwpl --out "$OUT/runs" 2>/dev/null
+  --estimators ml,pl,pl-edge,pw,pwpl --force --out "$OUT/runs" 2>/dev/null

@@ -29,19 +29,68 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Serialises `value` as pretty JSON and writes it atomically.
+/// The version of the files a run directory holds (`spec.json`, `summary.json`,
+/// `model.json`, …), written into each as `format_version`. A file without one predates
+/// versions and reads as version 1; a newer version is refused by [`check_format_version`].
+pub const FORMAT_VERSION: u64 = 1;
+
+/// `value` with `format_version` set, when it is a JSON object.
+pub fn versioned(mut value: serde_json::Value) -> serde_json::Value {
+    if let Some(o) = value.as_object_mut() {
+        o.insert("format_version".into(), FORMAT_VERSION.into());
+    }
+    value
+}
+
+/// Refuses a file whose `format_version` this build cannot read, saying which it is.
+pub fn check_format_version(value: &serde_json::Value, file: &str) -> Result<()> {
+    match value.get("format_version") {
+        None => Ok(()),
+        Some(v) => match v.as_u64() {
+            Some(n) if (1..=FORMAT_VERSION).contains(&n) => Ok(()),
+            Some(n) if n > FORMAT_VERSION => Err(Error::file(
+                file,
+                format!(
+                    "format version {n}: written by a newer piecewise-lab; this build reads \
+                     versions up to {FORMAT_VERSION}"
+                ),
+            )),
+            _ => Err(Error::file(
+                file,
+                format!("format_version is {v}, not a version (1 to {FORMAT_VERSION})"),
+            )),
+        },
+    }
+}
+
+/// Serialises `value` as pretty JSON, with its `format_version`, and writes it atomically.
 pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
-    let mut text = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::invalid(format!("{}: {e}", path.display())))?;
+    let bad = |e: serde_json::Error| Error::invalid(format!("{}: {e}", path.display()));
+    let value = versioned(serde_json::to_value(value).map_err(bad)?);
+    let mut text = serde_json::to_string_pretty(&value).map_err(bad)?;
     text.push('\n');
     write_atomic(path, text.as_bytes())
 }
 
-/// Reads and parses a JSON file, naming the file (and line) on failure.
+/// Reads and parses a JSON file, naming the file (and line) on failure; a `format_version`
+/// this build cannot read is an error.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::parse(path.display().to_string(), e.line(), e.to_string()))
+    let name = path.display().to_string();
+    let err = |e: serde_json::Error| Error::parse(&name, e.line(), e.to_string());
+    #[derive(serde::Deserialize)]
+    struct Version {
+        #[serde(default)]
+        format_version: Option<serde_json::Value>,
+    }
+    // Objects carry a version; other JSON (a list) has none to check.
+    if let Ok(Version {
+        format_version: Some(v),
+    }) = serde_json::from_str::<Version>(&text)
+    {
+        check_format_version(&serde_json::json!({ "format_version": v }), &name)?;
+    }
+    serde_json::from_str(&text).map_err(err)
 }
 
 /// Reads a text file; invalid UTF-8 is an error naming the file and the line it is on.

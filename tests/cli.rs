@@ -281,7 +281,7 @@ fn bad_input_is_a_clear_error_with_file_and_line() {
     let bad = dir.path().join("bad.conll");
     std::fs::write(&bad, "a X B-NP\nb Y I-NP\nc B-NP\n").unwrap();
     let out = dir.path().join("run");
-    // `train --train FILE --out DIR` must fail; returns its standard error.
+    // `train --train FILE --out DIR --force` must fail; returns its standard error.
     let train_fails = |data: &std::path::Path| {
         let o = bin()
             .args([
@@ -290,6 +290,7 @@ fn bad_input_is_a_clear_error_with_file_and_line() {
                 &data.display().to_string(),
                 "--out",
                 &out.display().to_string(),
+                "--force",
             ])
             .output()
             .unwrap();

@@ -209,6 +209,7 @@ fn malformed_crfsuite_lines_are_file_line_errors() {
         let o = bin()
             .args(["train", "--train", &f.display().to_string(), "--out"])
             .arg(dir.path().join("r"))
+            .arg("--force")
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);

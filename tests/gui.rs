@@ -983,3 +983,91 @@ fn factorial_terms_and_skip_chain_bp_in_the_graph_view() {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Issue 21: a workspace with damaged runs opens; each shows as broken (or interrupted) with the
+/// reason, and the workbench keeps working.
+#[test]
+fn damaged_runs_show_as_broken_and_the_workbench_carries_on() {
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::train::{execute, LbfgsSpec, Prior, RunSpec};
+    let ws = tempfile::tempdir().unwrap();
+    let runs = ws.path().join("runs");
+    // A finished run whose model.json is then damaged (its label set emptied).
+    let good = runs.join("001-pl");
+    let spec = RunSpec {
+        train: root().join("sample_data/hmm-a0.5-train.conll"),
+        template: Some(root().join("assets/templates/hmm.tpl")),
+        estimator: EstimatorSpec::Pl,
+        optimiser: LbfgsSpec {
+            max_iter: 2,
+            ..Default::default()
+        },
+        prior: Prior::from_c2(1.0),
+        threads: 1,
+        ..Default::default()
+    };
+    execute(
+        &spec,
+        &good,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    let model = std::fs::read_to_string(good.join("model.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&model).unwrap();
+    v["labels"]["names"] = serde_json::json!([]);
+    std::fs::write(good.join("model.json"), v.to_string()).unwrap();
+    // A run whose spec.json is cut short, and one killed while training.
+    std::fs::create_dir_all(runs.join("002-ml")).unwrap();
+    std::fs::write(runs.join("002-ml/spec.json"), "{\"train\": \"x").unwrap();
+    let killed = runs.join("003-pw");
+    std::fs::create_dir_all(&killed).unwrap();
+    std::fs::copy(good.join("spec.json"), killed.join("spec.json")).unwrap();
+    std::fs::write(killed.join("summary.json"), "{\"status\": \"running\", \"estimator\": \"pw\", \"iterations\": 0, \"train_seconds\": 0, \"setup_seconds\": 0, \"n_params\": 0, \"n_sequences\": 0, \"n_tokens\": 0, \"threads\": 1, \"evaluations\": 0, \"ops\": 0, \"model\": \"chain\", \"stop_reason\": null, \"final_objective\": null, \"test\": null, \"error\": null}").unwrap();
+
+    let mut h = harness(ws.path());
+    h.step();
+    let status = |w: &Workbench, id: &str| {
+        w.state
+            .runs
+            .entries
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| (e.status, e.error.clone().unwrap_or_default()))
+            .unwrap()
+    };
+    let (s, why) = status(h.state(), "002-ml");
+    assert_eq!(s, RunStatus::Broken);
+    assert!(why.contains("002-ml/spec.json"), "{why}");
+    assert_eq!(status(h.state(), "003-pw").0, RunStatus::Interrupted);
+    assert_eq!(status(h.state(), "001-pl").0, RunStatus::Finished);
+    // Asking for the damaged model (as a model picker does) marks its run broken, once.
+    let ctx = h.ctx.clone();
+    assert!(h.state_mut().state.model(&ctx, "001-pl").is_none());
+    wait_for(&mut h, "the model load to fail", 30.0, |w| {
+        status(w, "001-pl").0 == RunStatus::Broken
+    });
+    let (_, why) = status(h.state(), "001-pl");
+    assert!(
+        why.contains("model.json") && why.contains("labels"),
+        "{why}"
+    );
+    for _ in 0..5 {
+        assert!(h.state_mut().state.model(&ctx, "001-pl").is_none());
+        h.step();
+    }
+    let said = |w: &Workbench| {
+        w.state
+            .messages
+            .iter()
+            .filter(|m| m.text.contains("could not load the model of run 001-pl"))
+            .count()
+    };
+    assert_eq!(said(h.state()), 1, "no second attempt at a broken model");
+    // The Runs list says so, and the workbench carries on: load the sample data.
+    runs_form(&mut h);
+    assert!(h.get_all_by_label("broken").count() >= 2);
+    h.get_by_label("interrupted");
+    loaded(&mut h);
+    assert!(h.state().state.data.is_some());
+}

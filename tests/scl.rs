@@ -433,3 +433,34 @@ fn forest_terms_equal_brute_force() {
         "too few forest terms: {evaluated}, with summed-out variables: {summed_seen}"
     );
 }
+
+/// Issue 21: SCL's components are built from A's own factors (linear setup); the term is the
+/// definition's — every factor not inside B = V \ A, A free, B clamped — on random graphs, for
+/// random A, single variables and the whole graph.
+#[test]
+fn conditional_terms_are_component_terms_with_the_complement_clamped() {
+    use piecewise_lab::estimators::scl::conditional_term;
+    let mut rng = StdRng::seed_from_u64(21);
+    let mut factors = vec![];
+    for _ in 0..80 {
+        let n = rng.random_range(1..9u32);
+        let card: Vec<u32> = (0..n).map(|_| rng.random_range(2..4)).collect();
+        let mut scopes: Vec<Vec<u32>> = (1..n).map(|v| vec![rng.random_range(0..v), v]).collect();
+        scopes.extend((0..n).filter(|_| rng.random::<bool>()).map(|v| vec![v]));
+        if n > 2 && rng.random::<bool>() {
+            scopes.push(vec![0, 1, n - 1]);
+        }
+        let (_m, inst) = factor_graph(&card, &scopes);
+        let mut choices: Vec<Vec<u32>> = (0..n).map(|v| vec![v]).collect();
+        choices.push((0..n).collect());
+        choices.push((0..n).filter(|_| rng.random::<bool>()).collect());
+        for a in choices.into_iter().filter(|a| !a.is_empty()) {
+            let b: Vec<u32> = (0..n).filter(|v| !a.contains(v)).collect();
+            let (mut want, mut got) = (TermList::default(), TermList::default());
+            component_term(&inst, &a, &b, 0.7, &mut want);
+            conditional_term(&inst, &a, 0.7, &mut got, &mut factors);
+            assert_eq!(want.len(), got.len());
+            assert_eq!(want.get(0), got.get(0), "A = {a:?} on {scopes:?}");
+        }
+    }
+}

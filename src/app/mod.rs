@@ -448,7 +448,12 @@ impl AppState {
                     }
                     self.models.insert(k, Arc::new(m));
                 }
-                Err(e) => self.error(format!("could not load the model of run {k}: {e}")),
+                Err(e) => {
+                    if let Some(r) = self.runs.entries.iter_mut().find(|r| r.id == k) {
+                        r.mark_broken(e.clone());
+                    }
+                    self.error(format!("could not load the model of run {k}: {e}"))
+                }
             }
         }
         for (k, r) in jobs::drain_finished(&mut self.prediction_jobs) {
@@ -517,7 +522,11 @@ impl AppState {
             return Some(m.clone());
         }
         if !self.model_jobs.contains_key(run) {
-            let dir = self.runs.get(run)?.dir.clone();
+            let entry = self.runs.get(run)?;
+            if entry.status == runs::RunStatus::Broken {
+                return None;
+            }
+            let dir = entry.dir.clone();
             self.model_jobs.insert(
                 run.to_string(),
                 Job::spawn(ctx, format!("loading model {run}"), move || {

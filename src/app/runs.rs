@@ -22,6 +22,11 @@ pub enum RunStatus {
     Cancelled,
     /// Found on disk marked running: the program that ran it stopped.
     Interrupted,
+    /// Found on disk marked running, and another process is still writing it.
+    Elsewhere,
+    /// Its files cannot be read (a damaged `spec.json`, `model.json` or weights): `error` says
+    /// why; the rest of the workbench carries on.
+    Broken,
 }
 
 impl RunStatus {
@@ -33,6 +38,8 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::Elsewhere => "running in another process",
+            RunStatus::Broken => "broken",
         }
     }
     pub fn is_live(self) -> bool {
@@ -65,6 +72,31 @@ pub struct RunEntry {
 }
 
 impl RunEntry {
+    /// A run directory that cannot be read, listed with the reason.
+    fn broken(dir: &Path, error: String) -> RunEntry {
+        RunEntry {
+            id: dir
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            dir: dir.to_path_buf(),
+            spec: RunSpec::default(),
+            status: RunStatus::Broken,
+            summary: None,
+            curve: vec![],
+            metrics: None,
+            error: Some(error),
+            elapsed: 0.0,
+            live: None,
+        }
+    }
+
+    /// Marks the run broken (its model could not be loaded), keeping the reason.
+    pub fn mark_broken(&mut self, error: String) {
+        self.status = RunStatus::Broken;
+        self.error = Some(error);
+    }
+
     /// Name for legends: the spec's name, else the id.
     pub fn label(&self) -> String {
         match &self.spec.name {
@@ -171,7 +203,10 @@ impl Runs {
             }
             match load_entry(&path) {
                 Ok(e) => entries.push(e),
-                Err(e) => problems.push(e),
+                Err(e) => {
+                    entries.push(RunEntry::broken(&path, e.clone()));
+                    problems.push(e);
+                }
             }
         }
         (Runs { dir, entries }, problems)
@@ -357,6 +392,7 @@ fn load_entry(dir: &Path) -> Result<RunEntry, String> {
                 "finished" => RunStatus::Finished,
                 "failed" => RunStatus::Failed,
                 "cancelled" => RunStatus::Cancelled,
+                "running" if crate::train::run_dir::is_claimed(dir) => RunStatus::Elsewhere,
                 _ => RunStatus::Interrupted,
             },
             s.error.clone(),

@@ -191,7 +191,9 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                 ui.strong(e.label());
                 let color = match e.status {
                     RunStatus::Finished => egui::Color32::from_rgb(60, 160, 90),
-                    RunStatus::Failed | RunStatus::Interrupted => ui.visuals().error_fg_color,
+                    RunStatus::Failed | RunStatus::Interrupted | RunStatus::Broken => {
+                        ui.visuals().error_fg_color
+                    }
                     RunStatus::Cancelled => ui.visuals().warn_fg_color,
                     _ => ui.visuals().text_color(),
                 };

@@ -2,7 +2,7 @@
 //! in one table with 001's significance tests between every pair.
 
 use super::knobs::{merged, run_spec, EstimatorOptionKnobs, RunKnobs};
-use super::train::{run_with_progress, summary_json};
+use super::train::{existing, run_with_progress, summary_json};
 use crate::error::{Error, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -20,6 +20,9 @@ pub struct CompareArgs {
     /// Directory for the runs (one subdirectory per estimator).
     #[arg(long, required_unless_present = "runs")]
     pub out: Option<PathBuf>,
+    /// Replace the runs already in --out (without it a finished run there is refused).
+    #[arg(long)]
+    pub force: bool,
     /// Compare these finished run directories (comma-separated) instead of training: each
     /// must have been scored on the same test file.
     #[arg(long, conflicts_with = "out")]
@@ -64,7 +67,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         s.set(crate::settings::ESTIMATOR, name);
         let spec = run_spec(&s)?;
         let dir = out.join(name);
-        let summary = run_with_progress(&spec, &dir)?;
+        let summary = run_with_progress(&spec, &dir, existing(a.force))?;
         rows.push((name.to_string(), summary, dir));
     }
     compare_table(&rows, a.json)

@@ -20,39 +20,33 @@ pub struct InfoArgs {
 }
 
 pub fn info_command(a: InfoArgs) -> Result<()> {
-    let c = crate::graph::ModelSpec::from_settings(&a.model.0)?.read(&a.file)?;
-    info(&c, a.json)
+    let st = crate::graph::ModelSpec::from_settings(&a.model.0)?.stats(&a.file)?;
+    info(&st, a.json)
 }
 
-fn info(c: &crate::data::Corpus, json: bool) -> Result<()> {
-    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
-    for s in &c.sequences {
-        for l in &s.labels {
-            *counts.entry(l).or_default() += 1;
-        }
-    }
+fn info(c: &crate::data::Stats, json: bool) -> Result<()> {
+    let counts = &c.labels;
     if json {
         println!(
             "{}",
             serde_json::json!({
-                "file": c.path, "sequences": c.sequences.len(), "tokens": c.tokens(),
+                "file": c.path, "sequences": c.sequences, "tokens": c.tokens,
                 "columns": c.n_columns, "labels": counts,
             })
         );
     } else {
         println!("{}", c.path);
-        println!("sequences: {}", c.sequences.len());
-        println!("tokens:    {}", c.tokens());
-        let layers = c.sequences.first().map_or(0, |s| s.layers.len());
+        println!("sequences: {}", c.sequences);
+        println!("tokens:    {}", c.tokens);
         println!(
             "columns:   {} ({} observation + {} label)",
             c.n_columns,
-            c.n_obs_columns(),
-            layers + 1
+            c.obs_columns,
+            c.layers + 1
         );
         println!("labels:    {}", counts.len());
-        let mut v: Vec<_> = counts.into_iter().collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let mut v: Vec<_> = counts.iter().collect();
+        v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (l, n) in v {
             println!("  {l:<12} {n}");
         }

@@ -103,6 +103,12 @@ pub struct GuiArgs {
 /// Parses the command line and runs the command, or opens the workbench.
 pub fn main() {
     crate::util::keep_large_allocations_in_heap();
+    // Output piped into `head` ends quietly, as with other Unix tools, rather than panicking
+    // on the first write after the reader has gone.
+    // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         None => open_workbench(None),

@@ -2,7 +2,7 @@
 
 use super::knobs::{merged, run_spec, EstimatorKnobs, RunKnobs};
 use crate::error::Result;
-use crate::train::{execute, RunEvent, RunSpec, RunSummary};
+use crate::train::{execute_in, Existing, RunEvent, RunSpec, RunSummary};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -17,6 +17,10 @@ pub struct TrainArgs {
     /// Run directory to create.
     #[arg(long)]
     pub out: PathBuf,
+    /// Replace the run already in --out, or write into a directory that holds other files
+    /// (without it both are refused).
+    #[arg(long)]
+    pub force: bool,
     /// Run a stored spec.json instead of the options above.
     #[arg(long, conflicts_with = "train")]
     pub spec: Option<PathBuf>,
@@ -34,7 +38,7 @@ pub fn train(a: TrainArgs) -> Result<()> {
             run_spec(&s)?
         }
     };
-    let summary = run_with_progress(&spec, &a.out)?;
+    let summary = run_with_progress(&spec, &a.out, existing(a.force))?;
     if let Some(m) = &summary.test {
         eprint!("{}", m.report());
     }
@@ -67,8 +71,17 @@ pub fn summary_json(summary: &RunSummary, out: &Path) -> serde_json::Value {
     })
 }
 
+/// What `--force` says to do with an output directory's contents.
+pub fn existing(force: bool) -> Existing {
+    if force {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    }
+}
+
 /// Executes a spec with a progress bar on standard error.
-pub fn run_with_progress(spec: &RunSpec, out: &Path) -> Result<RunSummary> {
+pub fn run_with_progress(spec: &RunSpec, out: &Path, existing: Existing) -> Result<RunSummary> {
     let max_iter = spec.optimiser.max_iter as u64;
     let bar = ProgressBar::new(max_iter);
     bar.set_style(
@@ -108,7 +121,7 @@ pub fn run_with_progress(spec: &RunSpec, out: &Path) -> Result<RunSummary> {
         )),
         RunEvent::Finished(_) | RunEvent::Failed(_) => bar.finish_and_clear(),
     };
-    let summary = execute(spec, out, &cancel, &mut on_event)?;
+    let summary = execute_in(spec, out, existing, &cancel, &mut on_event)?;
     eprintln!(
         "{} iterations ({:?}) in {:.2} s; model in {}",
         summary.iterations,

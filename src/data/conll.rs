@@ -123,8 +123,12 @@ pub fn read_conll(path: &Path) -> Result<Corpus> {
 }
 
 pub fn read_conll_with(path: &Path, label: LabelColumn) -> Result<Corpus> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    parse_conll(&bytes, &path.display().to_string(), label)
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    collect(
+        std::io::BufReader::with_capacity(1 << 16, file),
+        &path.display().to_string(),
+        label,
+    )
 }
 
 fn is_docstart(first: &str) -> bool {
@@ -155,32 +159,63 @@ pub(crate) fn text_lines<'a>(
 
 /// Parses CoNLL text held in memory; `name` is used in error messages.
 pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpus> {
-    if bytes.is_empty() {
-        return Err(Error::parse(name, 1, "the file is empty"));
-    }
-    let mut corpus = Corpus {
+    collect(bytes, name, label)
+}
+
+fn collect(reader: impl std::io::BufRead, name: &str, label: LabelColumn) -> Result<Corpus> {
+    let mut sequences = vec![];
+    let n_columns = for_each_sequence(reader, name, label, |s| {
+        sequences.push(s);
+        Ok(())
+    })?;
+    Ok(Corpus {
         path: name.to_string(),
-        ..Default::default()
-    };
+        sequences,
+        n_columns,
+    })
+}
+
+/// Reads CoNLL text line by line, handing each sequence to `f` as it ends, so a caller that
+/// only counts (`info`) holds one sequence at a time, not the file; returns the columns per
+/// token line. The errors of [`parse_conll`]: an empty file, lines of different widths, invalid
+/// UTF-8 and a file without token lines, each naming the file and line.
+pub fn for_each_sequence(
+    mut reader: impl std::io::BufRead,
+    name: &str,
+    label: LabelColumn,
+    mut f: impl FnMut(Sequence) -> Result<()>,
+) -> Result<usize> {
     let mut current = Sequence::default();
+    let mut any = false;
     let mut n_lines = 0;
     let mut expected: Option<(usize, usize)> = None; // (columns, line first seen)
-    let finish = |current: &mut Sequence, corpus: &mut Corpus| {
-        if !current.is_empty() {
-            corpus.sequences.push(std::mem::take(current));
+    let mut raw = Vec::new();
+    loop {
+        raw.clear();
+        let n = reader
+            .read_until(b'\n', &mut raw)
+            .map_err(|e| Error::io(Path::new(name), e))?;
+        if n == 0 {
+            break;
         }
-    };
-    for line in text_lines(bytes, name) {
-        let (line_no, text) = line?;
-        n_lines = line_no;
+        n_lines += 1;
+        let line_no = n_lines;
+        let bytes = raw.strip_suffix(b"\n").unwrap_or(&raw);
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            Error::parse(
+                name,
+                line_no,
+                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+            )
+        })?;
+        let text = text.strip_suffix('\r').unwrap_or(text);
         let fields: Vec<&str> = text.split_whitespace().collect();
-        if fields.is_empty() {
-            finish(&mut current, &mut corpus);
-            continue;
-        }
-        if is_docstart(fields[0]) {
+        if fields.is_empty() || is_docstart(fields[0]) {
             // A document marker separates sequences even when no blank line surrounds it.
-            finish(&mut current, &mut corpus);
+            if !current.is_empty() {
+                any = true;
+                f(std::mem::take(&mut current))?;
+            }
             continue;
         }
         match expected {
@@ -215,22 +250,21 @@ pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpu
             }
         }
     }
-    finish(&mut current, &mut corpus);
-    if corpus.sequences.is_empty() {
-        // Trailing newline gives one extra empty split; report the last real line.
-        let last = if bytes.ends_with(b"\n") {
-            n_lines.saturating_sub(1).max(1)
-        } else {
-            n_lines
-        };
+    if n_lines == 0 {
+        return Err(Error::parse(name, 1, "the file is empty"));
+    }
+    if !current.is_empty() {
+        any = true;
+        f(current)?;
+    }
+    if !any {
         return Err(Error::parse(
             name,
-            last,
+            n_lines,
             "no token lines: the file holds only blank lines or document markers",
         ));
     }
-    corpus.n_columns = expected.map(|e| e.0).unwrap_or(0);
-    Ok(corpus)
+    Ok(expected.map(|e| e.0).unwrap_or(0))
 }
 
 /// Writes sequences back as CoNLL text, each token's columns followed by `extra` columns.

@@ -14,6 +14,52 @@ pub mod uai;
 
 pub use conll::{read_conll, Corpus, Sequence};
 
+/// What `info` reports of a data set, gathered item by item (see [`Stats::add`]) so that a
+/// streamed file is never held whole.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub path: String,
+    pub sequences: usize,
+    pub tokens: usize,
+    /// Columns per token line, label included.
+    pub n_columns: usize,
+    /// Observation columns of the first token, and label layers beside the primary one (a
+    /// factorial CRF's POS tags), of the first item.
+    pub obs_columns: usize,
+    pub layers: usize,
+    pub labels: std::collections::BTreeMap<String, usize>,
+}
+
+impl Stats {
+    pub fn add(&mut self, s: &Sequence) {
+        if self.sequences == 0 {
+            self.layers = s.layers.len();
+            self.obs_columns = s.columns.first().map_or(0, |c| c.len());
+        }
+        self.sequences += 1;
+        self.tokens += s.len();
+        for l in &s.labels {
+            match self.labels.get_mut(l.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    self.labels.insert(l.clone(), 1);
+                }
+            }
+        }
+    }
+    pub fn of(c: &Corpus) -> Stats {
+        let mut st = Stats {
+            path: c.path.clone(),
+            n_columns: c.n_columns,
+            ..Default::default()
+        };
+        for s in &c.sequences {
+            st.add(s);
+        }
+        st
+    }
+}
+
 /// Reads labelled data: a directory of seminar announcements, a CRFsuite file (`.crfsuite`),
 /// or a CoNLL column file.
 pub fn read_corpus(path: &std::path::Path) -> crate::error::Result<Corpus> {

@@ -8,14 +8,42 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 pub fn read_samples(path: &Path) -> Result<Corpus> {
-    let text = crate::util::read_text(path)?;
-    parse_samples(&text, &path.display().to_string())
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    collect(
+        std::io::BufReader::with_capacity(1 << 16, file),
+        &path.display().to_string(),
+    )
 }
 
 pub fn parse_samples(text: &str, name: &str) -> Result<Corpus> {
+    collect(text.as_bytes(), name)
+}
+
+fn collect(reader: impl std::io::BufRead, name: &str) -> Result<Corpus> {
     let mut items = vec![];
+    for_each_sample(reader, name, |s| {
+        items.push(s);
+        Ok(())
+    })?;
+    Ok(Corpus {
+        path: name.to_string(),
+        sequences: items,
+        n_columns: 1,
+    })
+}
+
+/// Reads samples line by line, handing each to `f`, so a caller that only counts holds one at
+/// a time; errors name the file and line.
+pub fn for_each_sample(
+    reader: impl std::io::BufRead,
+    name: &str,
+    mut f: impl FnMut(Sequence) -> Result<()>,
+) -> Result<()> {
     let mut m = None;
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in reader.split(b'\n').enumerate() {
+        let line = line.map_err(|e| Error::io(Path::new(name), e))?;
+        let line =
+            std::str::from_utf8(&line).map_err(|_| Error::parse(name, i + 1, "invalid UTF-8"))?;
         let t = line.trim();
         if t.is_empty() || t.starts_with('#') {
             continue;
@@ -39,26 +67,21 @@ pub fn parse_samples(text: &str, name: &str) -> Result<Corpus> {
             }
             _ => {}
         }
-        items.push(Sequence {
+        f(Sequence {
             columns: vec![vec![]; vals.len()],
             labels: vals.iter().map(|v| v.to_string()).collect(),
             line: i + 1,
             shape: None,
             attrs: Vec::new(),
             layers: vec![],
-        });
+        })?;
     }
-    if items.is_empty() {
+    if m.is_none() {
         return Err(Error::parse(name, 1, "no samples in the file"));
     }
-    Ok(Corpus {
-        path: name.to_string(),
-        sequences: items,
-        n_columns: 1,
-    })
+    Ok(())
 }
 
-/// Samples as text, one a line.
 pub fn format_samples(items: &[Sequence]) -> String {
     let mut o = String::new();
     for s in items {

@@ -205,7 +205,7 @@ pub fn parse_evid(text: &str, name: &str, model: &UaiModel) -> Result<Vec<(u32, 
     let total = t.toks.len();
     let first = t.int("the number of observed variables")?;
     // The later form: a sample count (1), then the number of observed variables.
-    if total != 1 + 2 * first {
+    if first.checked_mul(2).and_then(|n| n.checked_add(1)) != Some(total) {
         if first != 1 {
             return Err(Error::parse(
                 name,

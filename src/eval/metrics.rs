@@ -174,8 +174,9 @@ impl Scorer {
             }
             (last_c, last_ct, last_g, last_gt) = (c, ct, g, gt);
         }
-        // The boundary item is (O, O), so any open correct chunk was closed above.
-        debug_assert!(!in_correct);
+        // The boundary item is (O, O), which closes every chunk of IOB/IOBES tags; tags of
+        // neither kind (`B.5`, `-`) can leave a chunk open past it. conlleval.pl then carries
+        // it into the next sentence; here it ends with the sentence, uncounted.
     }
 
     pub fn finish(self) -> Metrics {

@@ -11,8 +11,9 @@ use crate::error::{Error, Result};
 use crate::estimators::scl::{ComponentFamily, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
 use crate::train::objective::Prior;
-use crate::train::run::{execute, RunSummary};
+use crate::train::run::{execute_in, RunSummary};
 use crate::train::spec::RunSpec;
+use crate::train::Existing;
 use crate::util::{read_json, write_atomic, write_json_atomic};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -195,7 +196,13 @@ pub fn run_sweep(
                 let Some(&i) = todo.get(k) else { return };
                 let p = index.lock().unwrap().points[i].clone();
                 let run = spec.run_spec(&p, threads);
-                let r = execute(&run, &dir.join(&p.dir), cancel, &mut |_| {});
+                let r = execute_in(
+                    &run,
+                    &dir.join(&p.dir),
+                    Existing::Replace,
+                    cancel,
+                    &mut |_| {},
+                );
                 let mut idx = index.lock().unwrap();
                 idx.points[i].status = match &r {
                     Ok(_) => "finished".into(),

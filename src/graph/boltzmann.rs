@@ -5,7 +5,7 @@
 //! (1,2), (1,3), …, (m−1,m), read through an entry map that puts it on the table entry (1, 1).
 
 use super::family::Family;
-use super::{Instance, InstanceBuilder, LabelSet, Layout, Model, NO_COLUMN};
+use super::{Expected, Instance, InstanceBuilder, LabelSet, Layout, Model, NO_COLUMN};
 use crate::data::samples::{format_samples, read_samples};
 use crate::data::{Corpus, Sequence};
 use crate::error::{Error, Result};
@@ -205,6 +205,45 @@ impl Family for BoltzmannMachine {
             (BIAS, ["1"]) | (COUPLING, ["1", "1"]) => Some(0),
             _ => None,
         }
+    }
+    fn validate(&self) -> std::result::Result<(), String> {
+        let m = self.m;
+        let pairs = m
+            .checked_mul(m.wrapping_sub(1))
+            .filter(|_| m >= 2)
+            .ok_or_else(|| format!("m is {m}: a Boltzmann machine has 2 or more variables"))?
+            / 2;
+        if self.labels.names != ["0", "1"] {
+            return Err(format!(
+                "labels are {:?}, not [\"0\", \"1\"]",
+                self.labels.names
+            ));
+        }
+        let mut x = vec![Expected {
+            name: "coupling",
+            shape: vec![2, 2],
+            n_features: pairs,
+            tied_to: None,
+        }];
+        if self.options.biases {
+            x.push(Expected {
+                name: "bias",
+                shape: vec![2],
+                n_features: m,
+                tied_to: None,
+            });
+        }
+        self.model.expect(&x)?;
+        let maps: [&[u32]; 2] = [&[NO_COLUMN, NO_COLUMN, NO_COLUMN, 0], &[NO_COLUMN, 0]];
+        for (t, (tp, map)) in self.model.templates.iter().zip(maps).enumerate() {
+            if tp.entry_col != map {
+                return Err(format!(
+                    "template {t} (`{}`): the entry map is not the x_i·x_j indicator",
+                    tp.name
+                ));
+            }
+        }
+        Ok(())
     }
     fn to_json(&self) -> Result<serde_json::Value> {
         Ok(serde_json::json!({ "format": MODEL_FORMAT, "machine": self }))

@@ -11,7 +11,7 @@
 //! labels are decoded by Viterbi given the words; the held-out log-likelihood is log p(x, y).
 
 use super::family::Family;
-use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
+use super::{Expected, Instance, InstanceBuilder, LabelSet, Layout, Model};
 use crate::data::{read_corpus, Corpus, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
@@ -220,6 +220,35 @@ impl Family for BoltzmannChain {
             }
             _ => None,
         }
+    }
+    fn validate(&self) -> std::result::Result<(), String> {
+        let (k, v) = (self.labels.len(), self.words.len());
+        if k == 0 {
+            return Err("labels: the label set is empty".into());
+        }
+        if self.words.get(UNK).is_none() {
+            return Err(format!("words: the vocabulary has no {UNK}"));
+        }
+        self.model.expect(&[
+            Expected {
+                name: "start",
+                shape: vec![k],
+                n_features: 1,
+                tied_to: None,
+            },
+            Expected {
+                name: "transition",
+                shape: vec![k, k],
+                n_features: 1,
+                tied_to: None,
+            },
+            Expected {
+                name: "emission",
+                shape: vec![k, v],
+                n_features: 1,
+                tied_to: None,
+            },
+        ])
     }
     fn to_json(&self) -> Result<serde_json::Value> {
         Ok(serde_json::json!({ "format": MODEL_FORMAT, "chain": self }))

@@ -8,7 +8,7 @@
 //! features without the window when a built-in extractor is on, else `W=word`).
 
 use super::family::Family;
-use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
+use super::{Expected, Instance, InstanceBuilder, LabelSet, Layout, Model};
 use crate::data::conll::{read_conll, read_conll_with, LabelColumn};
 use crate::data::ner::NerFeatures;
 use crate::data::{read_corpus, Corpus, FeatureDict, FeatureTemplate, Sequence};
@@ -793,6 +793,51 @@ impl Family for ChainCrf {
             (_, [a]) => self.labels.get(a).map(|y| y as usize),
             _ => None,
         }
+    }
+    fn validate(&self) -> std::result::Result<(), String> {
+        let l = self.labels.len();
+        if l == 0 {
+            return Err("labels: the label set is empty".into());
+        }
+        let (ns, nt) = (self.state_features.len(), self.trans_features.len());
+        let full = |name, shape, n_features| Expected {
+            name,
+            shape,
+            n_features,
+            tied_to: None,
+        };
+        let mut x = vec![
+            full("state", vec![l], ns),
+            full("transition", vec![l, l], nt),
+        ];
+        match self.options.factorisation {
+            Factorisation::Split => {}
+            Factorisation::Edge => x.push(Expected {
+                tied_to: Some(STATE),
+                ..full("edge-state", vec![l, l], ns)
+            }),
+            Factorisation::EdgePair => x.push(full("edge-pair", vec![l, l], ns)),
+        }
+        match (self.options.skip.is_some(), self.skip_template) {
+            (false, None) => {}
+            (true, Some(t)) if t == x.len() => {
+                x.push(full("skip", vec![l, l], self.skip_features.len()))
+            }
+            (skip, t) => {
+                return Err(format!(
+                    "skip_template is {t:?}, but the options {} skip edges",
+                    if skip { "ask for" } else { "have no" }
+                ))
+            }
+        }
+        self.model.expect(&x)?;
+        self.template
+            .check_columns(self.n_obs_columns, "the model's data")
+            .map_err(|e| format!("template: {e}"))?;
+        if self.options.extractor.table().is_some() != self.ner.is_some() {
+            return Err("ner: the extractor's feature table is missing or not asked for".into());
+        }
+        Ok(())
     }
     fn to_json(&self) -> Result<serde_json::Value> {
         let file = ModelFile {

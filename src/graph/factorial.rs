@@ -13,7 +13,7 @@
 
 use super::chain::{sparse_layout, FeatureSet, BIAS_FEATURE, DEFAULT_LEXICONS};
 use super::family::Family;
-use super::{Instance, InstanceBuilder, LabelSet, Layout, Model};
+use super::{Expected, Instance, InstanceBuilder, LabelSet, Layout, Model};
 use crate::data::conll::{read_conll_with, LabelColumn};
 use crate::data::ner::{FeatureTable, NerFeatures};
 use crate::data::{Corpus, FeatureDict, Sequence};
@@ -324,6 +324,32 @@ impl Family for FactorialCrf {
             [x, y] => Some(a.get(x)? as usize * b.len() + b.get(y)? as usize),
             _ => None,
         }
+    }
+    fn validate(&self) -> std::result::Result<(), String> {
+        let (nw, ny, nk) = (self.pos.len(), self.chunks.len(), self.features.len());
+        if nw == 0 || ny == 0 {
+            return Err("pos, chunks: a label set is empty".into());
+        }
+        self.model.expect(&[
+            Expected {
+                name: "chunk-transition",
+                shape: vec![ny, ny],
+                n_features: nk,
+                tied_to: None,
+            },
+            Expected {
+                name: "pos-transition",
+                shape: vec![nw, nw],
+                n_features: nk,
+                tied_to: None,
+            },
+            Expected {
+                name: "pos-chunk",
+                shape: vec![nw, ny],
+                n_features: nk,
+                tied_to: None,
+            },
+        ])
     }
     fn to_json(&self) -> Result<serde_json::Value> {
         Ok(serde_json::json!({ "format": MODEL_FORMAT, "factorial": self }))

@@ -41,6 +41,10 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     fn column_index(&self, t: usize, name: &[&str]) -> Option<usize>;
     /// The family's `model.json` (with its `format`).
     fn to_json(&self) -> Result<serde_json::Value>;
+    /// Checks the family's label sets, dictionaries and options against its templates (after
+    /// [`Model::validate`]), so that a damaged `model.json` is refused when it is loaded; the
+    /// message names the field.
+    fn validate(&self) -> std::result::Result<(), String>;
     /// Items in the family's data format, each token's predicted label appended when given.
     fn format(&self, items: &[Sequence], predicted: Option<&[Vec<String>]>) -> String;
     /// Where to draw each variable, in cell units (x right, y down).
@@ -205,8 +209,8 @@ pub fn save(dir: &Path, family: &dyn Family, theta: &[f64]) -> Result<()> {
         bytes.extend_from_slice(&w.to_le_bytes());
     }
     crate::util::write_atomic(&dir.join("weights.bin"), &bytes)?;
-    let text =
-        serde_json::to_string(&family.to_json()?).map_err(|e| Error::invalid(e.to_string()))?;
+    let value = crate::util::versioned(family.to_json()?);
+    let text = serde_json::to_string(&value).map_err(|e| Error::invalid(e.to_string()))?;
     crate::util::write_atomic(&dir.join("model.json"), text.as_bytes())
 }
 

@@ -5,7 +5,7 @@
 //! (one weight per unordered label pair) or `full` (one per ordered pair).
 
 use super::family::Family;
-use super::{Instance, InstanceBuilder, LabelSet, Layout, Model, NO_COLUMN};
+use super::{Expected, Instance, InstanceBuilder, LabelSet, Layout, Model, NO_COLUMN};
 use crate::data::grid::{format_grid, read_grid};
 use crate::data::{Corpus, Sequence};
 use crate::error::{Error, Result};
@@ -274,6 +274,34 @@ impl Family for GridCrf {
             }
             _ => None,
         }
+    }
+    fn validate(&self) -> std::result::Result<(), String> {
+        let k = self.labels.len();
+        if k == 0 {
+            return Err("labels: the label set is empty".into());
+        }
+        let n_unary = self.n_obs.checked_add(1).ok_or("n_obs overflows")?;
+        self.model.expect(&[
+            Expected {
+                name: "unary",
+                shape: vec![k],
+                n_features: n_unary,
+                tied_to: None,
+            },
+            Expected {
+                name: "pairwise",
+                shape: vec![k, k],
+                n_features: 1,
+                tied_to: None,
+            },
+        ])?;
+        if self.model.templates[PAIRWISE].entry_col != pairwise_map(self.options.pairwise, k) {
+            return Err(format!(
+                "template 1 (`pairwise`): the entry map is not the {:?} map",
+                self.options.pairwise
+            ));
+        }
+        Ok(())
     }
     fn to_json(&self) -> Result<serde_json::Value> {
         Ok(serde_json::json!({ "format": MODEL_FORMAT, "crf": self }))

@@ -75,7 +75,7 @@ impl LabelSet {
 }
 
 /// How the weights of one template are laid out in θ.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Layout {
     /// Every feature has a weight for every column: `W[k, c]` at `offset + k·n_cols + c`.
     Dense,
@@ -143,6 +143,19 @@ impl FactorTemplate {
     }
 }
 
+/// The largest table a template may have (entries): far above any model we build (a
+/// factorial CRF's 135 × 135 co-temporal table), far below what would exhaust memory.
+pub const MAX_TABLE_ENTRIES: usize = 1 << 26;
+
+/// What a family expects of one of its templates; [`Model::expect`] checks a loaded model
+/// against these, so a damaged `model.json` is refused on loading, not met as an index panic.
+pub struct Expected<'a> {
+    pub name: &'a str,
+    pub shape: Vec<usize>,
+    pub n_features: usize,
+    pub tied_to: Option<usize>,
+}
+
 /// The parameterised model: its templates and the size of θ.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Model {
@@ -151,6 +164,182 @@ pub struct Model {
 }
 
 impl Model {
+    /// Checks every size and index of the templates against every other, as [`add_template`]
+    /// and [`add_tied_template`] build them: shapes against entry maps, entry maps against
+    /// columns, sparse layouts against features and columns, weight blocks laid end to end and
+    /// summing to `n_params`, tied templates against their source. The message names the
+    /// template and the field.
+    ///
+    /// [`add_template`]: Model::add_template
+    /// [`add_tied_template`]: Model::add_tied_template
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let mut next = 0usize;
+        for (t, tp) in self.templates.iter().enumerate() {
+            let at = |m: String| format!("template {t} (`{}`): {m}", tp.name);
+            let n_entries = tp
+                .shape
+                .iter()
+                .try_fold(1usize, |a, &c| if c == 0 { None } else { a.checked_mul(c) })
+                .filter(|&n| n <= MAX_TABLE_ENTRIES)
+                .ok_or_else(|| {
+                    at(format!(
+                        "shape {:?} is not a table of 1 to {MAX_TABLE_ENTRIES} entries",
+                        tp.shape
+                    ))
+                })?;
+            if tp.shape.is_empty() {
+                return Err(at(
+                    "shape is empty: a factor has at least one variable".into()
+                ));
+            }
+            if tp.entry_col.len() != n_entries {
+                return Err(at(format!(
+                    "entry map has {} entries, the table has {n_entries}",
+                    tp.entry_col.len()
+                )));
+            }
+            if let Some(e) = tp
+                .entry_col
+                .iter()
+                .position(|&c| c != NO_COLUMN && c as usize >= tp.n_cols)
+            {
+                return Err(at(format!(
+                    "entry {e} maps to column {}, the template has {} columns",
+                    tp.entry_col[e], tp.n_cols
+                )));
+            }
+            let identity = tp
+                .entry_col
+                .iter()
+                .enumerate()
+                .all(|(e, &c)| c as usize == e);
+            if identity != tp.identity {
+                return Err(at(format!(
+                    "identity is {}, the entry map says {identity}",
+                    tp.identity
+                )));
+            }
+            if let Some(s) = tp.tied_to {
+                let src = match self.templates.get(s) {
+                    Some(src) if s < t && src.tied_to.is_none() => src,
+                    _ => return Err(at(format!("tied to template {s}, which it cannot read"))),
+                };
+                if (tp.n_cols, tp.n_features, tp.offset) != (src.n_cols, src.n_features, src.offset)
+                    || tp.layout != src.layout
+                {
+                    return Err(at(format!(
+                        "reads the weights of template {s} (`{}`) but its columns, features, \
+                         layout or offset differ from them",
+                        src.name
+                    )));
+                }
+                continue;
+            }
+            let used = tp
+                .entry_col
+                .iter()
+                .filter(|&&c| c != NO_COLUMN)
+                .map(|&c| c as usize + 1)
+                .max()
+                .unwrap_or(0);
+            if tp.n_cols != used {
+                return Err(at(format!(
+                    "n_cols is {}, the entry map uses {used} columns",
+                    tp.n_cols
+                )));
+            }
+            let n_params = match &tp.layout {
+                Layout::Dense => tp.n_features.checked_mul(tp.n_cols).ok_or_else(|| {
+                    at(format!(
+                        "{} features × {} columns overflow",
+                        tp.n_features, tp.n_cols
+                    ))
+                })?,
+                Layout::Sparse { row_ptr, cols } => {
+                    if row_ptr.len() != tp.n_features.saturating_add(1)
+                        || row_ptr.first() != Some(&0)
+                        || row_ptr.last().map(|&l| l as usize) != Some(cols.len())
+                        || row_ptr.windows(2).any(|w| w[0] > w[1])
+                    {
+                        return Err(at(format!(
+                            "sparse layout: {} row pointers for {} features and {} weights",
+                            row_ptr.len(),
+                            tp.n_features,
+                            cols.len()
+                        )));
+                    }
+                    let bad_row = row_ptr.windows(2).position(|w| {
+                        let row = &cols[w[0] as usize..w[1] as usize];
+                        row.iter().any(|&c| c as usize >= tp.n_cols)
+                            || row.windows(2).any(|p| p[0] >= p[1])
+                    });
+                    if let Some(k) = bad_row {
+                        return Err(at(format!(
+                            "sparse layout: feature {k}'s columns are not increasing columns \
+                             below {}",
+                            tp.n_cols
+                        )));
+                    }
+                    cols.len()
+                }
+            };
+            if tp.offset != next {
+                return Err(at(format!(
+                    "its weights start at {}, after the templates before it at {next}",
+                    tp.offset
+                )));
+            }
+            next = next
+                .checked_add(n_params)
+                .ok_or_else(|| at("weight count overflows".into()))?;
+        }
+        if next != self.n_params {
+            return Err(format!(
+                "n_params is {}, the templates have {next} weights",
+                self.n_params
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks the templates against what the family expects of them (after [`validate`]).
+    ///
+    /// [`validate`]: Model::validate
+    pub fn expect(&self, expected: &[Expected]) -> std::result::Result<(), String> {
+        if self.templates.len() != expected.len() {
+            return Err(format!(
+                "{} templates, the model's options and dictionaries make {}",
+                self.templates.len(),
+                expected.len()
+            ));
+        }
+        for (t, (tp, x)) in self.templates.iter().zip(expected).enumerate() {
+            let at = |m: String| format!("template {t} (`{}`): {m}", tp.name);
+            if tp.name != x.name {
+                return Err(at(format!("expected template `{}` here", x.name)));
+            }
+            if tp.shape != x.shape {
+                return Err(at(format!(
+                    "shape {:?}, the label sets make {:?}",
+                    tp.shape, x.shape
+                )));
+            }
+            if tp.n_features != x.n_features {
+                return Err(at(format!(
+                    "{} features, the feature dictionary has {}",
+                    tp.n_features, x.n_features
+                )));
+            }
+            if tp.tied_to != x.tied_to {
+                return Err(at(format!(
+                    "tied to {:?}, expected {:?}",
+                    tp.tied_to, x.tied_to
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Adds a template with an explicit entry map; returns its id.
     pub fn add_template(
         &mut self,

@@ -126,6 +126,43 @@ impl ModelSpec {
         }
     }
 
+    /// `info`'s statistics of a data set in the family's format. CoNLL column files and binary
+    /// samples are streamed (one item in memory at a time); other formats are read whole.
+    pub fn stats(&self, path: &Path) -> Result<crate::data::Stats> {
+        use crate::data::{conll, samples, Stats};
+        let name = path.display().to_string();
+        let open = || {
+            std::fs::File::open(path)
+                .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
+                .map_err(|e| Error::io(path, e))
+        };
+        let mut st = Stats {
+            path: name.clone(),
+            ..Default::default()
+        };
+        let columns = !path.is_dir() && !crate::data::crfsuite::is_crfsuite(path);
+        match self {
+            ModelSpec::LinearChain(_) | ModelSpec::SkipChain(_) | ModelSpec::BoltzmannChain(_)
+                if columns =>
+            {
+                st.n_columns =
+                    conll::for_each_sequence(open()?, &name, conll::LabelColumn::Last, |s| {
+                        st.add(&s);
+                        Ok(())
+                    })?;
+            }
+            ModelSpec::Boltzmann(_) => {
+                st.n_columns = 1;
+                samples::for_each_sample(open()?, &name, |s| {
+                    st.add(&s);
+                    Ok(())
+                })?;
+            }
+            _ => st = Stats::of(&self.read(path)?),
+        }
+        Ok(st)
+    }
+
     /// Fits the family on training data; returns the model and the training instances.
     pub fn fit(
         &self,
@@ -181,15 +218,27 @@ impl ModelSpec {
     }
 }
 
-/// Rebuilds a family from its `model.json` (dispatching on `format`).
+/// Every family's `model.json` format: `piecewise-lab/<family>/<version>`.
+const MODEL_FORMATS: [&str; 5] = [
+    super::chain::MODEL_FORMAT,
+    super::grid::MODEL_FORMAT,
+    super::boltzmann::MODEL_FORMAT,
+    super::boltzmann_chain::MODEL_FORMAT,
+    super::factorial::MODEL_FORMAT,
+];
+
+/// Rebuilds a family from its `model.json` (dispatching on `format`), then checks every size
+/// and index of it against every other ([`Model::validate`](super::Model::validate),
+/// [`Family::validate`]): a damaged file is an error naming the file and the field.
 pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>> {
+    crate::util::check_format_version(&value, file)?;
     let format = value
         .get("format")
         .and_then(|f| f.as_str())
         .unwrap_or("")
         .to_string();
     let bad = |e: serde_json::Error| Error::file(file, format!("{format}: {e}"));
-    Ok(match format.as_str() {
+    let family: Arc<dyn Family> = match format.as_str() {
         super::chain::MODEL_FORMAT => Arc::new(ChainCrf::from_json(value).map_err(bad)?),
         super::grid::MODEL_FORMAT => Arc::new(GridCrf::from_json(value).map_err(bad)?),
         super::boltzmann::MODEL_FORMAT => {
@@ -200,12 +249,34 @@ pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>
         }
         super::factorial::MODEL_FORMAT => Arc::new(FactorialCrf::from_json(value).map_err(bad)?),
         _ => {
+            let family = |f: &str| {
+                f.rsplit_once('/')
+                    .map(|(a, v)| (a.to_string(), v.to_string()))
+            };
+            let ours = MODEL_FORMATS
+                .iter()
+                .find(|f| family(f).map(|x| x.0) == family(&format).map(|x| x.0));
             return Err(Error::file(
                 file,
-                format!("unknown model format {format:?}"),
-            ))
+                match (ours, family(&format)) {
+                    (Some(o), Some((_, v))) => format!(
+                        "model format {format:?}: version {v} of this family's format; this \
+                         build reads {o:?}"
+                    ),
+                    _ => format!(
+                        "unknown model format {format:?} (this build reads {})",
+                        MODEL_FORMATS.join(", ")
+                    ),
+                },
+            ));
         }
-    })
+    };
+    family
+        .model()
+        .validate()
+        .and_then(|()| family.validate())
+        .map_err(|m| Error::file(file, m))?;
+    Ok(family)
 }
 
 // ---- The model family's knobs (the settings schema) ----

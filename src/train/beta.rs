@@ -10,7 +10,7 @@
 //! (Algorithm 1) and records β and J(β) per round.
 
 use crate::error::Result;
-use crate::estimators::scl::{component_term, SelectionPolicy};
+use crate::estimators::scl::{conditional_term, SelectionPolicy};
 use crate::estimators::{evaluate_terms, TermList, TermWork};
 use crate::graph::{Instance, Model};
 use crate::inference::InferWork;
@@ -47,11 +47,9 @@ pub fn diag_covariances(
         model.build_tables(theta, inst, &mut phi, &mut vec![]);
         for (i, part) in parts.iter().enumerate() {
             list.clear();
+            let mut factors = vec![];
             part.family.visit(inst, |a| {
-                let b: Vec<u32> = (0..inst.n_vars() as u32)
-                    .filter(|v| !a.contains(v))
-                    .collect();
-                component_term(inst, a, &b, 1.0, &mut list);
+                conditional_term(inst, a, 1.0, &mut list, &mut factors);
             });
             let mut dphi = vec![0.0; inst.table_len];
             evaluate_terms(inst, &phi, gold, &list, Some(&mut dphi), &mut tw, &mut iw);

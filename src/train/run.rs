@@ -11,6 +11,7 @@
 
 use super::lbfgs::{IterReport, StopReason};
 use super::objective::DatasetObjective;
+use super::run_dir::{Existing, RunDir};
 use super::schedule::{self, Context, Curve};
 use super::spec::RunSpec;
 use crate::error::{Error, Result};
@@ -123,6 +124,21 @@ pub struct RunSummary {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train: Option<Metrics>,
     pub error: Option<String>,
+    /// The process that ran it: while `status` is `running`, a directory no process holds
+    /// (see [`super::run_dir::is_claimed`]) was interrupted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+/// A run directory's status as `summary.json` records it, with `running` read as
+/// `interrupted` when no process is writing the directory any more; `None` without a
+/// readable summary.
+pub fn run_status(dir: &Path) -> Option<String> {
+    let s: RunSummary = crate::util::read_json(&dir.join("summary.json")).ok()?;
+    Some(match s.status.as_str() {
+        "running" if !super::run_dir::is_claimed(dir) => "interrupted".into(),
+        _ => s.status,
+    })
 }
 
 /// The weights of the run in `dir` carried over to `fam` by name: the template, feature and
@@ -136,18 +152,33 @@ pub fn initial_weights(fam: &dyn crate::graph::Family, dir: &Path) -> Result<Vec
 
 pub use super::schedule::{BetaRound, MAX_BETA_ROUNDS};
 
-/// Executes `spec`, writing the run directory `out`. Events go to `on_event` as they happen.
+/// Executes `spec`, writing the new run directory `out` (refused when it holds a run or other
+/// files: see [`execute_in`]). Events go to `on_event` as they happen.
 pub fn execute(
     spec: &RunSpec,
     out: &Path,
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary> {
-    std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+    execute_in(spec, out, Existing::Refuse, cancel, on_event)
+}
+
+/// [`execute`], saying what to do with what `out` already holds. The directory is claimed
+/// first ([`RunDir::claim`]): another process writing it, a path that is a file, or a
+/// directory that cannot be written are errors before anything is written.
+pub fn execute_in(
+    spec: &RunSpec,
+    out: &Path,
+    existing: Existing,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary> {
+    let _claim = RunDir::claim(out, existing)?;
     write_json_atomic(&out.join("spec.json"), spec)?;
     let mut summary = RunSummary {
         status: "running".into(),
         estimator: spec.estimator.name().into(),
+        pid: Some(std::process::id()),
         ..Default::default()
     };
     write_json_atomic(&out.join("summary.json"), &summary)?;
@@ -206,6 +237,8 @@ fn run_inner(
     (summary.table_entries_built, summary.table_entries) = obj.table_entries();
     summary.paper_flops = obj.paper_flops;
     summary.model_description = fam.describe();
+    // Weights, and room for model.json and the curve: refused now rather than after training.
+    super::run_dir::check_space(out, 16 * fam.model().n_params as u64 + (1 << 20))?;
     let theta0 = match &spec.init_from {
         Some(dir) => {
             let th = initial_weights(fam.as_ref(), dir)?;

@@ -145,13 +145,22 @@ pub fn fit(
     })
 }
 
-/// A run's per-state scales (`scaling.json`), when it trained them.
-pub fn load(dir: &std::path::Path) -> Option<std::sync::Arc<Vec<f64>>> {
+/// A run's per-state scales (`scaling.json`), when it trained them. A damaged file or a scale
+/// that is not a finite number is an error naming the file: ignoring it would decode without
+/// the scales the run trained.
+pub fn load(dir: &std::path::Path) -> crate::Result<Option<std::sync::Arc<Vec<f64>>>> {
     let p = dir.join(SCALING_FILE);
-    p.exists()
-        .then(|| crate::util::read_json::<PerStateScaling>(&p).ok())
-        .flatten()
-        .map(|s| std::sync::Arc::new(s.alpha))
+    if !p.exists() {
+        return Ok(None);
+    }
+    let s = crate::util::read_json::<PerStateScaling>(&p)?;
+    if let Some(i) = s.alpha.iter().position(|a| !a.is_finite()) {
+        return Err(crate::Error::file(
+            p.display().to_string(),
+            format!("scale {i} is {}, not a finite number", s.alpha[i]),
+        ));
+    }
+    Ok(Some(std::sync::Arc::new(s.alpha)))
 }
 
 /// The file in a run directory that holds the scales.

@@ -57,6 +57,31 @@ pub struct RunSpec {
     pub init_from: Option<PathBuf>,
 }
 
+/// A placeholder spec (no training data): what the GUI shows for a run whose `spec.json` it
+/// cannot read.
+impl Default for RunSpec {
+    fn default() -> Self {
+        RunSpec {
+            name: None,
+            train: PathBuf::new(),
+            test: None,
+            template: None,
+            model: ModelSpec::default(),
+            estimator: EstimatorSpec::Ml,
+            optimiser: LbfgsSpec::default(),
+            prior: Prior { sigma2: None },
+            eval_every: 0,
+            seed: 0,
+            threads: 0,
+            decode: Decoder::default(),
+            train_sample: None,
+            eval_train: false,
+            per_state_scaling: false,
+            init_from: None,
+        }
+    }
+}
+
 impl RunSpec {
     /// Test-time inference: the decoder, and for loopy max-product the estimator's BP options
     /// (the defaults when it runs no BP).

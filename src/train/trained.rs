@@ -31,6 +31,23 @@ impl TrainedRun {
     /// file (a damaged spec would silently change how the run decodes); a missing `spec.json`
     /// keeps the default decoding, with a warning.
     pub fn open(dir: &Path) -> Result<TrainedRun> {
+        if !dir.join("model.json").exists() {
+            if let Some(status) = super::run::run_status(dir) {
+                return Err(Error::file(
+                    dir.display().to_string(),
+                    match status.as_str() {
+                        "interrupted" => "the run was interrupted: its process stopped while \
+                                          training, so it has no model (train it again with \
+                                          --force)"
+                            .to_string(),
+                        "running" => "the run is still training; its model is written when it \
+                                      finishes"
+                            .to_string(),
+                        s => format!("the run {s} and has no model"),
+                    },
+                ));
+            }
+        }
         let (family, theta) = crate::graph::family::load(dir)?;
         if let Some(k) = theta.iter().position(|w| !w.is_finite()) {
             return Err(Error::file(
@@ -53,7 +70,7 @@ impl TrainedRun {
             None
         };
         let mut inference = spec.as_ref().map(RunSpec::inference).unwrap_or_default();
-        inference.scaling = super::scaling::load(dir);
+        inference.scaling = super::scaling::load(dir)?;
         Ok(TrainedRun {
             dir: dir.to_path_buf(),
             spec,

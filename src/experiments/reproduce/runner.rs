@@ -3,8 +3,9 @@
 
 use super::*;
 use crate::error::{Error, Result};
-use crate::train::run::{execute, RunSummary};
+use crate::train::run::{execute_in, RunSummary};
 use crate::train::spec::RunSpec;
+use crate::train::Existing;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -31,7 +32,14 @@ pub fn run_all(e: &Experiment, o: &Options, on: &mut dyn FnMut(Event)) -> Result
                 continue;
             }
             on(Event::Started(&g.name, k, done, total));
-            let s = execute(spec, &dir, &AtomicBool::new(false), &mut |_| {}).map_err(|err| {
+            let s = execute_in(
+                spec,
+                &dir,
+                Existing::Replace,
+                &AtomicBool::new(false),
+                &mut |_| {},
+            )
+            .map_err(|err| {
                 Error::invalid(format!("{} run {k} ({}): {err}", g.name, dir.display()))
             })?;
             on(Event::Finished(&g.name, k, &s));
@@ -53,6 +61,6 @@ pub fn run_dir(o: &Options, group: &str, k: usize) -> PathBuf {
 pub(super) fn finished(dir: &Path, spec: &RunSpec) -> Option<RunSummary> {
     let s: RunSummary = crate::util::read_json(&dir.join("summary.json")).ok()?;
     let old: serde_json::Value = crate::util::read_json(&dir.join("spec.json")).ok()?;
-    let new = serde_json::to_value(spec).ok()?;
+    let new = crate::util::versioned(serde_json::to_value(spec).ok()?);
     (s.status == "finished" && old == new).then_some(s)
 }
