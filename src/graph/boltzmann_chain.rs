@@ -222,10 +222,9 @@ impl Family for BoltzmannChain {
         }
     }
     fn validate(&self) -> std::result::Result<(), String> {
+        self.labels.validate("labels")?;
+        self.words.validate("words")?;
         let (k, v) = (self.labels.len(), self.words.len());
-        if k == 0 {
-            return Err("labels: the label set is empty".into());
-        }
         if self.words.get(UNK).is_none() {
             return Err(format!("words: the vocabulary has no {UNK}"));
         }

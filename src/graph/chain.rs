@@ -795,10 +795,8 @@ impl Family for ChainCrf {
         }
     }
     fn validate(&self) -> std::result::Result<(), String> {
+        self.labels.validate("labels")?;
         let l = self.labels.len();
-        if l == 0 {
-            return Err("labels: the label set is empty".into());
-        }
         let (ns, nt) = (self.state_features.len(), self.trans_features.len());
         let full = |name, shape, n_features| Expected {
             name,

@@ -326,10 +326,9 @@ impl Family for FactorialCrf {
         }
     }
     fn validate(&self) -> std::result::Result<(), String> {
+        self.pos.validate("pos")?;
+        self.chunks.validate("chunks")?;
         let (nw, ny, nk) = (self.pos.len(), self.chunks.len(), self.features.len());
-        if nw == 0 || ny == 0 {
-            return Err("pos, chunks: a label set is empty".into());
-        }
         self.model.expect(&[
             Expected {
                 name: "chunk-transition",

@@ -276,10 +276,8 @@ impl Family for GridCrf {
         }
     }
     fn validate(&self) -> std::result::Result<(), String> {
+        self.labels.validate("labels")?;
         let k = self.labels.len();
-        if k == 0 {
-            return Err("labels: the label set is empty".into());
-        }
         let n_unary = self.n_obs.checked_add(1).ok_or("n_obs overflows")?;
         self.model.expect(&[
             Expected {

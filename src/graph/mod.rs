@@ -65,6 +65,28 @@ impl LabelSet {
     pub fn rebuild_index(&mut self) {
         *self = LabelSet::new(std::mem::take(&mut self.names));
     }
+    /// Checks a label set read from a model file: at least one label, each non-empty and
+    /// without tabs or line breaks (no data format we read can hold them, and the weights TSV
+    /// separates on them), none twice. `what` names the field in the message.
+    pub fn validate(&self, what: &str) -> std::result::Result<(), String> {
+        if self.names.is_empty() {
+            return Err(format!("{what}: the label set is empty"));
+        }
+        if let Some(l) = self
+            .names
+            .iter()
+            .find(|l| l.is_empty() || l.contains(['\t', '\n', '\r']))
+        {
+            return Err(format!("{what}: {l:?} is not a label"));
+        }
+        let mut seen = FxHashMap::default();
+        for (i, l) in self.names.iter().enumerate() {
+            if let Some(j) = seen.insert(l.as_str(), i) {
+                return Err(format!("{what}: {l:?} is label {j} and label {i}"));
+            }
+        }
+        Ok(())
+    }
     /// The indices of an item's gold labels, when it has labels and every one is known.
     pub fn gold(&self, labels: &[String]) -> Option<Vec<u32>> {
         if labels.is_empty() {
