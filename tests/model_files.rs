@@ -151,6 +151,32 @@ fn damaged_model_files_are_refused_naming_the_field() {
     let e = refused(&grid, |v| v["crf"]["n_obs"] = json!(1));
     assert!(e.contains("template 0 (`unary`)"), "{e}");
 
+    // A Boltzmann machine whose coupling became a three-variable table (consistent in itself):
+    // this was blamed on the data ("data.txt:1: template coupling takes 3 variables, got 2").
+    let samples = dir.path().join("samples.txt");
+    std::fs::write(&samples, "1 0 1\n0 1 1\n1 1 0\n0 0 1\n").unwrap();
+    let bm = dir.path().join("bm");
+    train(&bm, ModelSpec::Boltzmann(Default::default()), samples, None);
+    TrainedRun::open(&bm).expect("the undamaged machine opens");
+    let e = refused(&bm, |v| {
+        let t = &mut v["machine"]["model"]["templates"][0];
+        t["shape"] = json!([2, 2, 2]);
+        t["entry_col"] = json!([
+            u32::MAX,
+            u32::MAX,
+            u32::MAX,
+            u32::MAX,
+            u32::MAX,
+            u32::MAX,
+            u32::MAX,
+            0
+        ]);
+    });
+    assert!(
+        e.contains("template 0 (`coupling`): shape [2, 2, 2]") && !e.contains("samples.txt"),
+        "{e}"
+    );
+
     // spec.json from a newer build.
     let spec = chain.join("spec.json");
     let original = std::fs::read_to_string(&spec).unwrap();

@@ -198,6 +198,9 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                     _ => ui.visuals().text_color(),
                 };
                 ui.colored_label(color, e.status.label());
+                // (A run whose spec.json could not be read has only a placeholder spec.)
+                let spec_known = !e.spec.train.as_os_str().is_empty();
+                if spec_known {
                 ui.weak(format!(
                     "{} · c2 {}",
                     e.spec.estimator.name(),
@@ -207,6 +210,7 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                         .map(|s| format!("{:.3}", 1.0 / (2.0 * s)))
                         .unwrap_or_else(|| "0".into())
                 ));
+                }
             });
             ui.horizontal(|ui| {
                 if e.status.is_live() {
@@ -243,7 +247,9 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                             None => ui.label(format!("acc {:.2}%", m.token_accuracy)),
                         };
                     }
-                    if ui.button("Rerun with edits").on_hover_text("Copy this run's spec into the form").clicked() {
+                    if !e.spec.train.as_os_str().is_empty()
+                        && ui.button("Rerun with edits").on_hover_text("Copy this run's spec into the form").clicked()
+                    {
                         action = Some(("edit", id.clone()));
                     }
                     if ui.button("Delete").clicked() {
