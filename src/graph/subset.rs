@@ -250,6 +250,21 @@ fn gather_cols<'m>(
 ) {
     let w = &theta[tp.offset..tp.offset + tp.n_params()];
     match &tp.layout {
+        // Every column selected (a row of an edge table whose entries map to all of the
+        // columns, as the `edge` factorisation's state part does): whole rows, contiguous.
+        Layout::Dense if s.distinct.len() == tp.n_cols => {
+            let n = tp.n_cols;
+            let out = &mut s.cols[..n];
+            for (i, (&(a, _), &v)) in rows.iter().zip(val).enumerate() {
+                if let Some(&(na, _)) = rows.get(i + AHEAD) {
+                    prefetch(w.as_ptr().wrapping_add(na as usize));
+                }
+                let wr = &w[a as usize..a as usize + n];
+                for (o, &x) in out.iter_mut().zip(wr) {
+                    *o += v * x;
+                }
+            }
+        }
         Layout::Dense => {
             for (i, (&(a, _), &v)) in rows.iter().zip(val).enumerate() {
                 if let Some(&(na, _)) = rows.get(i + AHEAD) {
@@ -300,8 +315,23 @@ fn spread_cols<'m>(
 ) {
     let g = &mut grad[tp.offset..tp.offset + tp.n_params()];
     match &tp.layout {
+        Layout::Dense if s.distinct.len() == tp.n_cols => {
+            let n = tp.n_cols;
+            let d = &s.cols[..n];
+            for (i, (&(a, _), &v)) in rows.iter().zip(val).enumerate() {
+                if let Some(&(na, _)) = rows.get(i + AHEAD) {
+                    prefetch(g.as_ptr().wrapping_add(na as usize));
+                }
+                for (gi, &x) in g[a as usize..a as usize + n].iter_mut().zip(d) {
+                    *gi += v * x;
+                }
+            }
+        }
         Layout::Dense => {
-            for (&(a, _), &v) in rows.iter().zip(val) {
+            for (i, (&(a, _), &v)) in rows.iter().zip(val).enumerate() {
+                if let Some(&(na, _)) = rows.get(i + AHEAD) {
+                    prefetch(g.as_ptr().wrapping_add(na as usize));
+                }
                 let gr = &mut g[a as usize..];
                 for &c in &s.distinct {
                     gr[c as usize] += v * s.cols[c as usize];

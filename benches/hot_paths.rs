@@ -1,0 +1,272 @@
+//! Issue 22's guard: what one objective evaluation (value and gradient) costs per estimator on
+//! the same instances, each local estimator against exact ML, and how much two threads buy.
+//!
+//!     cargo bench --bench hot_paths [-- [chunk] [ner] [grid] [--evals N] [--items N]
+//!                                      [--estimators ml,pwpl] [--threads N]]
+//!
+//! Workloads (each skipped with a notice when its corpus is absent):
+//! - `chunk`: CoNLL-2000 training set, the CRF++ chunking template, observed features, c2 = 1
+//!   (the CRFsuite race's model): ml, pl, pwpl, memm, nota (exhaustive), scl (default policy);
+//! - `ner`: Dutch CoNLL-2002 `ned.train`, the `ner` extractor, edge factorisation, σ² = 10
+//!   (001 Table 1's setting): ml, pwpl, memm, nota;
+//! - `grid`: 40 generated 12×12 images of 4 classes (seeded), Potts pairwise: bp, pl, pwpl.
+//!
+//! Per workload it prints the setup (reading and feature extraction) seconds, and per estimator
+//! the plan seconds (terms and table reads, once per run), the median milliseconds of an
+//! evaluation on 1 and 2 threads, the speed-up, and the ratio of its 2-thread time to ML's (BP's
+//! on the grid). Medians of `--evals` evaluations (default 7) after one warm-up. Not a test:
+//! the numbers are for a quiet machine, read as ratios.
+
+use piecewise_lab::data::synth_loopy::GridGen;
+use piecewise_lab::data::Corpus;
+use piecewise_lab::estimators::EstimatorSpec;
+use piecewise_lab::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet};
+use piecewise_lab::graph::{Family, Instance, ModelSpec};
+use piecewise_lab::train::{DatasetObjective, Prior};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+struct Workload {
+    name: &'static str,
+    family: Arc<dyn Family>,
+    instances: Vec<Instance>,
+    estimators: Vec<&'static str>,
+    prior: Prior,
+    setup_seconds: f64,
+    describe: String,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn shared() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+}
+
+fn fit(
+    name: &'static str,
+    spec: ModelSpec,
+    mut corpus: Corpus,
+    items: Option<usize>,
+    estimators: Vec<&'static str>,
+    prior: Prior,
+    started: Instant,
+) -> Workload {
+    if let Some(n) = items {
+        corpus.sequences.truncate(n);
+    }
+    let (family, instances) = spec.fit(&corpus, None).expect("fit");
+    Workload {
+        name,
+        describe: format!(
+            "{} items, {} tokens · {}",
+            corpus.sequences.len(),
+            corpus.tokens(),
+            family.describe()
+        ),
+        family,
+        instances,
+        estimators,
+        prior,
+        setup_seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+fn chunk(items: Option<usize>) -> Option<Workload> {
+    let path = shared().join("conll2000/train.txt");
+    if !path.exists() {
+        println!("chunk: {} not found; skipped", path.display());
+        return None;
+    }
+    let t = Instant::now();
+    let corpus = piecewise_lab::data::read_corpus(&path).unwrap();
+    let spec = ModelSpec::LinearChain(ChainOptions {
+        feature_set: FeatureSet::Observed,
+        ..Default::default()
+    });
+    Some(fit(
+        "chunk",
+        spec,
+        corpus,
+        items,
+        vec!["ml", "pl", "pwpl", "memm", "nota", "scl"],
+        Prior::from_c2(1.0),
+        t,
+    ))
+}
+
+fn ner(items: Option<usize>) -> Option<Workload> {
+    let path = shared().join("conll2002-ned/ned.train");
+    if !path.exists() {
+        println!("ner: {} not found; skipped", path.display());
+        return None;
+    }
+    let t = Instant::now();
+    let corpus = piecewise_lab::data::read_corpus(&path).unwrap();
+    let spec = ModelSpec::LinearChain(ChainOptions {
+        feature_set: FeatureSet::All,
+        factorisation: Factorisation::Edge,
+        extractor: Extractor::Ner,
+        lexicons: Some(shared().join("lexicons")),
+        ..Default::default()
+    });
+    Some(fit(
+        "ner",
+        spec,
+        corpus,
+        items,
+        vec!["ml", "pwpl", "memm", "nota"],
+        Prior { sigma2: Some(10.0) },
+        t,
+    ))
+}
+
+fn grid(items: Option<usize>) -> Option<Workload> {
+    let t = Instant::now();
+    let gen = GridGen {
+        classes: 4,
+        height: 12,
+        width: 12,
+        ..Default::default()
+    };
+    let images = gen.images(items.unwrap_or(40), 1).unwrap();
+    let corpus = Corpus {
+        path: "generated".into(),
+        n_columns: images[0].columns.first().map_or(0, |c| c.len()) + 1,
+        sequences: images,
+    };
+    Some(fit(
+        "grid",
+        ModelSpec::Grid(Default::default()),
+        corpus,
+        None,
+        vec!["bp", "pl", "pwpl"],
+        Prior { sigma2: Some(10.0) },
+        t,
+    ))
+}
+
+/// (plan seconds, median evaluation seconds) of `estimator` on `threads` threads.
+fn measure(w: &Workload, estimator: &str, threads: usize, evals: usize) -> (f64, f64) {
+    let model = w.family.model();
+    let est = EstimatorSpec::from_name(estimator)
+        .and_then(|e| e.build(model))
+        .expect("estimator");
+    let t = Instant::now();
+    let obj = DatasetObjective::new(model, &w.instances, est.as_ref(), w.prior, threads)
+        .expect("objective");
+    let plan = t.elapsed().as_secs_f64();
+    // Small nonzero weights, the same for every estimator.
+    let theta: Vec<f64> = (0..model.n_params)
+        .map(|i| ((i * 2654435761) % 1000) as f64 * 1e-4 - 0.05)
+        .collect();
+    let mut grad = vec![0.0; model.n_params];
+    obj.evaluate(&theta, Some(&mut grad));
+    let times = (0..evals)
+        .map(|_| {
+            let t = Instant::now();
+            obj.evaluate(&theta, Some(&mut grad));
+            t.elapsed().as_secs_f64()
+        })
+        .collect();
+    (plan, median(times))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse::<usize>().ok())
+    };
+    let evals = value("--evals").unwrap_or(7).max(1);
+    let items = value("--items");
+    let named: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| matches!(*a, "chunk" | "ner" | "grid"))
+        .collect();
+    let wanted = |w: &str| named.is_empty() || named.contains(&w);
+    // `--estimators ml,pwpl` measures only those (for profiling one of them).
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--estimators")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(str::to_string).collect());
+    // `--threads N` measures N threads only (a profile of one configuration).
+    let threads_only = value("--threads");
+    println!(
+        "hot paths: median of {evals} evaluations (value + gradient), {} cores",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    type Make = fn(Option<usize>) -> Option<Workload>;
+    let makers: [(&str, Make); 3] = [("chunk", chunk), ("ner", ner), ("grid", grid)];
+    for (name, make) in makers {
+        if !wanted(name) {
+            continue;
+        }
+        let Some(w) = make(items) else { continue };
+        println!("\n== {} — {}", w.name, w.describe);
+        println!(
+            "setup (read, extract features, unroll): {:.2} s",
+            w.setup_seconds
+        );
+        // How much a table cache shared across items could save: the table parts built per
+        // evaluation against the distinct (template, observations) among them.
+        let mut distinct = std::collections::HashSet::new();
+        let (mut parts, mut reads) = (0usize, 0usize);
+        for inst in &w.instances {
+            for slot in &inst.slots {
+                for part in inst.parts(slot) {
+                    let (f, v) = inst.obs(part);
+                    parts += 1;
+                    reads += f.len();
+                    let key: Vec<u64> = std::iter::once(part.template as u64)
+                        .chain(f.iter().map(|&k| k as u64))
+                        .chain(v.iter().map(|x| x.to_bits()))
+                        .collect();
+                    distinct.insert(key);
+                }
+            }
+        }
+        println!(
+            "table parts per evaluation: {parts} ({reads} weight rows); distinct: {} ({:.1}×)",
+            distinct.len(),
+            parts as f64 / distinct.len().max(1) as f64
+        );
+        println!(
+            "{:<8} {:>8} {:>12} {:>12} {:>8} {:>10}",
+            "", "plan s", "1 thread ms", "2 threads ms", "speedup", "× first"
+        );
+        let mut first = None;
+        for est in &w.estimators {
+            if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == est)) {
+                continue;
+            }
+            if let Some(n) = threads_only {
+                let (plan, t) = measure(&w, est, n, evals);
+                println!("{est:<8} {plan:>8.2} {:>12.2} ms on {n} threads", t * 1e3);
+                continue;
+            }
+            let (plan, t1) = measure(&w, est, 1, evals);
+            let (_, t2) = measure(&w, est, 2, evals);
+            let base = *first.get_or_insert(t2);
+            println!(
+                "{:<8} {:>8.2} {:>12.2} {:>12.2} {:>8.2} {:>10.2}",
+                est,
+                plan,
+                t1 * 1e3,
+                t2 * 1e3,
+                t1 / t2,
+                t2 / base
+            );
+        }
+    }
+}
