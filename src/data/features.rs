@@ -1,14 +1,28 @@
 //! Feature dictionary: feature strings ↔ row ids, with counts for a frequency cut-off.
 
-use rustc_hash::FxHashMap;
+use std::hash::BuildHasher;
 
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+/// Feature names and their ids. The index holds ids only (each name is stored once, in
+/// `names`), and is rebuilt after deserialising.
+#[derive(Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct FeatureDict {
     pub names: Vec<String>,
     #[serde(skip)]
     pub counts: Vec<u64>,
     #[serde(skip)]
-    index: FxHashMap<String, u32>,
+    index: hashbrown::HashTable<u32>,
+}
+
+impl std::fmt::Debug for FeatureDict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeatureDict")
+            .field("names", &self.names.len())
+            .finish()
+    }
+}
+
+fn hash(name: &str) -> u64 {
+    rustc_hash::FxBuildHasher.hash_one(name)
 }
 
 impl FeatureDict {
@@ -19,17 +33,24 @@ impl FeatureDict {
         self.names.is_empty()
     }
     pub fn get(&self, name: &str) -> Option<u32> {
-        self.index.get(name).copied()
+        let names = &self.names;
+        self.index
+            .find(hash(name), |&id| names[id as usize] == name)
+            .copied()
     }
     /// Id of `name`, added with count 0 if new; its count grows by one.
     pub fn count(&mut self, name: &str) -> u32 {
-        let id = match self.index.get(name) {
+        let h = hash(name);
+        let names = &self.names;
+        let id = match self.index.find(h, |&id| names[id as usize] == name) {
             Some(&id) => id,
             None => {
                 let id = self.names.len() as u32;
                 self.names.push(name.to_string());
                 self.counts.push(0);
-                self.index.insert(name.to_string(), id);
+                let names = &self.names;
+                self.index
+                    .insert_unique(h, id, |&i| hash(&names[i as usize]));
                 id
             }
         };
@@ -54,12 +75,19 @@ impl FeatureDict {
         map
     }
     pub fn rebuild_index(&mut self) {
-        self.index = self
-            .names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.clone(), i as u32))
-            .collect();
+        let names = &self.names;
+        let mut index = hashbrown::HashTable::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            let h = hash(n);
+            // A name stored twice (a damaged model file) keeps its first id.
+            if index
+                .find(h, |&id: &u32| names[id as usize] == *n)
+                .is_none()
+            {
+                index.insert_unique(h, i as u32, |&id| hash(&names[id as usize]));
+            }
+        }
+        self.index = index;
         self.counts.resize(self.names.len(), 0);
     }
 }

@@ -210,6 +210,27 @@ pub const EDGE_STATE: usize = 2;
 /// With [`Factorisation::EdgePair`]: the state features' weights per label pair.
 pub const EDGE_PAIR: usize = 2;
 
+/// One sequence's expanded state features by name, in expansion order: (position, name, value)
+/// with the names laid end to end in one string.
+#[derive(Default)]
+struct ExpandedNames {
+    text: String,
+    items: Vec<(u32, u32, u32, f64)>,
+}
+
+impl ExpandedNames {
+    fn push(&mut self, t: usize, name: &str, v: f64) {
+        let a = self.text.len() as u32;
+        self.text.push_str(name);
+        self.items.push((t as u32, a, self.text.len() as u32, v));
+    }
+    fn iter(&self) -> impl Iterator<Item = (usize, &str, f64)> {
+        self.items
+            .iter()
+            .map(|&(t, a, b, v)| (t as usize, &self.text[a as usize..b as usize], v))
+    }
+}
+
 /// Expanded features of one sequence as dictionary ids with their values.
 struct SeqFeatures {
     state: Vec<Vec<(u32, f64)>>,
@@ -283,15 +304,34 @@ fn count_features(
         raw: Vec::with_capacity(corpus.sequences.len()),
     };
     let mut buf = String::new();
-    for s in &corpus.sequences {
+    // Expanding features (formatting their names) is most of the work and is independent per
+    // sequence: batches are expanded in parallel, then counted in file order, so dictionary ids
+    // are the same as a serial pass gives. A batch bounds the names held at once.
+    const BATCH: usize = 512;
+    let mut expanded: Vec<ExpandedNames> = vec![];
+    for (i, s) in corpus.sequences.iter().enumerate() {
+        if i % BATCH == 0 {
+            use rayon::prelude::*;
+            let end = (i + BATCH).min(corpus.sequences.len());
+            corpus.sequences[i..end]
+                .par_iter()
+                .map(|s| {
+                    let mut e = ExpandedNames::default();
+                    expand_state_features(template, ner, s, |t, name, v| e.push(t, name, v));
+                    e
+                })
+                .collect_into_vec(&mut expanded);
+            expanded.reverse();
+        }
+        let names = expanded.pop().expect("expanded with its batch");
         let mut sf = SeqFeatures {
             state: vec![Vec::new(); s.len()],
             trans: Vec::with_capacity(s.len()),
             skip: vec![],
         };
-        expand_state_features(template, ner, s, |t, name, v| {
-            sf.state[t].push((c.state.count(name), v))
-        });
+        for (t, name, v) in names.iter() {
+            sf.state[t].push((c.state.count(name), v));
+        }
         if let Some(o) = &options.skip {
             let (n, all) = expand_skip_features(ner, s, o.max_edges, |u, v, name| {
                 let id = c.skip.count(name);
@@ -515,16 +555,20 @@ impl ChainCrf {
             skip_template,
             skip_stats,
         };
-        let instances = raw
-            .iter()
-            .zip(gold)
-            .enumerate()
-            .map(|(i, (sf, g))| {
-                let mut inst = crf.assemble(sf, Some(g))?;
-                inst.id = i as u64;
-                Ok(inst)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let instances: Vec<Result<Instance>> = {
+            use rayon::prelude::*;
+            raw.par_iter()
+                .zip(gold)
+                .enumerate()
+                .map(|(i, (sf, g))| {
+                    let mut inst = crf.assemble(sf, Some(g))?;
+                    inst.id = i as u64;
+                    Ok(inst)
+                })
+                .collect()
+        };
+        // (Collected whole, then the first error in file order: the same message every run.)
+        let instances = instances.into_iter().collect::<Result<Vec<_>>>()?;
         Ok((crf, instances))
     }
 

@@ -92,12 +92,14 @@ pub trait Family: Send + Sync + std::fmt::Debug {
         None
     }
 
-    /// Instances of every item of a data set.
+    /// Instances of every item of a data set, unrolled in parallel; an error is the first in
+    /// file order, naming the item's line.
     fn instances(&self, corpus: &Corpus) -> Result<Vec<Instance>> {
+        use rayon::prelude::*;
         self.check(corpus)?;
-        corpus
+        let all: Vec<Result<Instance>> = corpus
             .sequences
-            .iter()
+            .par_iter()
             .enumerate()
             .map(|(i, s)| {
                 let mut inst = self
@@ -106,7 +108,8 @@ pub trait Family: Send + Sync + std::fmt::Debug {
                 inst.id = i as u64;
                 Ok(inst)
             })
-            .collect()
+            .collect();
+        all.into_iter().collect()
     }
 }
 

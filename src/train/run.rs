@@ -211,15 +211,23 @@ fn run_inner(
     summary: &mut RunSummary,
 ) -> Result<()> {
     let setup = Instant::now();
-    let mut train = spec.model.read(&spec.train)?;
-    if let Some(n) = spec.train_sample {
-        train = train.sample(n, spec.seed);
-    }
-    let (fam, instances) = spec.model.fit(&train, spec.template.as_deref())?;
-    let test = spec.test.as_deref().map(|p| fam.read(p)).transpose()?;
-    if let Some(t) = &test {
-        fam.check(t)?;
-    }
+    // Setup (feature extraction, unrolling) runs on the run's threads, as training does.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(spec.threads)
+        .build()
+        .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
+    let (train, fam, instances, test) = pool.install(|| -> Result<_> {
+        let mut train = spec.model.read(&spec.train)?;
+        if let Some(n) = spec.train_sample {
+            train = train.sample(n, spec.seed);
+        }
+        let (fam, instances) = spec.model.fit(&train, spec.template.as_deref())?;
+        let test = spec.test.as_deref().map(|p| fam.read(p)).transpose()?;
+        if let Some(t) = &test {
+            fam.check(t)?;
+        }
+        Ok((train, fam, instances, test))
+    })?;
     let estimator = spec.estimator.build(fam.model())?;
     let obj = DatasetObjective::new(
         fam.model(),
