@@ -44,22 +44,25 @@ pub fn versioned(mut value: serde_json::Value) -> serde_json::Value {
 
 /// Refuses a file whose `format_version` this build cannot read, saying which it is.
 pub fn check_format_version(value: &serde_json::Value, file: &str) -> Result<()> {
-    match value.get("format_version") {
-        None => Ok(()),
-        Some(v) => match v.as_u64() {
-            Some(n) if (1..=FORMAT_VERSION).contains(&n) => Ok(()),
-            Some(n) if n > FORMAT_VERSION => Err(Error::file(
-                file,
-                format!(
-                    "format version {n}: written by a newer piecewise-lab; this build reads \
-                     versions up to {FORMAT_VERSION}"
-                ),
-            )),
-            _ => Err(Error::file(
-                file,
-                format!("format_version is {v}, not a version (1 to {FORMAT_VERSION})"),
-            )),
-        },
+    value
+        .get("format_version")
+        .map_or(Ok(()), |v| check_version(v, file))
+}
+
+fn check_version(v: &serde_json::Value, file: &str) -> Result<()> {
+    match v.as_u64() {
+        Some(n) if (1..=FORMAT_VERSION).contains(&n) => Ok(()),
+        Some(n) if n > FORMAT_VERSION => Err(Error::file(
+            file,
+            format!(
+                "format version {n}: written by a newer piecewise-lab; this build reads versions \
+                 up to {FORMAT_VERSION}"
+            ),
+        )),
+        _ => Err(Error::file(
+            file,
+            format!("format_version is {v}, not a version (1 to {FORMAT_VERSION})"),
+        )),
     }
 }
 
@@ -88,7 +91,7 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
         format_version: Some(v),
     }) = serde_json::from_str::<Version>(&text)
     {
-        check_format_version(&serde_json::json!({ "format_version": v }), &name)?;
+        check_version(&v, &name)?;
     }
     serde_json::from_str(&text).map_err(err)
 }

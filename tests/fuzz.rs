@@ -463,8 +463,6 @@ impl Fixture {
         let spec = RunSpec {
             name: Some(name.into()),
             train: train.to_path_buf(),
-            test: None,
-            template: None,
             model,
             estimator,
             optimiser: LbfgsSpec {
@@ -472,14 +470,8 @@ impl Fixture {
                 ..Default::default()
             },
             prior: Prior::from_c2(1.0),
-            eval_every: 0,
-            seed: 0,
             threads: 1,
-            decode: Default::default(),
-            train_sample: None,
-            eval_train: false,
-            per_state_scaling: false,
-            init_from: None,
+            ..Default::default()
         };
         execute(&spec, &out, &AtomicBool::new(false), &mut |_| {}).unwrap();
         out

@@ -17,7 +17,6 @@ fn train(out: &Path, model: ModelSpec, train: PathBuf, template: Option<PathBuf>
     let spec = RunSpec {
         name: None,
         train,
-        test: None,
         template,
         model,
         estimator: EstimatorSpec::Pl,
@@ -26,14 +25,8 @@ fn train(out: &Path, model: ModelSpec, train: PathBuf, template: Option<PathBuf>
             ..Default::default()
         },
         prior: Prior::from_c2(1.0),
-        eval_every: 0,
-        seed: 0,
         threads: 1,
-        decode: Default::default(),
-        train_sample: None,
-        eval_train: false,
-        per_state_scaling: false,
-        init_from: None,
+        ..Default::default()
     };
     execute(&spec, out, &AtomicBool::new(false), &mut |_| {}).unwrap();
 }

@@ -178,6 +178,8 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
     let mut action: Option<(&'static str, String)> = None;
     for e in state.runs.entries.iter().rev() {
         let id = e.id.clone();
+        // (A run whose spec.json could not be read has only a placeholder spec.)
+        let spec_known = !e.spec.train.as_os_str().is_empty();
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.horizontal(|ui| {
                 let mut sel = state.selected.contains(&id);
@@ -198,8 +200,6 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                     _ => ui.visuals().text_color(),
                 };
                 ui.colored_label(color, e.status.label());
-                // (A run whose spec.json could not be read has only a placeholder spec.)
-                let spec_known = !e.spec.train.as_os_str().is_empty();
                 if spec_known {
                 ui.weak(format!(
                     "{} · c2 {}",
@@ -247,7 +247,7 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                             None => ui.label(format!("acc {:.2}%", m.token_accuracy)),
                         };
                     }
-                    if !e.spec.train.as_os_str().is_empty()
+                    if spec_known
                         && ui.button("Rerun with edits").on_hover_text("Copy this run's spec into the form").clicked()
                     {
                         action = Some(("edit", id.clone()));
