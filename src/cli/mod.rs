@@ -102,7 +102,6 @@ pub struct GuiArgs {
 
 /// Parses the command line and runs the command, or opens the workbench.
 pub fn main() {
-    crate::util::keep_large_allocations_in_heap();
     // Output piped into `head` ends quietly, as with other Unix tools, rather than panicking
     // on the first write after the reader has gone.
     // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.

@@ -21,7 +21,9 @@ impl std::fmt::Debug for FeatureDict {
     }
 }
 
-fn hash(name: &str) -> u64 {
+/// The hash the dictionary indexes `name` by (for [`FeatureDict::find_hashed`] and
+/// [`FeatureDict::count_hashed`], so that it can be computed on another thread).
+pub fn hash(name: &str) -> u64 {
     rustc_hash::FxBuildHasher.hash_one(name)
 }
 
@@ -38,9 +40,23 @@ impl FeatureDict {
             .find(hash(name), |&id| names[id as usize] == name)
             .copied()
     }
+    /// [`get`](Self::get) with `name`'s [`hash`] computed by the caller.
+    pub fn find_hashed(&self, h: u64, name: &str) -> Option<u32> {
+        let names = &self.names;
+        self.index
+            .find(h, |&id| names[id as usize] == name)
+            .copied()
+    }
     /// Id of `name`, added with count 0 if new; its count grows by one.
     pub fn count(&mut self, name: &str) -> u32 {
-        let h = hash(name);
+        self.count_hashed(hash(name), name)
+    }
+    /// Adds one to the count of a known id.
+    pub fn bump(&mut self, id: u32) {
+        self.counts[id as usize] += 1;
+    }
+    /// [`count`](Self::count) with `name`'s [`hash`] computed by the caller.
+    pub fn count_hashed(&mut self, h: u64, name: &str) -> u32 {
         let names = &self.names;
         let id = match self.index.find(h, |&id| names[id as usize] == name) {
             Some(&id) => id,

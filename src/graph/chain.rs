@@ -216,6 +216,9 @@ pub const EDGE_PAIR: usize = 2;
 struct ExpandedNames {
     text: String,
     items: Vec<(u32, u32, u32, f64)>,
+    /// Per item, its name's hash and its id in the dictionary as the batch began
+    /// (`u32::MAX` when it was not there yet).
+    known: Vec<(u64, u32)>,
 }
 
 impl ExpandedNames {
@@ -228,6 +231,18 @@ impl ExpandedNames {
         self.items
             .iter()
             .map(|&(t, a, b, v)| (t as usize, &self.text[a as usize..b as usize], v))
+    }
+    /// Hashes every name and looks it up in `dict` (read only, so batches do this in parallel).
+    fn look_up(&mut self, dict: &FeatureDict) {
+        self.known = self
+            .items
+            .iter()
+            .map(|&(_, a, b, _)| {
+                let name = &self.text[a as usize..b as usize];
+                let h = crate::data::features::hash(name);
+                (h, dict.find_hashed(h, name).unwrap_or(u32::MAX))
+            })
+            .collect();
     }
 }
 
@@ -304,20 +319,23 @@ fn count_features(
         raw: Vec::with_capacity(corpus.sequences.len()),
     };
     let mut buf = String::new();
-    // Expanding features (formatting their names) is most of the work and is independent per
-    // sequence: batches are expanded in parallel, then counted in file order, so dictionary ids
-    // are the same as a serial pass gives. A batch bounds the names held at once.
+    // Expanding features (formatting their names) and hashing them is most of the work and is
+    // independent per sequence: batches are expanded and looked up in the dictionary as it
+    // stood before the batch, in parallel; then the names not found are counted in file order,
+    // so dictionary ids are the same as a serial pass gives. A batch bounds the names held.
     const BATCH: usize = 512;
     let mut expanded: Vec<ExpandedNames> = vec![];
     for (i, s) in corpus.sequences.iter().enumerate() {
         if i % BATCH == 0 {
             use rayon::prelude::*;
             let end = (i + BATCH).min(corpus.sequences.len());
+            let dict = &c.state;
             corpus.sequences[i..end]
                 .par_iter()
                 .map(|s| {
                     let mut e = ExpandedNames::default();
                     expand_state_features(template, ner, s, |t, name, v| e.push(t, name, v));
+                    e.look_up(dict);
                     e
                 })
                 .collect_into_vec(&mut expanded);
@@ -329,8 +347,14 @@ fn count_features(
             trans: Vec::with_capacity(s.len()),
             skip: vec![],
         };
-        for (t, name, v) in names.iter() {
-            sf.state[t].push((c.state.count(name), v));
+        for ((t, name, v), &(h, id)) in names.iter().zip(&names.known) {
+            let id = if id == u32::MAX {
+                c.state.count_hashed(h, name)
+            } else {
+                c.state.bump(id);
+                id
+            };
+            sf.state[t].push((id, v));
         }
         if let Some(o) = &options.skip {
             let (n, all) = expand_skip_features(ner, s, o.max_edges, |u, v, name| {

@@ -563,8 +563,19 @@ pub(crate) fn prefetch(p: *const f64) {
 /// How many observations ahead to prefetch weight rows.
 pub(crate) const AHEAD: usize = 4;
 
-#[inline]
 fn gather(tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], out: &mut [f64]) {
+    crate::wide!(gather_body,
+        (tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], out: &mut [f64]) -> ())
+}
+
+#[inline(always)]
+fn gather_body(
+    tp: &FactorTemplate,
+    theta: &[f64],
+    rows: &[(u32, u32)],
+    val: &[f64],
+    out: &mut [f64],
+) {
     let w = &theta[tp.offset..tp.offset + tp.n_params()];
     for &(a, _) in rows.iter().take(AHEAD) {
         prefetch(w.as_ptr().wrapping_add(a as usize));
@@ -602,8 +613,20 @@ fn gather(tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], 
     }
 }
 
-#[inline]
 fn spread(
+    tp: &FactorTemplate,
+    grad: &mut [f64],
+    rows: &[(u32, u32)],
+    val: &[f64],
+    d: &[f64],
+    scale: f64,
+) {
+    crate::wide!(spread_body,
+        (tp: &FactorTemplate, grad: &mut [f64], rows: &[(u32, u32)], val: &[f64], d: &[f64], scale: f64) -> ())
+}
+
+#[inline(always)]
+fn spread_body(
     tp: &FactorTemplate,
     grad: &mut [f64],
     rows: &[(u32, u32)],

@@ -194,7 +194,11 @@ impl Model {
                 let tp = &self.templates[part.template as usize];
                 let (rows, val) = inst.obs_rows(part);
                 scratch.select(tp, entries);
-                let row_map = |a, b| maps.get(self, part.template, a, b);
+                let row_map = RowMapOf {
+                    maps,
+                    model: self,
+                    template: part.template,
+                };
                 gather_cols(tp, theta, rows, val, row_map, scratch);
                 for &e in entries {
                     let c = tp.entry_col[e as usize];
@@ -232,20 +236,52 @@ impl Model {
                         scratch.cols[c as usize] += d[e as usize];
                     }
                 }
-                let row_map = |a, b| maps.get(self, part.template, a, b);
+                let row_map = RowMapOf {
+                    maps,
+                    model: self,
+                    template: part.template,
+                };
                 spread_cols(tp, grad, rows, val, row_map, scratch);
             }
         }
     }
 }
 
+/// The row maps of one template (see [`RowMaps::get`]).
+#[derive(Clone, Copy)]
+struct RowMapOf<'a> {
+    maps: &'a RowMaps,
+    model: &'a Model,
+    template: u32,
+}
+
+impl<'a> RowMapOf<'a> {
+    #[inline(always)]
+    fn get(&self, a: u32, b: u32) -> Option<&'a [u32]> {
+        self.maps.get(self.model, self.template, a, b)
+    }
+}
+
 /// `cols[c] += Σ_obs value · W[feature, c]` for the selected columns `c`.
-fn gather_cols<'m>(
+fn gather_cols(
     tp: &FactorTemplate,
     theta: &[f64],
     rows: &[(u32, u32)],
     val: &[f64],
-    row_map: impl Fn(u32, u32) -> Option<&'m [u32]>,
+    row_map: RowMapOf<'_>,
+    s: &mut TableScratch,
+) {
+    crate::wide!(gather_cols_body,
+        (tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], row_map: RowMapOf<'_>, s: &mut TableScratch) -> ())
+}
+
+#[inline(always)]
+fn gather_cols_body(
+    tp: &FactorTemplate,
+    theta: &[f64],
+    rows: &[(u32, u32)],
+    val: &[f64],
+    row_map: RowMapOf<'_>,
     s: &mut TableScratch,
 ) {
     let w = &theta[tp.offset..tp.offset + tp.n_params()];
@@ -282,7 +318,7 @@ fn gather_cols<'m>(
                     prefetch(w.as_ptr().wrapping_add(na as usize));
                     prefetch(cols.as_ptr().wrapping_add(na as usize) as *const f64);
                 }
-                if let Some(m) = row_map(a, b) {
+                if let Some(m) = row_map.get(a, b) {
                     let w = &w[a as usize..];
                     for &c in &s.distinct {
                         let j = m[c as usize];
@@ -305,12 +341,25 @@ fn gather_cols<'m>(
 }
 
 /// `grad[W[feature, c]] += value · cols[c]` for the selected columns `c`.
-fn spread_cols<'m>(
+fn spread_cols(
     tp: &FactorTemplate,
     grad: &mut [f64],
     rows: &[(u32, u32)],
     val: &[f64],
-    row_map: impl Fn(u32, u32) -> Option<&'m [u32]>,
+    row_map: RowMapOf<'_>,
+    s: &TableScratch,
+) {
+    crate::wide!(spread_cols_body,
+        (tp: &FactorTemplate, grad: &mut [f64], rows: &[(u32, u32)], val: &[f64], row_map: RowMapOf<'_>, s: &TableScratch) -> ())
+}
+
+#[inline(always)]
+fn spread_cols_body(
+    tp: &FactorTemplate,
+    grad: &mut [f64],
+    rows: &[(u32, u32)],
+    val: &[f64],
+    row_map: RowMapOf<'_>,
     s: &TableScratch,
 ) {
     let g = &mut grad[tp.offset..tp.offset + tp.n_params()];
@@ -344,7 +393,7 @@ fn spread_cols<'m>(
                     prefetch(g.as_ptr().wrapping_add(na as usize));
                     prefetch(cols.as_ptr().wrapping_add(na as usize) as *const f64);
                 }
-                if let Some(m) = row_map(a, b) {
+                if let Some(m) = row_map.get(a, b) {
                     let g = &mut g[a as usize..];
                     for &c in &s.distinct {
                         let j = m[c as usize];

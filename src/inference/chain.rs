@@ -24,6 +24,9 @@ pub struct ChainWork {
     m: Vec<f64>,
     /// Transposes of `m`, for the backward pass.
     mt: Vec<f64>,
+    /// The `pl` that `m`, `mt` and `m_shift` were computed from: consecutive instances
+    /// usually share their transition matrices, whose exponentials are then reused.
+    m_src: Vec<f64>,
     m_shift: Vec<f64>,
     u_shift: Vec<f64>,
     alpha: Vec<f64>,
@@ -109,13 +112,20 @@ impl ChainWork {
     }
 
     fn run_scaled(&mut self) -> bool {
+        let w = self;
+        crate::wide!(ChainWork::run_scaled_body, (w: &mut ChainWork) -> bool)
+    }
+
+    #[inline(always)]
+    fn run_scaled_body(&mut self) -> bool {
         let (n, l) = (self.n, self.l);
         let l2 = l * l;
         let km = self.pl.len() / l2.max(1);
+        let reuse = self.m_src == self.pl;
         self.m.resize(self.pl.len(), 0.0);
         self.mt.resize(self.pl.len(), 0.0);
         self.m_shift.resize(km, 0.0);
-        for k in 0..km {
+        for k in (0..km).filter(|_| !reuse) {
             let src = &self.pl[k * l2..(k + 1) * l2];
             let mx = src.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             self.m_shift[k] = mx;
@@ -127,6 +137,9 @@ impl ChainWork {
                     mt[b * l + a] = m[a * l + b];
                 }
             }
+        }
+        if !reuse {
+            self.m_src.clone_from(&self.pl);
         }
         self.s.resize(n * l, 0.0);
         self.u_shift.resize(n, 0.0);
@@ -271,6 +284,19 @@ impl ChainWork {
 
     /// Adds `scale ·` (marginal of each factor's table entries) into `dphi`.
     pub fn add_expectations(
+        &mut self,
+        inst: &Instance,
+        lay: &ChainLayout,
+        dphi: &mut [f64],
+        scale: f64,
+    ) {
+        let w = self;
+        crate::wide!(ChainWork::add_expectations_body,
+            (w: &mut ChainWork, inst: &Instance, lay: &ChainLayout, dphi: &mut [f64], scale: f64) -> ())
+    }
+
+    #[inline(always)]
+    fn add_expectations_body(
         &mut self,
         inst: &Instance,
         lay: &ChainLayout,

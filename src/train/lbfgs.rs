@@ -1,18 +1,19 @@
-//! L-BFGS from argmin (More–Thuente line search), driven one iteration at a time so that we
-//! own the stopping rule (CRFsuite's: relative improvement over the last `period` iterations
-//! below `delta`, or ‖g‖/max(1, ‖θ‖) below `epsilon`, or a maximum), report every iteration to
-//! an observer, and honour a cancel flag.
+//! L-BFGS with the More–Thuente line search, driven one iteration at a time so that we own the
+//! stopping rule (CRFsuite's: relative improvement over the last `period` iterations below
+//! `delta`, or ‖g‖/max(1, ‖θ‖) below `epsilon`, or a maximum), report every iteration to an
+//! observer, and honour a cancel flag.
+//!
+//! The arithmetic is argmin 0.11's `LBFGS` with `MoreThuenteLineSearch` (ndarray back end)
+//! operation for operation — the two-loop recursion, ndarray's eight-way dot product, the line
+//! search's steps (`more_thuente`) — so the iterates are bit-for-bit the ones argmin gives. What
+//! differs is memory: argmin makes a new parameter-sized vector for every vector operation
+//! (about 30 alive at once), this keeps 2m + 5 and allocates nothing after the first iteration,
+//! and its element-wise updates run on the objective's threads.
 
 use super::objective::{Evaluation, Objective};
 use crate::error::{Error, Result};
-use argmin::core::{
-    CostFunction, Gradient, IterState, LineSearch, Problem, Solver, State, TerminationStatus, KV,
-};
-use argmin::solver::linesearch::MoreThuenteLineSearch;
-use argmin::solver::quasinewton::LBFGS;
-use ndarray::Array1;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -94,134 +95,121 @@ pub struct OptimResult {
     pub last: Option<IterReport>,
 }
 
-struct Cached {
-    theta: Array1<f64>,
-    grad: Array1<f64>,
-    eval: Evaluation,
-    valid: bool,
+/// What went wrong inside a line search: the objective (cancelled, not finite) or the search.
+enum SearchError {
+    Objective(Error),
+    Search(String),
 }
 
-/// The dataset objective as an argmin problem; value and gradient come from one pass and are
-/// cached, since argmin asks for the gradient again at the point the line search accepted.
-struct ArgminProblem<'a, 'b> {
+/// The objective with its evaluation count, the last evaluation and cancellation.
+struct Evaluator<'a, 'b> {
     obj: &'b (dyn Objective + 'a),
-    cache: Mutex<Cached>,
     cancel: &'b AtomicBool,
-    evaluations: Mutex<(usize, u64)>,
+    evaluations: usize,
+    ops: u64,
+    last: Evaluation,
 }
 
-impl ArgminProblem<'_, '_> {
-    fn eval(&self, p: &Array1<f64>) -> std::result::Result<(), argmin::core::Error> {
-        let mut c = self.cache.lock().unwrap();
-        if c.valid && c.theta == *p {
-            return Ok(());
-        }
+impl Evaluator<'_, '_> {
+    /// Objective and gradient (into `grad`) at `x`.
+    fn eval(&mut self, x: &[f64], grad: &mut [f64]) -> Result<f64> {
         if self.cancel.load(Ordering::Relaxed) {
-            return Err(argmin::core::Error::msg("cancelled"));
+            return Err(Error::Cancelled);
         }
-        let theta = p.as_slice().expect("contiguous parameters");
-        let Cached { grad, .. } = &mut *c;
-        let e = self.obj.evaluate(
-            theta,
-            Some(grad.as_slice_mut().expect("contiguous gradient")),
-        );
-        c.eval = e;
-        c.theta.assign(p);
-        c.valid = e.objective.is_finite();
-        let mut n = self.evaluations.lock().unwrap();
-        n.0 += 1;
-        n.1 += e.ops;
+        let e = self.obj.evaluate(x, Some(grad));
+        self.evaluations += 1;
+        self.ops += e.ops;
+        self.last = e;
         if !e.objective.is_finite() {
-            return Err(argmin::core::Error::msg("objective is not finite"));
+            return Err(Error::invalid("objective is not finite"));
         }
-        Ok(())
+        Ok(e.objective)
     }
 }
 
-impl CostFunction for ArgminProblem<'_, '_> {
-    type Param = Array1<f64>;
-    type Output = f64;
-    fn cost(&self, p: &Self::Param) -> std::result::Result<f64, argmin::core::Error> {
-        self.eval(p)?;
-        Ok(self.cache.lock().unwrap().eval.objective)
+/// ndarray 0.16's `unrolled_dot` (what argmin's `dot` on `Array1<f64>` runs): eight partial
+/// sums, combined in its order, so dot products round exactly as argmin's do.
+fn dot(xs: &[f64], ys: &[f64]) -> f64 {
+    debug_assert_eq!(xs.len(), ys.len());
+    let n = xs.len().min(ys.len());
+    let (xs, ys) = (&xs[..n], &ys[..n]);
+    let mut p = [0.0f64; 8];
+    let body = n / 8 * 8;
+    for (xc, yc) in xs[..body].chunks_exact(8).zip(ys[..body].chunks_exact(8)) {
+        for k in 0..8 {
+            p[k] += xc[k] * yc[k];
+        }
+    }
+    let mut sum = 0.0;
+    sum += p[0] + p[4];
+    sum += p[1] + p[5];
+    sum += p[2] + p[6];
+    sum += p[3] + p[7];
+    for (&x, &y) in xs[body..].iter().zip(&ys[body..]).take(7) {
+        sum += x * y;
+    }
+    sum
+}
+
+/// Element-wise vector updates, split over the objective's threads. Each element is computed
+/// the same way on any split, so results do not depend on the thread count.
+struct Vectors<'p> {
+    pool: Option<&'p rayon::ThreadPool>,
+}
+
+impl Vectors<'_> {
+    const CHUNK: usize = 1 << 15;
+
+    fn run(&self, op: impl FnOnce() + Send) {
+        match self.pool {
+            Some(p) => p.install(op),
+            None => op(),
+        }
+    }
+
+    /// `f(a[i], b[i])` for every i, updating `a`.
+    fn zip2(&self, a: &mut [f64], b: &[f64], f: impl Fn(&mut f64, f64) + Sync + Send) {
+        use rayon::prelude::*;
+        self.run(|| {
+            a.par_chunks_mut(Self::CHUNK)
+                .zip(b.par_chunks(Self::CHUNK))
+                .for_each(|(a, b)| a.iter_mut().zip(b).for_each(|(x, &y)| f(x, y)))
+        });
+    }
+
+    /// `out[i] = f(a[i], b[i])` for every i.
+    fn zip3(
+        &self,
+        out: &mut [f64],
+        a: &[f64],
+        b: &[f64],
+        f: impl Fn(f64, f64) -> f64 + Sync + Send,
+    ) {
+        use rayon::prelude::*;
+        self.run(|| {
+            out.par_chunks_mut(Self::CHUNK)
+                .zip(a.par_chunks(Self::CHUNK))
+                .zip(b.par_chunks(Self::CHUNK))
+                .for_each(|((o, a), b)| {
+                    for ((o, &x), &y) in o.iter_mut().zip(a).zip(b) {
+                        *o = f(x, y);
+                    }
+                })
+        });
     }
 }
 
-impl Gradient for ArgminProblem<'_, '_> {
-    type Param = Array1<f64>;
-    type Gradient = Array1<f64>;
-    fn gradient(&self, p: &Self::Param) -> std::result::Result<Array1<f64>, argmin::core::Error> {
-        self.eval(p)?;
-        Ok(self.cache.lock().unwrap().grad.clone())
-    }
-}
-
-type Params = Array1<f64>;
-type LbfgsState = IterState<Params, Params, (), (), (), f64>;
-
-/// More–Thuente with libLBFGS's (and so CRFsuite's) first step: the first search direction
-/// (−g, since there is no curvature history yet) starts at step 1/‖d‖, later ones at 1. Starting
-/// the first search at step 1 would evaluate the objective at weights the size of the raw
-/// gradient, where forward–backward needs its slow log-space fallback.
-#[derive(Clone)]
-struct LibLbfgsStart {
-    inner: MoreThuenteLineSearch<Params, Params, f64>,
-    first: bool,
-}
-
-impl LineSearch<Params, f64> for LibLbfgsStart {
-    fn search_direction(&mut self, d: Params) {
-        let n = norm(&d);
-        let step = if self.first && n > 0.0 && n.is_finite() {
-            1.0 / n
-        } else {
-            1.0
-        };
-        self.first = false;
-        self.inner
-            .initial_step_length(step)
-            .expect("positive initial step");
-        self.inner.search_direction(d);
-    }
-    fn initial_step_length(&mut self, alpha: f64) -> std::result::Result<(), argmin::core::Error> {
-        self.inner.initial_step_length(alpha)
-    }
-}
-
-impl<O> Solver<O, LbfgsState> for LibLbfgsStart
-where
-    MoreThuenteLineSearch<Params, Params, f64>: Solver<O, LbfgsState>,
-{
-    fn name(&self) -> &str {
-        "More-Thuente line search (libLBFGS first step)"
-    }
-    fn init(
-        &mut self,
-        problem: &mut Problem<O>,
-        state: LbfgsState,
-    ) -> std::result::Result<(LbfgsState, Option<KV>), argmin::core::Error> {
-        self.inner.init(problem, state)
-    }
-    fn next_iter(
-        &mut self,
-        problem: &mut Problem<O>,
-        state: LbfgsState,
-    ) -> std::result::Result<(LbfgsState, Option<KV>), argmin::core::Error> {
-        self.inner.next_iter(problem, state)
-    }
-    fn terminate_internal(&mut self, state: &LbfgsState) -> TerminationStatus {
-        self.inner.terminate_internal(state)
-    }
-    fn terminate(&mut self, state: &LbfgsState) -> TerminationStatus {
-        self.inner.terminate(state)
-    }
-}
-
-fn norm(x: &Array1<f64>) -> f64 {
+fn norm(x: &[f64]) -> f64 {
     x.iter().map(|v| v * v).sum::<f64>().sqrt()
 }
 
-/// Minimises the objective from `theta0`.
+/// One correction pair with `yᵀs`, kept so the two-loop recursion does not recompute it.
+struct Pair {
+    s: Vec<f64>,
+    y: Vec<f64>,
+    ys: f64,
+}
+
 pub fn minimize(
     obj: &dyn Objective,
     theta0: Vec<f64>,
@@ -234,106 +222,141 @@ pub fn minimize(
         return Err(Error::invalid("initial parameters have the wrong length"));
     }
     let start = Instant::now();
-    let prob = ArgminProblem {
+    let mut ev = Evaluator {
         obj,
-        cache: Mutex::new(Cached {
-            theta: Array1::zeros(n),
-            grad: Array1::zeros(n),
-            eval: Evaluation::default(),
-            valid: false,
-        }),
         cancel,
-        evaluations: Mutex::new((0, 0)),
+        evaluations: 0,
+        ops: 0,
+        last: Evaluation::default(),
     };
-    let mut problem = Problem::new(prob);
-    let line_search = LibLbfgsStart {
-        inner: MoreThuenteLineSearch::new(),
-        first: true,
-    };
-    let mut solver: LBFGS<_, Params, Params, f64> = LBFGS::new(line_search, spec.m.max(1));
-    let state = IterState::new().param(Array1::from(theta0));
-    let (mut state, _) = solver
-        .init(&mut problem, state)
-        .map_err(|e| map_err(e, cancel))?;
-    let mut theta = state.get_param().cloned().expect("initial parameters");
-    let mut history = vec![state.get_cost()];
+    let m = spec.m.max(1);
+    let mut x = theta0;
+    let mut g = vec![0.0; n];
+    let mut f = ev.eval(&x, &mut g).map_err(|e| match e {
+        Error::Cancelled => e,
+        e => Error::invalid(format!("optimiser: {e}")),
+    })?;
+    // The trial point of the line search and its gradient; the search direction.
+    let mut xt = vec![0.0; n];
+    let mut gt = vec![0.0; n];
+    let mut d = vec![0.0; n];
+    let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(m);
+    let mut alpha = vec![0.0; m];
+    let mut first_search = true;
+    let mut history = vec![f];
     let mut last = None;
     let mut reason = StopReason::MaxIterations;
     let mut iterations = 0;
-    while iterations < spec.max_iter {
-        if cancel.load(Ordering::Relaxed) {
-            reason = StopReason::Cancelled;
-            break;
-        }
-        let next = solver.next_iter(&mut problem, state);
-        let mut new_state = match next {
-            Ok((s, _)) => s,
-            Err(e) => {
-                reason = if cancel.load(Ordering::Relaxed) {
-                    StopReason::Cancelled
-                } else {
-                    StopReason::LineSearch(noisy(e.to_string(), &problem))
-                };
+    let vec = Vectors { pool: obj.pool() };
+    {
+        while iterations < spec.max_iter {
+            if cancel.load(Ordering::Relaxed) {
+                reason = StopReason::Cancelled;
                 break;
             }
-        };
-        if let TerminationStatus::Terminated(r) = new_state.get_termination_status() {
-            reason = if cancel.load(Ordering::Relaxed) {
-                StopReason::Cancelled
-            } else {
-                StopReason::LineSearch(noisy(r.to_string(), &problem))
+            // Two-loop recursion (argmin's order): q = g; q −= αᵢ yᵢ newest first; r = γ q;
+            // r += sᵢ (αᵢ − βᵢ) oldest first; d = −r. `d` holds q, then r, then the direction.
+            let gamma = match pairs.back() {
+                Some(p) => p.ys / dot(&p.y, &p.y),
+                None => 1.0,
             };
-            break;
-        }
-        new_state.increment_iter();
-        iterations += 1;
-        let p = new_state
-            .get_param()
-            .expect("parameters after an iteration");
-        theta.assign(p);
-        let f = new_state.get_cost();
-        let gnorm = new_state.get_gradient().map(norm).unwrap_or(f64::NAN);
-        let (evals, ops) = *problem
-            .problem
-            .as_ref()
-            .expect("problem present between iterations")
-            .evaluations
-            .lock()
-            .unwrap();
-        let eval = problem.problem.as_ref().unwrap().cache.lock().unwrap().eval;
-        let report = IterReport {
-            iteration: iterations,
-            objective: f,
-            value: eval.value,
-            grad_norm: gnorm,
-            seconds: start.elapsed().as_secs_f64(),
-            evaluations: evals,
-            ops,
-            bp_unconverged: eval.unconverged,
-            paper_flops: obj.paper_flops().map(|f| f * evals as f64),
-            fit: None,
-            violation: None,
-            nota_terms: None,
-        };
-        observer(&report, theta.as_slice().expect("contiguous"));
-        last = Some(report);
-        history.push(f);
-        state = new_state;
-        if gnorm / norm(&theta).max(1.0) < spec.epsilon {
-            reason = StopReason::SmallGradient;
-            break;
-        }
-        if spec.period > 0 && history.len() > spec.period {
-            let old = history[history.len() - 1 - spec.period];
-            let rate = (old - f) / f.abs().max(f64::MIN_POSITIVE);
-            if rate < spec.delta {
-                reason = StopReason::Converged;
+            d.copy_from_slice(&g);
+            for (i, p) in pairs.iter().enumerate().rev() {
+                let a = dot(&p.s, &d) * (1.0 / p.ys);
+                alpha[i] = a;
+                vec.zip2(&mut d, &p.y, |q, y| *q -= y * a);
+            }
+            vec.zip2(&mut d, &g, |r, _| *r *= gamma);
+            for (i, p) in pairs.iter().enumerate() {
+                let beta = dot(&p.y, &d) * (1.0 / p.ys);
+                let c = alpha[i] - beta;
+                vec.zip2(&mut d, &p.s, |r, s| *r += s * c);
+            }
+            vec.zip2(&mut d, &g, |r, _| *r *= -1.0);
+            // libLBFGS's (and CRFsuite's) first step: 1/‖d‖ on the first search (no curvature
+            // yet), else 1. Step 1 on the raw gradient would put the weights where
+            // forward–backward needs its slow log-space fallback.
+            let dn = norm(&d);
+            let step = if first_search && dn > 0.0 && dn.is_finite() {
+                1.0 / dn
+            } else {
+                1.0
+            };
+            first_search = false;
+            let ft = match more_thuente(&mut ev, &vec, &x, f, &g, &d, step, &mut xt, &mut gt) {
+                Ok(ft) => ft,
+                Err(SearchError::Objective(Error::Cancelled)) => {
+                    reason = StopReason::Cancelled;
+                    break;
+                }
+                Err(e) => {
+                    let msg = match e {
+                        SearchError::Objective(e) => e.to_string(),
+                        SearchError::Search(m) => m,
+                    };
+                    reason = if cancel.load(Ordering::Relaxed) {
+                        StopReason::Cancelled
+                    } else {
+                        StopReason::LineSearch(noisy(
+                            format!("Line search terminated with: '{msg}'"),
+                            &ev.last,
+                        ))
+                    };
+                    break;
+                }
+            };
+            // s = x' − x, y = g' − g, recycling the oldest pair's buffers once m are kept.
+            let mut p = if pairs.len() >= m && iterations >= m {
+                pairs.pop_front().expect("m pairs")
+            } else {
+                Pair {
+                    s: vec![0.0; n],
+                    y: vec![0.0; n],
+                    ys: 0.0,
+                }
+            };
+            vec.zip3(&mut p.s, &xt, &x, |a, b| a - b);
+            vec.zip3(&mut p.y, &gt, &g, |a, b| a - b);
+            p.ys = dot(&p.y, &p.s);
+            pairs.push_back(p);
+            std::mem::swap(&mut x, &mut xt);
+            std::mem::swap(&mut g, &mut gt);
+            f = ft;
+            iterations += 1;
+            let gnorm = norm(&g);
+            let report = IterReport {
+                iteration: iterations,
+                objective: f,
+                value: ev.last.value,
+                grad_norm: gnorm,
+                seconds: start.elapsed().as_secs_f64(),
+                evaluations: ev.evaluations,
+                ops: ev.ops,
+                bp_unconverged: ev.last.unconverged,
+                paper_flops: obj.paper_flops().map(|fl| fl * ev.evaluations as f64),
+                fit: None,
+                violation: None,
+                nota_terms: None,
+            };
+            observer(&report, &x);
+            last = Some(report);
+            history.push(f);
+            if gnorm / norm(&x).max(1.0) < spec.epsilon {
+                reason = StopReason::SmallGradient;
                 break;
+            }
+            if spec.period > 0 && history.len() > spec.period {
+                let old = history[history.len() - 1 - spec.period];
+                let rate = (old - f) / f.abs().max(f64::MIN_POSITIVE);
+                if rate < spec.delta {
+                    reason = StopReason::Converged;
+                    break;
+                }
             }
         }
     }
     Ok(OptimResult {
-        theta: theta.to_vec(),
+        theta: x,
         iterations,
         reason,
         last,
@@ -342,12 +365,8 @@ pub fn minimize(
 
 /// A line-search failure message, saying so when the last evaluation's BP had not converged
 /// (its gradient is then noisy, the usual reason a line search fails in BP training).
-fn noisy(msg: String, problem: &Problem<ArgminProblem<'_, '_>>) -> String {
-    let unconverged = problem
-        .problem
-        .as_ref()
-        .map(|p| p.cache.lock().unwrap().eval.unconverged)
-        .unwrap_or(0);
+fn noisy(msg: String, last: &Evaluation) -> String {
+    let unconverged = last.unconverged;
     if unconverged > 0 {
         format!("{msg} (inference (BP, or CAMEL's δ sweeps) did not converge on {unconverged} instances: the gradient is noisy)")
     } else {
@@ -355,10 +374,482 @@ fn noisy(msg: String, problem: &Problem<ArgminProblem<'_, '_>>) -> String {
     }
 }
 
-fn map_err(e: argmin::core::Error, cancel: &AtomicBool) -> Error {
-    if cancel.load(Ordering::Relaxed) {
-        Error::Cancelled
+/// A step of the line search: its length, value and directional derivative.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Step {
+    x: f64,
+    fx: f64,
+    gx: f64,
+}
+
+impl Step {
+    fn new(x: f64, fx: f64, gx: f64) -> Self {
+        Step { x, fx, gx }
+    }
+}
+
+/// More and Thuente's line search (ACM TOMS 20(3), 1994) as argmin 0.11 implements it, with its
+/// constants (c1 = 1e-4, c2 = 0.9, width tolerance 1e-10, steps in [√ε, ∞)), from `x0` (value
+/// `f0`, gradient `g0`) along `d`, first trying `step`. Leaves the accepted point in `xt` and its
+/// gradient in `gt`; returns its value.
+// The conditions are kept as More and Thuente (and argmin) write them.
+#[allow(clippy::too_many_arguments, clippy::nonminimal_bool)]
+fn more_thuente(
+    ev: &mut Evaluator<'_, '_>,
+    vec: &Vectors<'_>,
+    x0: &[f64],
+    f0: f64,
+    g0: &[f64],
+    d: &[f64],
+    step: f64,
+    xt: &mut [f64],
+    gt: &mut [f64],
+) -> std::result::Result<f64, SearchError> {
+    const FTOL: f64 = 1e-4;
+    const GTOL: f64 = 0.9;
+    const XTRAPF: f64 = 4.0;
+    const XTOL: f64 = 1e-10;
+    let stpmin = f64::EPSILON.sqrt();
+    let stpmax = f64::INFINITY;
+    let finit = f0;
+    let dginit = dot(g0, d);
+    if dginit >= 0.0 {
+        return Err(SearchError::Search(
+            "Condition violated: `MoreThuenteLineSearch`: Search direction must be a descent direction."
+                .into(),
+        ));
+    }
+    let mut brackt = false;
+    let mut stage1 = true;
+    let mut infoc = 1usize;
+    let dgtest = FTOL * dginit;
+    let mut width = stpmax - stpmin;
+    let mut width1 = 2.0 * width;
+    let mut stp = Step::new(step, f64::NAN, f64::NAN);
+    let mut stx = Step::new(0.0, finit, dginit);
+    let mut sty = Step::new(0.0, finit, dginit);
+    loop {
+        let (stmin, stmax) = if brackt {
+            (stx.x.min(sty.x), stx.x.max(sty.x))
+        } else {
+            (stx.x, stp.x + XTRAPF * (stp.x - stx.x))
+        };
+        stp.x = stp.x.max(stpmin);
+        stp.x = stp.x.min(stpmax);
+        if (brackt && (stp.x <= stmin || stp.x >= stmax))
+            || (brackt && (stmax - stmin) <= XTOL * stmax)
+            || infoc == 0
+        {
+            stp.x = stx.x;
+        }
+        let a = stp.x;
+        vec.zip3(xt, x0, d, |x, d| x + a * d);
+        let fv = ev.eval(xt, gt).map_err(SearchError::Objective)?;
+        let dg = dot(d, gt);
+        let ftest1 = finit + stp.x * dgtest;
+        let mut info = 0;
+        if (brackt && (stp.x <= stmin || stp.x >= stmax)) || infoc == 0 {
+            info = 6;
+        }
+        if (stp.x - stpmax).abs() < f64::EPSILON && fv <= ftest1 && dg <= dgtest {
+            info = 5;
+        }
+        if (stp.x - stpmin).abs() < f64::EPSILON && (fv > ftest1 || dg >= dgtest) {
+            info = 4;
+        }
+        if brackt && stmax - stmin <= XTOL * stmax {
+            info = 2;
+        }
+        if fv <= ftest1 && dg.abs() <= GTOL * (-dginit) {
+            info = 1;
+        }
+        if info != 0 {
+            return Ok(fv);
+        }
+        if stage1 && fv <= ftest1 && dg >= FTOL.min(GTOL) * dginit {
+            stage1 = false;
+        }
+        if stage1 && fv <= stp.fx && fv > ftest1 {
+            let fm = fv - stp.x * dgtest;
+            let fxm = stx.fx - stx.x * dgtest;
+            let fym = sty.fx - sty.x * dgtest;
+            let dgm = dg - dgtest;
+            let dgxm = stx.gx - dgtest;
+            let dgym = sty.gx - dgtest;
+            let (stx1, sty1, stp1, brackt1, c) = cstep(
+                Step::new(stx.x, fxm, dgxm),
+                Step::new(sty.x, fym, dgym),
+                Step::new(stp.x, fm, dgm),
+                brackt,
+                stmin,
+                stmax,
+            )?;
+            stx.x = stx1.x;
+            sty.x = sty1.x;
+            stx.fx += stx1.x * dgtest;
+            sty.fx += sty1.x * dgtest;
+            stx.gx += dgtest;
+            sty.gx += dgtest;
+            brackt = brackt1;
+            stp = stp1;
+            infoc = c;
+        } else {
+            let (stx1, sty1, stp1, brackt1, c) =
+                cstep(stx, sty, Step::new(stp.x, fv, dg), brackt, stmin, stmax)?;
+            stx = stx1;
+            sty = sty1;
+            stp = stp1;
+            brackt = brackt1;
+            infoc = c;
+        }
+        if brackt {
+            if (sty.x - stx.x).abs() >= 0.66 * width1 {
+                stp.x = stx.x + 0.5 * (sty.x - stx.x);
+            }
+            width1 = width;
+            width = (sty.x - stx.x).abs();
+        }
+    }
+}
+
+/// One safeguarded step of More–Thuente (their `cstep`, as argmin 0.11 has it): updates the
+/// interval of uncertainty `[stx, sty]` and picks the next trial step. `stpmin`/`stpmax` bound
+/// the step. Returns the new `stx`, `sty`, `stp`, whether a minimiser is bracketed, and `info`.
+fn cstep(
+    stx: Step,
+    sty: Step,
+    stp: Step,
+    brackt: bool,
+    stpmin: f64,
+    stpmax: f64,
+) -> std::result::Result<(Step, Step, Step, bool, usize), SearchError> {
+    let mut info: usize = 0;
+    let bound: bool;
+    let mut stpf: f64;
+    let stpc: f64;
+    let stpq: f64;
+    let mut brackt = brackt;
+
+    if (brackt && (stp.x <= stx.x.min(sty.x) || stp.x >= stx.x.max(sty.x)))
+        || stx.gx * (stp.x - stx.x) >= 0.0
+        || stpmax < stpmin
+    {
+        return Ok((stx, sty, stp, brackt, info));
+    }
+
+    let sgnd = stp.gx * (stx.gx / stx.gx.abs());
+
+    if stp.fx > stx.fx {
+        info = 1;
+        bound = true;
+        let theta = 3.0 * (stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx + stp.gx;
+        let tmp = [theta, stx.gx, stp.gx];
+        if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
+            return Err(SearchError::Search(format!(
+                "Condition violated: {}",
+                "MoreThuenteLineSearch: NaN or Inf encountered during iteration"
+            )));
+        }
+        let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+        let mut gamma = *s * ((theta / *s).powi(2) - (stx.gx / *s) * (stp.gx / *s)).sqrt();
+        if stp.x < stx.x {
+            gamma = -gamma;
+        }
+
+        let p = (gamma - stx.gx) + theta;
+        let q = ((gamma - stx.gx) + gamma) + stp.gx;
+        let r = p / q;
+        stpc = stx.x + r * (stp.x - stx.x);
+        stpq = stx.x
+            + ((stx.gx / ((stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx)) / 2.0) * (stp.x - stx.x);
+        if (stpc - stx.x).abs() < (stpq - stx.x).abs() {
+            stpf = stpc;
+        } else {
+            stpf = stpc + (stpq - stpc) / 2.0;
+        }
+        brackt = true;
+    } else if sgnd < 0.0 {
+        info = 2;
+        bound = false;
+        let theta = 3.0 * (stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx + stp.gx;
+        let tmp = [theta, stx.gx, stp.gx];
+        if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
+            return Err(SearchError::Search(format!(
+                "Condition violated: {}",
+                "MoreThuenteLineSearch: NaN or Inf encountered during iteration"
+            )));
+        }
+        let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+        let mut gamma = *s * ((theta / *s).powi(2) - (stx.gx / *s) * (stp.gx / *s)).sqrt();
+        if stp.x > stx.x {
+            gamma = -gamma;
+        }
+        let p = (gamma - stp.gx) + theta;
+        let q = ((gamma - stp.gx) + gamma) + stx.gx;
+        let r = p / q;
+        stpc = stp.x + r * (stx.x - stp.x);
+        stpq = stp.x + (stp.gx / (stp.gx - stx.gx)) * (stx.x - stp.x);
+        if (stpc - stp.x).abs() > (stpq - stp.x).abs() {
+            stpf = stpc;
+        } else {
+            stpf = stpq;
+        }
+        brackt = true;
+    } else if stp.gx.abs() < stx.gx.abs() {
+        info = 3;
+        bound = true;
+        let theta = 3.0 * (stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx + stp.gx;
+        let tmp = [theta, stx.gx, stp.gx];
+        if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
+            return Err(SearchError::Search(format!(
+                "Condition violated: {}",
+                "`MoreThuenteLineSearch`: NaN or Inf encountered during iteration"
+            )));
+        }
+        let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+
+        let mut gamma = *s
+            * 0.0f64
+                .max((theta / *s).powi(2) - (stx.gx / *s) * (stp.gx / *s))
+                .sqrt();
+        if stp.x > stx.x {
+            gamma = -gamma;
+        }
+
+        let p = (gamma - stp.gx) + theta;
+        let q = (gamma + (stx.gx - stp.gx)) + gamma;
+        let r = p / q;
+        if r < 0.0 && gamma != 0.0 {
+            stpc = stp.x + r * (stx.x - stp.x);
+        } else if stp.x > stx.x {
+            stpc = stpmax;
+        } else {
+            stpc = stpmin;
+        }
+        stpq = stp.x + (stp.gx / (stp.gx - stx.gx)) * (stx.x - stp.x);
+        if brackt {
+            if (stp.x - stpc).abs() < (stp.x - stpq).abs() {
+                stpf = stpc;
+            } else {
+                stpf = stpq;
+            }
+        } else if (stp.x - stpc).abs() > (stp.x - stpq).abs() {
+            stpf = stpc;
+        } else {
+            stpf = stpq;
+        }
     } else {
-        Error::invalid(format!("optimiser: {e}"))
+        info = 4;
+        bound = false;
+        if brackt {
+            let theta = 3.0 * (stp.fx - sty.fx) / (sty.x - stp.x) + sty.gx + stp.gx;
+            let tmp = [theta, sty.gx, stp.gx];
+            if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
+                return Err(SearchError::Search(format!(
+                    "Condition violated: {}",
+                    "MoreThuenteLineSearch: NaN or Inf encountered during iteration"
+                )));
+            }
+            let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
+            let mut gamma = *s * ((theta / *s).powi(2) - (sty.gx / *s) * (stp.gx / *s)).sqrt();
+            if stp.x > sty.x {
+                gamma = -gamma;
+            }
+            let p = (gamma - stp.gx) + theta;
+            let q = ((gamma - stp.gx) + gamma) + sty.gx;
+            let r = p / q;
+            stpc = stp.x + r * (sty.x - stp.x);
+            stpf = stpc;
+        } else if stp.x > stx.x {
+            stpf = stpmax;
+        } else {
+            stpf = stpmin;
+        }
+    }
+
+    let mut stx_o = stx;
+    let mut sty_o = sty;
+    let mut stp_o = stp;
+    if stp_o.fx > stx_o.fx {
+        sty_o = Step::new(stp_o.x, stp_o.fx, stp_o.gx);
+    } else {
+        if sgnd < 0.0 {
+            sty_o = Step::new(stx_o.x, stx_o.fx, stx_o.gx);
+        }
+        stx_o = Step::new(stp_o.x, stp_o.fx, stp_o.gx);
+    }
+
+    stpf = stpmax.min(stpf);
+    stpf = stpmin.max(stpf);
+
+    stp_o.x = stpf;
+    if brackt && bound {
+        if sty_o.x > stx_o.x {
+            stp_o.x = stp_o.x.min(stx_o.x + 0.66 * (sty_o.x - stx_o.x));
+        } else {
+            stp_o.x = stp_o.x.max(stx_o.x + 0.66 * (sty_o.x - stx_o.x));
+        }
+    }
+
+    Ok((stx_o, sty_o, stp_o, brackt, info))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// f(x) = Σ_i a_i (x_i − c_i)² + (x_0 x_1 − 1)²/4 (convex near its minimum), gradient exact.
+    struct Bowl {
+        a: Vec<f64>,
+        c: Vec<f64>,
+    }
+
+    impl Objective for Bowl {
+        fn n_params(&self) -> usize {
+            self.a.len()
+        }
+        fn evaluate(&self, x: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
+            let mut f = 0.0;
+            let mut g = vec![0.0; x.len()];
+            for i in 0..x.len() {
+                f += self.a[i] * (x[i] - self.c[i]).powi(2);
+                g[i] = 2.0 * self.a[i] * (x[i] - self.c[i]);
+            }
+            let r = x[0] * x[1] - 1.0;
+            f += r * r / 4.0;
+            g[0] += r / 2.0 * x[1];
+            g[1] += r / 2.0 * x[0];
+            if let Some(out) = grad {
+                out.copy_from_slice(&g);
+            }
+            Evaluation {
+                objective: f,
+                value: -f,
+                ops: 0,
+                unconverged: 0,
+            }
+        }
+    }
+
+    fn bowl(n: usize) -> Bowl {
+        Bowl {
+            a: (0..n).map(|i| 1.0 + (i % 7) as f64).collect(),
+            c: (0..n).map(|i| ((i * 37 % 11) as f64 - 5.0) / 3.0).collect(),
+        }
+    }
+
+    #[test]
+    fn dot_is_the_eight_way_sum() {
+        let xs: Vec<f64> = (0..29).map(|i| 0.1 * i as f64 - 1.3).collect();
+        let ys: Vec<f64> = (0..29).map(|i| (i as f64).sin()).collect();
+        let mut p = [0.0; 8];
+        for i in 0..24 {
+            p[i % 8] += xs[i] * ys[i];
+        }
+        let mut want = 0.0;
+        for k in 0..4 {
+            want += p[k] + p[k + 4];
+        }
+        for i in 24..29 {
+            want += xs[i] * ys[i];
+        }
+        assert_eq!(dot(&xs, &ys).to_bits(), want.to_bits());
+        let naive: f64 = xs.iter().zip(&ys).map(|(a, b)| a * b).sum();
+        assert!((dot(&xs, &ys) - naive).abs() < 1e-12);
+    }
+
+    #[test]
+    fn finds_the_minimum_where_the_gradient_vanishes() {
+        let obj = bowl(40);
+        let spec = LbfgsSpec {
+            delta: 0.0,
+            epsilon: 1e-8,
+            ..LbfgsSpec::default()
+        };
+        let mut seen = 0;
+        let r = minimize(
+            &obj,
+            vec![0.0; 40],
+            &spec,
+            &AtomicBool::new(false),
+            &mut |rep, _| {
+                seen += 1;
+                assert_eq!(rep.iteration, seen);
+            },
+        )
+        .unwrap();
+        assert_eq!(r.reason, StopReason::SmallGradient);
+        let mut g = vec![0.0; 40];
+        obj.evaluate(&r.theta, Some(&mut g));
+        assert!(norm(&g) < 1e-7, "‖g‖ = {}", norm(&g));
+        // Away from x_0, x_1 the minimum is c.
+        for i in 2..40 {
+            assert!((r.theta[i] - obj.c[i]).abs() < 1e-7);
+        }
+        // L-BFGS with the objective's values decreasing at every iteration.
+        assert!(r.iterations > 3 && r.iterations < 200);
+    }
+
+    #[test]
+    fn accepted_steps_satisfy_the_strong_wolfe_conditions() {
+        let obj = bowl(6);
+        let x0 = vec![2.0, -1.0, 0.5, 0.0, 3.0, -2.0];
+        let mut g0 = vec![0.0; 6];
+        let f0 = obj.evaluate(&x0, Some(&mut g0)).objective;
+        let d: Vec<f64> = g0.iter().map(|g| -g).collect();
+        let cancel = AtomicBool::new(false);
+        let vec = Vectors { pool: None };
+        for step in [1e-3, 0.05, 1.0, 30.0] {
+            let mut ev = Evaluator {
+                obj: &obj,
+                cancel: &cancel,
+                evaluations: 0,
+                ops: 0,
+                last: Evaluation::default(),
+            };
+            let (mut xt, mut gt) = (vec![0.0; 6], vec![0.0; 6]);
+            let ft = more_thuente(&mut ev, &vec, &x0, f0, &g0, &d, step, &mut xt, &mut gt)
+                .unwrap_or_else(|_| panic!("search from step {step}"));
+            let dg0: f64 = g0.iter().zip(&d).map(|(a, b)| a * b).sum();
+            let dgt: f64 = gt.iter().zip(&d).map(|(a, b)| a * b).sum();
+            // The step taken: xt = x0 + α d.
+            let alpha = (xt[0] - x0[0]) / d[0];
+            assert!(alpha > 0.0);
+            assert!(
+                ft <= f0 + 1e-4 * alpha * dg0,
+                "sufficient decrease from step {step}"
+            );
+            assert!(
+                dgt.abs() <= 0.9 * dg0.abs() + 1e-12,
+                "curvature from step {step}"
+            );
+            assert_eq!(ft, obj.evaluate(&xt, None).objective);
+        }
+    }
+
+    #[test]
+    fn an_ascent_direction_and_a_cancel_stop_the_search() {
+        let obj = bowl(3);
+        let x0 = vec![1.0, 1.0, 1.0];
+        let mut g0 = vec![0.0; 3];
+        let f0 = obj.evaluate(&x0, Some(&mut g0)).objective;
+        let cancel = AtomicBool::new(false);
+        let mut ev = Evaluator {
+            obj: &obj,
+            cancel: &cancel,
+            evaluations: 0,
+            ops: 0,
+            last: Evaluation::default(),
+        };
+        let (mut xt, mut gt) = (vec![0.0; 3], vec![0.0; 3]);
+        let vec = Vectors { pool: None };
+        let up = g0.clone();
+        assert!(matches!(
+            more_thuente(&mut ev, &vec, &x0, f0, &g0, &up, 1.0, &mut xt, &mut gt),
+            Err(SearchError::Search(m)) if m.contains("descent direction")
+        ));
+        cancel.store(true, Ordering::Relaxed);
+        let r = minimize(&obj, x0, &LbfgsSpec::default(), &cancel, &mut |_, _| {});
+        assert!(matches!(r, Err(Error::Cancelled)));
     }
 }

@@ -72,9 +72,17 @@ pub trait Objective: Sync {
     fn paper_flops(&self) -> Option<f64> {
         None
     }
+    /// The objective's threads, where the optimiser's vector updates run too (`None`: rayon's
+    /// global pool).
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        None
+    }
 }
 
 impl Objective for DatasetObjective<'_> {
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        Some(&self.pool)
+    }
     fn n_params(&self) -> usize {
         self.model.n_params
     }
@@ -198,24 +206,42 @@ impl<'a> DatasetObjective<'a> {
     pub fn evaluate(&self, theta: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
         let want_grad = grad.is_some();
         let n = self.model.n_params;
-        for l in &self.locals {
+        let mut grad = grad;
+        // The first worker adds straight into the caller's gradient; the others into their
+        // own buffers, added to it afterwards in worker order.
+        if let Some(g) = grad.as_deref_mut() {
+            g.fill(0.0);
+        }
+        for (i, l) in self.locals.iter().enumerate() {
             let mut l = l.lock().unwrap();
             l.value = 0.0;
             l.ops = 0;
             l.unconverged = 0;
-            if want_grad {
+            if want_grad && i > 0 {
                 l.grad.clear();
                 l.grad.resize(n, 0.0);
             }
         }
+        let first = Mutex::new(grad.as_deref_mut());
         let model = self.model;
         self.pool.install(|| {
             self.locals
                 .par_iter()
                 .zip(&self.ranges)
-                .for_each(|(local, range)| {
+                .enumerate()
+                .for_each(|(wi, (local, range))| {
                     let mut guard = local.lock().unwrap();
                     let l = &mut *guard;
+                    let mut first = if wi == 0 {
+                        first.lock().unwrap().take()
+                    } else {
+                        None
+                    };
+                    let mut own = std::mem::take(&mut l.grad);
+                    let g_out: &mut [f64] = match first.as_deref_mut() {
+                        Some(g) => g,
+                        None => &mut own,
+                    };
                     for (i, (inst, plan)) in self.instances[range.clone()]
                         .iter()
                         .zip(&self.plans[range.clone()])
@@ -253,7 +279,7 @@ impl<'a> DatasetObjective<'a> {
                                 &plan.reads,
                                 &self.maps,
                                 d,
-                                &mut l.grad,
+                                g_out,
                                 &mut l.scratch,
                             );
                             plan.reads.zero(inst, d);
@@ -279,6 +305,7 @@ impl<'a> DatasetObjective<'a> {
                         l.ops += ops;
                         l.unconverged += unconverged;
                     }
+                    l.grad = own;
                 });
         });
         let guards: Vec<_> = self.locals.iter().map(|l| l.lock().unwrap()).collect();
@@ -295,8 +322,8 @@ impl<'a> DatasetObjective<'a> {
                     .for_each(|(ci, (g, th))| {
                         let start = ci * CHUNK;
                         for (j, (gj, &tj)) in g.iter_mut().zip(th).enumerate() {
-                            let mut s = 0.0;
-                            for l in &guards {
+                            let mut s = *gj;
+                            for l in &guards[1..] {
                                 s += l.grad[start + j];
                             }
                             *gj = -s + tj * inv_s2;
