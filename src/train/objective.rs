@@ -232,13 +232,13 @@ impl<'a> DatasetObjective<'a> {
                 .for_each(|(wi, (local, range))| {
                     let mut guard = local.lock().unwrap();
                     let l = &mut *guard;
-                    let mut first = if wi == 0 {
+                    let first = if wi == 0 {
                         first.lock().unwrap().take()
                     } else {
                         None
                     };
                     let mut own = std::mem::take(&mut l.grad);
-                    let g_out: &mut [f64] = match first.as_deref_mut() {
+                    let g_out: &mut [f64] = match first {
                         Some(g) => g,
                         None => &mut own,
                     };
