@@ -42,26 +42,30 @@ pub fn has_avx2() -> bool {
     }
 }
 
-/// `wide!(f(args…))` calls `f` — an `#[inline(always)]` function of the hot loops — in a copy
-/// compiled for AVX2 when the CPU has it, so its element-wise loops run four lanes wide instead
-/// of two. Only the lane width changes: no fused multiply-add and no reordered sums, so the
-/// results are bit-for-bit the same on either path. `$t` are the argument types.
+/// `wide_fn!(fn name(args) -> R = body;)` defines `name`, which calls `body` — an
+/// `#[inline(always)]` function of the hot loops, taking the same arguments — in a copy compiled
+/// for AVX2 when the CPU has it, so its element-wise loops run four lanes wide instead of two.
+/// Only the lane width changes: no fused multiply-add and no reordered sums, so the results are
+/// bit-for-bit the same on either path.
 #[macro_export]
-macro_rules! wide {
-    ($f:path, ($($a:ident: $t:ty),* $(,)?) -> $r:ty) => {{
-        #[cfg(target_arch = "x86_64")]
-        {
-            #[target_feature(enable = "avx2")]
-            fn avx2($($a: $t),*) -> $r {
-                $f($($a),*)
+macro_rules! wide_fn {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($a:ident: $t:ty),* $(,)?) $(-> $r:ty)? = $body:path;) => {
+        $(#[$m])*
+        $vis fn $name($($a: $t),*) $(-> $r)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx2")]
+                fn avx2($($a: $t),*) $(-> $r)? {
+                    $body($($a),*)
+                }
+                if $crate::util::has_avx2() {
+                    // SAFETY: the CPU has AVX2, checked just above.
+                    return unsafe { avx2($($a),*) };
+                }
             }
-            if $crate::util::has_avx2() {
-                // SAFETY: the CPU has AVX2, checked just above.
-                return unsafe { avx2($($a),*) };
-            }
+            $body($($a),*)
         }
-        $f($($a),*)
-    }};
+    };
 }
 
 /// The version of the files a run directory holds (`spec.json`, `summary.json`,

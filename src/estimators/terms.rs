@@ -633,7 +633,7 @@ fn global_term(
             let log_z = infer.chain.forward_backward(inst, lay, phi);
             if let Some(d) = dphi {
                 inst.add_indicator(gold, w, d);
-                infer.chain.add_expectations(inst, lay, d, -w);
+                crate::inference::chain::add_expectations(&mut infer.chain, inst, lay, d, -w);
             }
             w * (inst.score(phi, gold) - log_z)
         }

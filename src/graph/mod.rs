@@ -563,10 +563,9 @@ pub(crate) fn prefetch(p: *const f64) {
 /// How many observations ahead to prefetch weight rows.
 pub(crate) const AHEAD: usize = 4;
 
-fn gather(tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], out: &mut [f64]) {
-    crate::wide!(gather_body,
-        (tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], out: &mut [f64]) -> ())
-}
+crate::wide_fn!(
+    fn gather(tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], out: &mut [f64]) = gather_body;
+);
 
 #[inline(always)]
 fn gather_body(
@@ -613,17 +612,9 @@ fn gather_body(
     }
 }
 
-fn spread(
-    tp: &FactorTemplate,
-    grad: &mut [f64],
-    rows: &[(u32, u32)],
-    val: &[f64],
-    d: &[f64],
-    scale: f64,
-) {
-    crate::wide!(spread_body,
-        (tp: &FactorTemplate, grad: &mut [f64], rows: &[(u32, u32)], val: &[f64], d: &[f64], scale: f64) -> ())
-}
+crate::wide_fn!(
+    fn spread(tp: &FactorTemplate, grad: &mut [f64], rows: &[(u32, u32)], val: &[f64], d: &[f64], scale: f64) = spread_body;
+);
 
 #[inline(always)]
 fn spread_body(

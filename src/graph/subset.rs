@@ -262,18 +262,10 @@ impl<'a> RowMapOf<'a> {
     }
 }
 
-/// `cols[c] += Σ_obs value · W[feature, c]` for the selected columns `c`.
-fn gather_cols(
-    tp: &FactorTemplate,
-    theta: &[f64],
-    rows: &[(u32, u32)],
-    val: &[f64],
-    row_map: RowMapOf<'_>,
-    s: &mut TableScratch,
-) {
-    crate::wide!(gather_cols_body,
-        (tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], row_map: RowMapOf<'_>, s: &mut TableScratch) -> ())
-}
+crate::wide_fn!(
+    /// `cols[c] += Σ_obs value · W[feature, c]` for the selected columns `c`.
+    fn gather_cols(tp: &FactorTemplate, theta: &[f64], rows: &[(u32, u32)], val: &[f64], row_map: RowMapOf<'_>, s: &mut TableScratch) = gather_cols_body;
+);
 
 #[inline(always)]
 fn gather_cols_body(
@@ -340,18 +332,10 @@ fn gather_cols_body(
     }
 }
 
-/// `grad[W[feature, c]] += value · cols[c]` for the selected columns `c`.
-fn spread_cols(
-    tp: &FactorTemplate,
-    grad: &mut [f64],
-    rows: &[(u32, u32)],
-    val: &[f64],
-    row_map: RowMapOf<'_>,
-    s: &TableScratch,
-) {
-    crate::wide!(spread_cols_body,
-        (tp: &FactorTemplate, grad: &mut [f64], rows: &[(u32, u32)], val: &[f64], row_map: RowMapOf<'_>, s: &TableScratch) -> ())
-}
+crate::wide_fn!(
+    /// `grad[W[feature, c]] += value · cols[c]` for the selected columns `c`.
+    fn spread_cols(tp: &FactorTemplate, grad: &mut [f64], rows: &[(u32, u32)], val: &[f64], row_map: RowMapOf<'_>, s: &TableScratch) = spread_cols_body;
+);
 
 #[inline(always)]
 fn spread_cols_body(

@@ -48,6 +48,18 @@ pub struct ChainWork {
     pub ops: u64,
 }
 
+crate::wide_fn!(
+    /// Forward–backward in scaled space over the prepared potentials; false when a scale
+    /// underflows (then the log-space pass runs).
+    fn run_scaled(w: &mut ChainWork) -> bool = ChainWork::run_scaled_body;
+);
+
+crate::wide_fn!(
+    /// Adds `scale ·` (marginal of each factor's table entries) into `dphi`, after
+    /// [`ChainWork::forward_backward`].
+    pub fn add_expectations(w: &mut ChainWork, inst: &Instance, lay: &ChainLayout, dphi: &mut [f64], scale: f64) = ChainWork::add_expectations_body;
+);
+
 impl ChainWork {
     /// Collects the unary and pairwise log potentials of `inst` from its tables.
     fn prepare(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64]) {
@@ -104,20 +116,15 @@ impl ChainWork {
     /// Runs forward–backward; afterwards `log_z` and the marginals are available.
     pub fn forward_backward(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64]) -> f64 {
         self.prepare(inst, lay, phi);
-        self.scaled = self.run_scaled();
+        self.scaled = run_scaled(self);
         if !self.scaled {
             self.run_log();
         }
         self.log_z
     }
 
-    fn run_scaled(&mut self) -> bool {
-        let w = self;
-        crate::wide!(ChainWork::run_scaled_body, (w: &mut ChainWork) -> bool)
-    }
-
     #[inline(always)]
-    fn run_scaled_body(&mut self) -> bool {
+    pub(crate) fn run_scaled_body(&mut self) -> bool {
         let (n, l) = (self.n, self.l);
         let l2 = l * l;
         let km = self.pl.len() / l2.max(1);
@@ -282,21 +289,8 @@ impl ChainWork {
         }
     }
 
-    /// Adds `scale ·` (marginal of each factor's table entries) into `dphi`.
-    pub fn add_expectations(
-        &mut self,
-        inst: &Instance,
-        lay: &ChainLayout,
-        dphi: &mut [f64],
-        scale: f64,
-    ) {
-        let w = self;
-        crate::wide!(ChainWork::add_expectations_body,
-            (w: &mut ChainWork, inst: &Instance, lay: &ChainLayout, dphi: &mut [f64], scale: f64) -> ())
-    }
-
     #[inline(always)]
-    fn add_expectations_body(
+    pub(crate) fn add_expectations_body(
         &mut self,
         inst: &Instance,
         lay: &ChainLayout,
@@ -465,7 +459,7 @@ impl ChainWork {
         phi: &[f64],
     ) -> f64 {
         self.prepare_product(inst, lay, phi);
-        self.scaled = self.run_scaled();
+        self.scaled = run_scaled(self);
         if !self.scaled {
             self.run_log();
         }

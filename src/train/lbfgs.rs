@@ -248,110 +248,108 @@ pub fn minimize(
     let mut reason = StopReason::MaxIterations;
     let mut iterations = 0;
     let vec = Vectors { pool: obj.pool() };
-    {
-        while iterations < spec.max_iter {
-            if cancel.load(Ordering::Relaxed) {
+    while iterations < spec.max_iter {
+        if cancel.load(Ordering::Relaxed) {
+            reason = StopReason::Cancelled;
+            break;
+        }
+        // Two-loop recursion (argmin's order): q = g; q −= αᵢ yᵢ newest first; r = γ q;
+        // r += sᵢ (αᵢ − βᵢ) oldest first; d = −r. `d` holds q, then r, then the direction.
+        let gamma = match pairs.back() {
+            Some(p) => p.ys / dot(&p.y, &p.y),
+            None => 1.0,
+        };
+        d.copy_from_slice(&g);
+        for (i, p) in pairs.iter().enumerate().rev() {
+            let a = dot(&p.s, &d) * (1.0 / p.ys);
+            alpha[i] = a;
+            vec.zip2(&mut d, &p.y, |q, y| *q -= y * a);
+        }
+        vec.zip2(&mut d, &g, |r, _| *r *= gamma);
+        for (i, p) in pairs.iter().enumerate() {
+            let beta = dot(&p.y, &d) * (1.0 / p.ys);
+            let c = alpha[i] - beta;
+            vec.zip2(&mut d, &p.s, |r, s| *r += s * c);
+        }
+        vec.zip2(&mut d, &g, |r, _| *r *= -1.0);
+        // libLBFGS's (and CRFsuite's) first step: 1/‖d‖ on the first search (no curvature
+        // yet), else 1. Step 1 on the raw gradient would put the weights where
+        // forward–backward needs its slow log-space fallback.
+        let dn = norm(&d);
+        let step = if first_search && dn > 0.0 && dn.is_finite() {
+            1.0 / dn
+        } else {
+            1.0
+        };
+        first_search = false;
+        let ft = match more_thuente(&mut ev, &vec, &x, f, &g, &d, step, &mut xt, &mut gt) {
+            Ok(ft) => ft,
+            Err(SearchError::Objective(Error::Cancelled)) => {
                 reason = StopReason::Cancelled;
                 break;
             }
-            // Two-loop recursion (argmin's order): q = g; q −= αᵢ yᵢ newest first; r = γ q;
-            // r += sᵢ (αᵢ − βᵢ) oldest first; d = −r. `d` holds q, then r, then the direction.
-            let gamma = match pairs.back() {
-                Some(p) => p.ys / dot(&p.y, &p.y),
-                None => 1.0,
-            };
-            d.copy_from_slice(&g);
-            for (i, p) in pairs.iter().enumerate().rev() {
-                let a = dot(&p.s, &d) * (1.0 / p.ys);
-                alpha[i] = a;
-                vec.zip2(&mut d, &p.y, |q, y| *q -= y * a);
-            }
-            vec.zip2(&mut d, &g, |r, _| *r *= gamma);
-            for (i, p) in pairs.iter().enumerate() {
-                let beta = dot(&p.y, &d) * (1.0 / p.ys);
-                let c = alpha[i] - beta;
-                vec.zip2(&mut d, &p.s, |r, s| *r += s * c);
-            }
-            vec.zip2(&mut d, &g, |r, _| *r *= -1.0);
-            // libLBFGS's (and CRFsuite's) first step: 1/‖d‖ on the first search (no curvature
-            // yet), else 1. Step 1 on the raw gradient would put the weights where
-            // forward–backward needs its slow log-space fallback.
-            let dn = norm(&d);
-            let step = if first_search && dn > 0.0 && dn.is_finite() {
-                1.0 / dn
-            } else {
-                1.0
-            };
-            first_search = false;
-            let ft = match more_thuente(&mut ev, &vec, &x, f, &g, &d, step, &mut xt, &mut gt) {
-                Ok(ft) => ft,
-                Err(SearchError::Objective(Error::Cancelled)) => {
-                    reason = StopReason::Cancelled;
-                    break;
-                }
-                Err(e) => {
-                    let msg = match e {
-                        SearchError::Objective(e) => e.to_string(),
-                        SearchError::Search(m) => m,
-                    };
-                    reason = if cancel.load(Ordering::Relaxed) {
-                        StopReason::Cancelled
-                    } else {
-                        StopReason::LineSearch(noisy(
-                            format!("Line search terminated with: '{msg}'"),
-                            &ev.last,
-                        ))
-                    };
-                    break;
-                }
-            };
-            // s = x' − x, y = g' − g, recycling the oldest pair's buffers once m are kept.
-            let mut p = if pairs.len() >= m && iterations >= m {
-                pairs.pop_front().expect("m pairs")
-            } else {
-                Pair {
-                    s: vec![0.0; n],
-                    y: vec![0.0; n],
-                    ys: 0.0,
-                }
-            };
-            vec.zip3(&mut p.s, &xt, &x, |a, b| a - b);
-            vec.zip3(&mut p.y, &gt, &g, |a, b| a - b);
-            p.ys = dot(&p.y, &p.s);
-            pairs.push_back(p);
-            std::mem::swap(&mut x, &mut xt);
-            std::mem::swap(&mut g, &mut gt);
-            f = ft;
-            iterations += 1;
-            let gnorm = norm(&g);
-            let report = IterReport {
-                iteration: iterations,
-                objective: f,
-                value: ev.last.value,
-                grad_norm: gnorm,
-                seconds: start.elapsed().as_secs_f64(),
-                evaluations: ev.evaluations,
-                ops: ev.ops,
-                bp_unconverged: ev.last.unconverged,
-                paper_flops: obj.paper_flops().map(|fl| fl * ev.evaluations as f64),
-                fit: None,
-                violation: None,
-                nota_terms: None,
-            };
-            observer(&report, &x);
-            last = Some(report);
-            history.push(f);
-            if gnorm / norm(&x).max(1.0) < spec.epsilon {
-                reason = StopReason::SmallGradient;
+            Err(e) => {
+                let msg = match e {
+                    SearchError::Objective(e) => e.to_string(),
+                    SearchError::Search(m) => m,
+                };
+                reason = if cancel.load(Ordering::Relaxed) {
+                    StopReason::Cancelled
+                } else {
+                    StopReason::LineSearch(noisy(
+                        format!("Line search terminated with: '{msg}'"),
+                        &ev.last,
+                    ))
+                };
                 break;
             }
-            if spec.period > 0 && history.len() > spec.period {
-                let old = history[history.len() - 1 - spec.period];
-                let rate = (old - f) / f.abs().max(f64::MIN_POSITIVE);
-                if rate < spec.delta {
-                    reason = StopReason::Converged;
-                    break;
-                }
+        };
+        // s = x' − x, y = g' − g, recycling the oldest pair's buffers once m are kept.
+        let mut p = if pairs.len() >= m && iterations >= m {
+            pairs.pop_front().expect("m pairs")
+        } else {
+            Pair {
+                s: vec![0.0; n],
+                y: vec![0.0; n],
+                ys: 0.0,
+            }
+        };
+        vec.zip3(&mut p.s, &xt, &x, |a, b| a - b);
+        vec.zip3(&mut p.y, &gt, &g, |a, b| a - b);
+        p.ys = dot(&p.y, &p.s);
+        pairs.push_back(p);
+        std::mem::swap(&mut x, &mut xt);
+        std::mem::swap(&mut g, &mut gt);
+        f = ft;
+        iterations += 1;
+        let gnorm = norm(&g);
+        let report = IterReport {
+            iteration: iterations,
+            objective: f,
+            value: ev.last.value,
+            grad_norm: gnorm,
+            seconds: start.elapsed().as_secs_f64(),
+            evaluations: ev.evaluations,
+            ops: ev.ops,
+            bp_unconverged: ev.last.unconverged,
+            paper_flops: obj.paper_flops().map(|fl| fl * ev.evaluations as f64),
+            fit: None,
+            violation: None,
+            nota_terms: None,
+        };
+        observer(&report, &x);
+        last = Some(report);
+        history.push(f);
+        if gnorm / norm(&x).max(1.0) < spec.epsilon {
+            reason = StopReason::SmallGradient;
+            break;
+        }
+        if spec.period > 0 && history.len() > spec.period {
+            let old = history[history.len() - 1 - spec.period];
+            let rate = (old - f) / f.abs().max(f64::MIN_POSITIVE);
+            if rate < spec.delta {
+                reason = StopReason::Converged;
+                break;
             }
         }
     }
@@ -512,6 +510,30 @@ fn more_thuente(
     }
 }
 
+/// γ of the cubic interpolating two steps (More and Thuente's cstep, in argmin's arithmetic):
+/// `s·√((θ/s)² − (g1/s)(g2/s))` with s = max(θ, g1, g2), the root's argument clamped at 0 when
+/// `clamp`. Non-finite inputs end the search.
+fn cubic_gamma(theta: f64, g1: f64, g2: f64, clamp: bool) -> std::result::Result<f64, SearchError> {
+    let tmp = [theta, g1, g2];
+    if tmp.iter().any(|n| !n.is_finite()) {
+        return Err(SearchError::Search(
+            "Condition violated: MoreThuenteLineSearch: NaN or Inf encountered during iteration"
+                .into(),
+        ));
+    }
+    // Finite, so the comparison never fails; argmin's max, to the signed zero.
+    let s = *tmp
+        .iter()
+        .max_by(|a, b| a.partial_cmp(b).expect("finite"))
+        .expect("three values");
+    let arg = (theta / s).powi(2) - (g1 / s) * (g2 / s);
+    Ok(s * if clamp {
+        0.0f64.max(arg).sqrt()
+    } else {
+        arg.sqrt()
+    })
+}
+
 /// One safeguarded step of More–Thuente (their `cstep`, as argmin 0.11 has it): updates the
 /// interval of uncertainty `[stx, sty]` and picks the next trial step. `stpmin`/`stpmax` bound
 /// the step. Returns the new `stx`, `sty`, `stp`, whether a minimiser is bracketed, and `info`.
@@ -543,15 +565,7 @@ fn cstep(
         info = 1;
         bound = true;
         let theta = 3.0 * (stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx + stp.gx;
-        let tmp = [theta, stx.gx, stp.gx];
-        if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
-            return Err(SearchError::Search(format!(
-                "Condition violated: {}",
-                "MoreThuenteLineSearch: NaN or Inf encountered during iteration"
-            )));
-        }
-        let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
-        let mut gamma = *s * ((theta / *s).powi(2) - (stx.gx / *s) * (stp.gx / *s)).sqrt();
+        let mut gamma = cubic_gamma(theta, stx.gx, stp.gx, false)?;
         if stp.x < stx.x {
             gamma = -gamma;
         }
@@ -572,15 +586,7 @@ fn cstep(
         info = 2;
         bound = false;
         let theta = 3.0 * (stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx + stp.gx;
-        let tmp = [theta, stx.gx, stp.gx];
-        if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
-            return Err(SearchError::Search(format!(
-                "Condition violated: {}",
-                "MoreThuenteLineSearch: NaN or Inf encountered during iteration"
-            )));
-        }
-        let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
-        let mut gamma = *s * ((theta / *s).powi(2) - (stx.gx / *s) * (stp.gx / *s)).sqrt();
+        let mut gamma = cubic_gamma(theta, stx.gx, stp.gx, false)?;
         if stp.x > stx.x {
             gamma = -gamma;
         }
@@ -599,19 +605,7 @@ fn cstep(
         info = 3;
         bound = true;
         let theta = 3.0 * (stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx + stp.gx;
-        let tmp = [theta, stx.gx, stp.gx];
-        if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
-            return Err(SearchError::Search(format!(
-                "Condition violated: {}",
-                "`MoreThuenteLineSearch`: NaN or Inf encountered during iteration"
-            )));
-        }
-        let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
-
-        let mut gamma = *s
-            * 0.0f64
-                .max((theta / *s).powi(2) - (stx.gx / *s) * (stp.gx / *s))
-                .sqrt();
+        let mut gamma = cubic_gamma(theta, stx.gx, stp.gx, true)?;
         if stp.x > stx.x {
             gamma = -gamma;
         }
@@ -643,15 +637,7 @@ fn cstep(
         bound = false;
         if brackt {
             let theta = 3.0 * (stp.fx - sty.fx) / (sty.x - stp.x) + sty.gx + stp.gx;
-            let tmp = [theta, sty.gx, stp.gx];
-            if tmp.iter().any(|n| n.is_nan() || n.is_infinite()) {
-                return Err(SearchError::Search(format!(
-                    "Condition violated: {}",
-                    "MoreThuenteLineSearch: NaN or Inf encountered during iteration"
-                )));
-            }
-            let s = tmp.iter().max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap();
-            let mut gamma = *s * ((theta / *s).powi(2) - (sty.gx / *s) * (stp.gx / *s)).sqrt();
+            let mut gamma = cubic_gamma(theta, sty.gx, stp.gx, false)?;
             if stp.x > sty.x {
                 gamma = -gamma;
             }
