@@ -1,7 +1,7 @@
 //! Issue 22's guard: what one objective evaluation (value and gradient) costs per estimator on
 //! the same instances, each local estimator against exact ML, and how much two threads buy.
 //!
-//!     cargo bench --bench hot_paths [-- [chunk] [ner] [grid] [--evals N] [--items N]
+//!     cargo bench --bench hot_paths [-- [chunk] [ner] [ner-pair] [grid] [--evals N] [--items N]
 //!                                      [--estimators ml,pwpl] [--threads N]]
 //!
 //! Workloads (each skipped with a notice when its corpus is absent):
@@ -9,6 +9,9 @@
 //!   (the CRFsuite race's model): ml, pl, pwpl, memm, nota (exhaustive), scl (default policy);
 //! - `ner`: Dutch CoNLL-2002 `ned.train`, the `ner` extractor, edge factorisation, σ² = 10
 //!   (001 Table 1's setting): ml, pwpl, memm, nota;
+//! - `ner-pair`: the same with `edge-pair` factorisation, the papers' Ψ_t(y_t, y_{t−1}, x) whose
+//!   state weights are per label pair, observed pairs (as `reproduce`'s NER) — where local terms
+//!   read a slice of each edge table;
 //! - `grid`: 40 generated 12×12 images of 4 classes (seeded), Potts pairwise: bp, pl, pwpl.
 //!
 //! Per workload it prints the setup (reading and feature extraction) seconds, and per estimator
@@ -99,22 +102,41 @@ fn chunk(items: Option<usize>) -> Option<Workload> {
 }
 
 fn ner(items: Option<usize>) -> Option<Workload> {
+    ner_with("ner", Factorisation::Edge, items)
+}
+
+fn ner_pair(items: Option<usize>) -> Option<Workload> {
+    ner_with("ner-pair", Factorisation::EdgePair, items)
+}
+
+/// Dutch NER with `factorisation`: `edge` shares each state feature's weights across source
+/// labels; `edge-pair` is the papers' Ψ_t(y_t, y_{t−1}, x) with weights per label pair.
+fn ner_with(
+    name: &'static str,
+    factorisation: Factorisation,
+    items: Option<usize>,
+) -> Option<Workload> {
     let path = shared().join("conll2002-ned/ned.train");
     if !path.exists() {
-        println!("ner: {} not found; skipped", path.display());
+        println!("{name}: {} not found; skipped", path.display());
         return None;
     }
     let t = Instant::now();
     let corpus = piecewise_lab::data::read_corpus(&path).unwrap();
     let spec = ModelSpec::LinearChain(ChainOptions {
-        feature_set: FeatureSet::All,
-        factorisation: Factorisation::Edge,
+        // Every (feature, label pair) would be 81× the weights: the papers keep the pairs seen.
+        feature_set: if factorisation == Factorisation::EdgePair {
+            FeatureSet::Observed
+        } else {
+            FeatureSet::All
+        },
+        factorisation,
         extractor: Extractor::Ner,
         lexicons: Some(shared().join("lexicons")),
         ..Default::default()
     });
     Some(fit(
-        "ner",
+        name,
         spec,
         corpus,
         items,
@@ -191,7 +213,7 @@ fn main() {
     let named: Vec<&str> = args
         .iter()
         .map(String::as_str)
-        .filter(|a| matches!(*a, "chunk" | "ner" | "grid"))
+        .filter(|a| matches!(*a, "chunk" | "ner" | "ner-pair" | "grid"))
         .collect();
     let wanted = |w: &str| named.is_empty() || named.contains(&w);
     // `--estimators ml,pwpl` measures only those (for profiling one of them).
@@ -207,7 +229,12 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Make = fn(Option<usize>) -> Option<Workload>;
-    let makers: [(&str, Make); 3] = [("chunk", chunk), ("ner", ner), ("grid", grid)];
+    let makers: [(&str, Make); 4] = [
+        ("chunk", chunk),
+        ("ner", ner),
+        ("ner-pair", ner_pair),
+        ("grid", grid),
+    ];
     for (name, make) in makers {
         if !wanted(name) {
             continue;

@@ -1,5 +1,6 @@
 //! Training builds and scatters only the table entries an estimator's terms read (PWPL and PL
-//! read a row and a column of each pair table). Checked against the full-table route (every
+//! read a row and a column of each pair table; MEMM one row, a window of each sorted sparse
+//! weight row under `edge-pair`). Checked against the full-table route (every
 //! entry built, each estimator's `evaluate`, `Model::scatter`), which the brute-force tests
 //! check against the paper's definitions. Debug builds fill unread entries with NaN, so a term
 //! reading outside its subset turns the value into NaN here.
@@ -60,7 +61,11 @@ const TEMPLATE: &str = "U00:%x[0,0]\nU01:%x[-1,0]\nU02:%x[0,1]\nB\nB01:%x[0,0]\n
 fn subset_tables_give_the_full_table_value_and_gradient() {
     let train = corpus(5);
     for feature_set in [FeatureSet::Observed, FeatureSet::All] {
-        for factorisation in [Factorisation::Split, Factorisation::Edge] {
+        for factorisation in [
+            Factorisation::Split,
+            Factorisation::Edge,
+            Factorisation::EdgePair,
+        ] {
             let options = ChainOptions {
                 feature_set,
                 factorisation,

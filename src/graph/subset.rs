@@ -139,12 +139,30 @@ pub struct TableScratch {
     stamp: Vec<u32>,
     gen: u32,
     distinct: Vec<u32>,
+    /// `lo..hi` when the distinct columns are exactly that range (one row of a pair table whose
+    /// columns are its entries: MEMM's and PWPL's row terms), so a sorted sparse row is read
+    /// from its first column ≥ `lo` to its last < `hi` and no further.
+    range: Option<(u32, u32)>,
+    /// `cols[..dirty]` may hold sums outside `distinct` (from walking short rows unmasked, or
+    /// from the whole-table path); everything else outside `distinct` is zero.
+    dirty: usize,
 }
 
 impl TableScratch {
     /// Collects the distinct columns of `entries` under `tp`'s entry map and zeroes their sums.
     fn select(&mut self, tp: &FactorTemplate, entries: &[u32]) {
-        // `cols` is also the whole-table path's scratch, which may have shrunk it.
+        // Every column starts at zero: short sparse rows are walked without testing which
+        // columns are selected (a branch per weight that mispredicts); the other columns' sums
+        // are never read, and spread adds their zeros back.
+        if self.dirty > 0 {
+            let d = self.dirty.min(self.cols.len());
+            self.cols[..d].fill(0.0);
+            self.dirty = 0;
+        } else {
+            for &c in &self.distinct {
+                self.cols[c as usize] = 0.0;
+            }
+        }
         if self.stamp.len() < tp.n_cols {
             self.stamp.resize(tp.n_cols, 0);
         }
@@ -157,13 +175,34 @@ impl TableScratch {
             self.gen = 1;
         }
         self.distinct.clear();
+        let (mut lo, mut hi) = (u32::MAX, 0);
         for &e in entries {
             let c = tp.entry_col[e as usize];
             if c != NO_COLUMN && self.stamp[c as usize] != self.gen {
                 self.stamp[c as usize] = self.gen;
                 self.distinct.push(c);
-                self.cols[c as usize] = 0.0;
+                lo = lo.min(c);
+                hi = hi.max(c + 1);
             }
+        }
+        self.range = (hi > lo && (hi - lo) as usize == self.distinct.len()).then_some((lo, hi));
+    }
+
+    /// The part of a sorted sparse row `cols[a..b]` whose columns may be selected. A linear
+    /// scan: rows are short, and a binary search's dependent loads measured slower.
+    #[inline(always)]
+    fn window(&self, cols: &[u32], a: usize, b: usize) -> (usize, usize) {
+        match self.range {
+            Some((lo, hi)) => {
+                let row = &cols[a..b];
+                let i = row.iter().position(|&c| c >= lo).unwrap_or(row.len());
+                let j = i + row[i..]
+                    .iter()
+                    .position(|&c| c >= hi)
+                    .unwrap_or(row.len() - i);
+                (a + i, a + j)
+            }
+            None => (a, b),
         }
     }
 }
@@ -183,6 +222,7 @@ impl Model {
         for (si, slot) in inst.slots.iter().enumerate() {
             let Some(entries) = reads.slot(si) else {
                 self.build_slot(theta, inst, slot, phi, &mut scratch.cols);
+                scratch.dirty = usize::MAX;
                 continue;
             };
             let out = &mut phi[slot.offset as usize..(slot.offset + slot.len) as usize];
@@ -223,6 +263,7 @@ impl Model {
         for (si, slot) in inst.slots.iter().enumerate() {
             let Some(entries) = reads.slot(si) else {
                 self.scatter_slot(inst, slot, dphi, 1.0, grad, &mut scratch.cols);
+                scratch.dirty = usize::MAX;
                 continue;
             };
             let d = &dphi[slot.offset as usize..(slot.offset + slot.len) as usize];
@@ -320,12 +361,12 @@ fn gather_cols_body(
                     }
                     continue;
                 }
-                // A short row: walk it, keeping the selected columns.
-                let (a, b) = (a as usize, b as usize);
+                // A short row: walk it (or the window of a column range), keeping the selected
+                // columns.
+                let (a, b) = s.window(cols, a as usize, b as usize);
+                s.dirty = tp.n_cols;
                 for (&c, &x) in cols[a..b].iter().zip(&w[a..b]) {
-                    if s.stamp[c as usize] == s.gen {
-                        s.cols[c as usize] += v * x;
-                    }
+                    s.cols[c as usize] += v * x;
                 }
             }
         }
@@ -387,11 +428,9 @@ fn spread_cols_body(
                     }
                     continue;
                 }
-                let (a, b) = (a as usize, b as usize);
+                let (a, b) = s.window(cols, a as usize, b as usize);
                 for (&c, gi) in cols[a..b].iter().zip(&mut g[a..b]) {
-                    if s.stamp[c as usize] == s.gen {
-                        *gi += v * s.cols[c as usize];
-                    }
+                    *gi += v * s.cols[c as usize];
                 }
             }
         }
