@@ -51,14 +51,16 @@ impl FeatureDict {
     pub fn count(&mut self, name: &str) -> u32 {
         self.count_hashed(hash(name), name)
     }
-    /// Adds one to the count of a known id.
-    pub fn bump(&mut self, id: u32) {
-        self.counts[id as usize] += 1;
-    }
     /// [`count`](Self::count) with `name`'s [`hash`] computed by the caller.
     pub fn count_hashed(&mut self, h: u64, name: &str) -> u32 {
+        let id = self.insert_hashed(h, name);
+        self.counts[id as usize] += 1;
+        id
+    }
+    /// Id of `name` (its [`hash`] is `h`), added with count 0 if new; counts are not changed.
+    pub fn insert_hashed(&mut self, h: u64, name: &str) -> u32 {
         let names = &self.names;
-        let id = match self.index.find(h, |&id| names[id as usize] == name) {
+        match self.index.find(h, |&id| names[id as usize] == name) {
             Some(&id) => id,
             None => {
                 let id = self.names.len() as u32;
@@ -69,12 +71,14 @@ impl FeatureDict {
                     .insert_unique(h, id, |&i| hash(&names[i as usize]));
                 id
             }
-        };
-        self.counts[id as usize] += 1;
-        id
+        }
     }
-    /// Keeps features seen at least `min_freq` times; returns old id → new id.
-    pub fn prune(&mut self, min_freq: u64) -> Vec<Option<u32>> {
+    /// Keeps features seen at least `min_freq` times; returns old id → new id, or `None` when
+    /// every feature is kept (ids unchanged; nothing is rebuilt).
+    pub fn prune(&mut self, min_freq: u64) -> Option<Vec<Option<u32>>> {
+        if self.counts.iter().all(|&c| c >= min_freq) {
+            return None;
+        }
         let mut map = vec![None; self.names.len()];
         let mut names = Vec::new();
         let mut counts = Vec::new();
@@ -88,7 +92,25 @@ impl FeatureDict {
         self.names = names;
         self.counts = counts;
         self.rebuild_index();
-        map
+        Some(map)
+    }
+    /// Appends `name` with a new id and count 0, as pushing it and rebuilding the index would
+    /// (a name already present keeps its first id in the index).
+    pub fn append(&mut self, name: &str) -> u32 {
+        let id = self.names.len() as u32;
+        let h = hash(name);
+        self.names.push(name.to_string());
+        self.counts.resize(self.names.len(), 0);
+        let names = &self.names;
+        if self
+            .index
+            .find(h, |&i| names[i as usize] == name && i != id)
+            .is_none()
+        {
+            self.index
+                .insert_unique(h, id, |&i| hash(&names[i as usize]));
+        }
+        id
     }
     pub fn rebuild_index(&mut self) {
         let names = &self.names;

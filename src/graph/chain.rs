@@ -216,9 +216,11 @@ pub const EDGE_PAIR: usize = 2;
 struct ExpandedNames {
     text: String,
     items: Vec<(u32, u32, u32, f64)>,
-    /// Per item, its name's hash and its id in the dictionary as the batch began
-    /// (`u32::MAX` when it was not there yet).
-    known: Vec<(u64, u32)>,
+    /// Per position, (id, value) with the ids of the dictionary as the batch began; `u32::MAX`
+    /// where the name was not there yet.
+    state: Vec<Vec<(u32, f64)>>,
+    /// Those names: (position, index in `state[position]`, hash, item).
+    missing: Vec<(u32, u32, u64, u32)>,
 }
 
 impl ExpandedNames {
@@ -227,22 +229,24 @@ impl ExpandedNames {
         self.text.push_str(name);
         self.items.push((t as u32, a, self.text.len() as u32, v));
     }
-    fn iter(&self) -> impl Iterator<Item = (usize, &str, f64)> {
-        self.items
-            .iter()
-            .map(|&(t, a, b, v)| (t as usize, &self.text[a as usize..b as usize], v))
+    fn name(&self, item: u32) -> &str {
+        let (_, a, b, _) = self.items[item as usize];
+        &self.text[a as usize..b as usize]
     }
-    /// Hashes every name and looks it up in `dict` (read only, so batches do this in parallel).
-    fn look_up(&mut self, dict: &FeatureDict) {
-        self.known = self
-            .items
-            .iter()
-            .map(|&(_, a, b, _)| {
-                let name = &self.text[a as usize..b as usize];
-                let h = crate::data::features::hash(name);
-                (h, dict.find_hashed(h, name).unwrap_or(u32::MAX))
-            })
-            .collect();
+    /// Hashes every name and looks it up in `dict` (read only, so batches do this in
+    /// parallel), building the sequence's `state` rows for `len` positions.
+    fn look_up(&mut self, dict: &FeatureDict, len: usize) {
+        self.state = vec![Vec::new(); len];
+        for (i, &(t, a, b, v)) in self.items.iter().enumerate() {
+            let name = &self.text[a as usize..b as usize];
+            let h = crate::data::features::hash(name);
+            let row = &mut self.state[t as usize];
+            let id = dict.find_hashed(h, name).unwrap_or_else(|| {
+                self.missing.push((t, row.len() as u32, h, i as u32));
+                u32::MAX
+            });
+            row.push((id, v));
+        }
     }
 }
 
@@ -321,8 +325,9 @@ fn count_features(
     let mut buf = String::new();
     // Expanding features (formatting their names) and hashing them is most of the work and is
     // independent per sequence: batches are expanded and looked up in the dictionary as it
-    // stood before the batch, in parallel; then the names not found are counted in file order,
-    // so dictionary ids are the same as a serial pass gives. A batch bounds the names held.
+    // stood before the batch, in parallel; then the names not found are added in file order,
+    // so dictionary ids are the same as a serial pass gives, and the counts are taken from the
+    // ids at the end, in parallel. A batch bounds the names held.
     const BATCH: usize = 512;
     let mut expanded: Vec<ExpandedNames> = vec![];
     for (i, s) in corpus.sequences.iter().enumerate() {
@@ -335,27 +340,22 @@ fn count_features(
                 .map(|s| {
                     let mut e = ExpandedNames::default();
                     expand_state_features(template, ner, s, |t, name, v| e.push(t, name, v));
-                    e.look_up(dict);
+                    e.look_up(dict, s.len());
                     e
                 })
                 .collect_into_vec(&mut expanded);
             expanded.reverse();
         }
-        let names = expanded.pop().expect("expanded with its batch");
+        let mut names = expanded.pop().expect("expanded with its batch");
+        for &(t, k, h, item) in &names.missing {
+            let id = c.state.insert_hashed(h, names.name(item));
+            names.state[t as usize][k as usize].0 = id;
+        }
         let mut sf = SeqFeatures {
-            state: vec![Vec::new(); s.len()],
+            state: std::mem::take(&mut names.state),
             trans: Vec::with_capacity(s.len()),
             skip: vec![],
         };
-        for ((t, name, v), &(h, id)) in names.iter().zip(&names.known) {
-            let id = if id == u32::MAX {
-                c.state.count_hashed(h, name)
-            } else {
-                c.state.bump(id);
-                id
-            };
-            sf.state[t].push((id, v));
-        }
         if let Some(o) = &options.skip {
             let (n, all) = expand_skip_features(ner, s, o.max_edges, |u, v, name| {
                 let id = c.skip.count(name);
@@ -382,33 +382,53 @@ fn count_features(
         }
         c.raw.push(sf);
     }
+    c.state.counts = state_counts(&c.raw, c.state.len());
     c
+}
+
+/// How many times each state feature occurs in `raw`: per-thread histograms, added.
+fn state_counts(raw: &[SeqFeatures], n: usize) -> Vec<u64> {
+    use rayon::prelude::*;
+    let block = raw.len().div_ceil(rayon::current_num_threads()).max(1);
+    raw.par_chunks(block)
+        .map(|seqs| {
+            let mut h = vec![0u64; n];
+            for id in seqs.iter().flat_map(|s| s.state.iter().flatten()) {
+                h[id.0 as usize] += 1;
+            }
+            h
+        })
+        .reduce_with(|mut a, b| {
+            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+            a
+        })
+        .unwrap_or_else(|| vec![0; n])
 }
 
 impl Counted {
     /// Drops features seen fewer than `min_freq` times (renumbering the rest) and adds the
     /// always-on label bias when asked.
     fn prune(&mut self, min_freq: u64, label_bias: bool) {
+        use rayon::prelude::*;
         let smap = self.state.prune(min_freq);
         let tmap = self.trans.prune(min_freq);
-        let bias = label_bias.then(|| {
-            let id = self.state.names.len() as u32;
-            self.state.names.push(BIAS_FEATURE.to_string());
-            self.state.rebuild_index();
-            id
-        });
-        for sf in &mut self.raw {
+        let bias = label_bias.then(|| self.state.append(BIAS_FEATURE));
+        if smap.is_none() && tmap.is_none() && bias.is_none() {
+            return;
+        }
+        self.raw.par_iter_mut().for_each(|sf| {
             for ids in &mut sf.state {
-                *ids = ids
-                    .iter()
-                    .filter_map(|&(i, v)| smap[i as usize].map(|j| (j, v)))
-                    .collect();
+                if let Some(m) = &smap {
+                    ids.retain_mut(|(i, _)| m[*i as usize].map(|j| *i = j).is_some());
+                }
                 ids.extend(bias.map(|b| (b, 1.0)));
             }
-            for ids in &mut sf.trans {
-                *ids = ids.iter().filter_map(|&i| tmap[i as usize]).collect();
+            if let Some(m) = &tmap {
+                for ids in &mut sf.trans {
+                    ids.retain_mut(|i| m[*i as usize].map(|j| *i = j).is_some());
+                }
             }
-        }
+        });
     }
 
     /// The state, transition and edge-pair layouts: dense, or only the feature–label pairs

@@ -144,12 +144,12 @@ impl FactorialCrf {
             raw.push(per);
         }
         let map = features.prune(options.min_freq);
-        let bias = features.names.len() as u32;
-        features.names.push(BIAS_FEATURE.to_string());
-        features.rebuild_index();
+        let bias = features.append(BIAS_FEATURE);
         for per in &mut raw {
             for ids in per.iter_mut() {
-                *ids = ids.iter().filter_map(|&i| map[i as usize]).collect();
+                if let Some(m) = &map {
+                    ids.retain_mut(|i| m[*i as usize].map(|j| *i = j).is_some());
+                }
                 ids.push(bias);
             }
         }

@@ -206,15 +206,21 @@ pub fn read_weights(family: &dyn Family, text: &str, file: &str) -> Result<Vec<f
 }
 
 /// Writes `model.json` and `weights.bin` (little-endian f64) into a run directory.
+/// The weights and the model file are written side by side (on the caller's rayon pool):
+/// with millions of weights and features each takes a noticeable, serial moment.
 pub fn save(dir: &Path, family: &dyn Family, theta: &[f64]) -> Result<()> {
-    let mut bytes = Vec::with_capacity(theta.len() * 8);
-    for w in theta {
-        bytes.extend_from_slice(&w.to_le_bytes());
-    }
-    crate::util::write_atomic(&dir.join("weights.bin"), &bytes)?;
-    let value = crate::util::versioned(family.to_json()?);
-    let text = serde_json::to_string(&value).map_err(|e| Error::invalid(e.to_string()))?;
-    crate::util::write_atomic(&dir.join("model.json"), text.as_bytes())
+    let (weights, model) = rayon::join(
+        || {
+            let bytes: Vec<u8> = theta.iter().flat_map(|w| w.to_le_bytes()).collect();
+            crate::util::write_atomic(&dir.join("weights.bin"), &bytes)
+        },
+        || {
+            let value = crate::util::versioned(family.to_json()?);
+            let text = serde_json::to_string(&value).map_err(|e| Error::invalid(e.to_string()))?;
+            crate::util::write_atomic(&dir.join("model.json"), text.as_bytes())
+        },
+    );
+    weights.and(model)
 }
 
 /// Reads a model saved by [`save`] (a run directory).

@@ -29,7 +29,15 @@ impl Prior {
     }
     pub fn penalty(&self, theta: &[f64]) -> f64 {
         match self.sigma2 {
-            Some(s2) => theta.iter().map(|x| x * x).sum::<f64>() / (2.0 * s2),
+            // Blocks summed in order: the same bits on any number of threads.
+            Some(s2) => {
+                use rayon::prelude::*;
+                let parts: Vec<f64> = theta
+                    .par_chunks(1 << 15)
+                    .map(|c| c.iter().map(|x| x * x).sum::<f64>())
+                    .collect();
+                parts.iter().sum::<f64>() / (2.0 * s2)
+            }
             None => 0.0,
         }
     }
@@ -208,19 +216,12 @@ impl<'a> DatasetObjective<'a> {
         let n = self.model.n_params;
         let mut grad = grad;
         // The first worker adds straight into the caller's gradient; the others into their
-        // own buffers, added to it afterwards in worker order.
-        if let Some(g) = grad.as_deref_mut() {
-            g.fill(0.0);
-        }
-        for (i, l) in self.locals.iter().enumerate() {
+        // own buffers, added to it afterwards in worker order. Each worker zeroes its own.
+        for l in &self.locals {
             let mut l = l.lock().unwrap();
             l.value = 0.0;
             l.ops = 0;
             l.unconverged = 0;
-            if want_grad && i > 0 {
-                l.grad.clear();
-                l.grad.resize(n, 0.0);
-            }
         }
         let first = Mutex::new(grad.as_deref_mut());
         let model = self.model;
@@ -239,8 +240,17 @@ impl<'a> DatasetObjective<'a> {
                     };
                     let mut own = std::mem::take(&mut l.grad);
                     let g_out: &mut [f64] = match first {
-                        Some(g) => g,
-                        None => &mut own,
+                        Some(g) => {
+                            g.fill(0.0);
+                            g
+                        }
+                        None => {
+                            if want_grad {
+                                own.clear();
+                                own.resize(n, 0.0);
+                            }
+                            &mut own
+                        }
                     };
                     for (i, (inst, plan)) in self.instances[range.clone()]
                         .iter()
@@ -331,8 +341,9 @@ impl<'a> DatasetObjective<'a> {
                     });
             });
         }
+        let penalty = self.pool.install(|| self.prior.penalty(theta));
         Evaluation {
-            objective: -value + self.prior.penalty(theta),
+            objective: -value + penalty,
             value,
             ops,
             unconverged,

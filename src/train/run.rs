@@ -308,7 +308,7 @@ fn run_inner(
         summary.bp_unconverged = l.bp_unconverged;
     }
     summary.stop_reason = Some(result.reason);
-    family::save(out, fam.as_ref(), &result.theta)?;
+    pool.install(|| family::save(out, fam.as_ref(), &result.theta))?;
     summary.param_error = fam.reference_theta(&spec.train).map(|t0| {
         t0.iter()
             .zip(&result.theta)
