@@ -32,6 +32,9 @@ pub struct ChainWork {
     alpha: Vec<f64>,
     beta: Vec<f64>,
     c: Vec<f64>,
+    /// `s_t(y)·β_t(y)/c_t`, `n × l` (row 0 unused): the backward pass's weights, which the
+    /// pair expectations reuse.
+    sb: Vec<f64>,
     tmp: Vec<f64>,
     back: Vec<u32>,
     /// A product chain's entry offsets of one factor (see [`ProductLayout::entry_parts`]) and
@@ -59,6 +62,102 @@ crate::wide_fn!(
     /// [`ChainWork::forward_backward`].
     pub fn add_expectations(w: &mut ChainWork, inst: &Instance, lay: &ChainLayout, dphi: &mut [f64], scale: f64) = ChainWork::add_expectations_body;
 );
+
+/// `out[c] = Σ_r v[r]·m[r·l + c]` (`m` is `l × l`, `l = v.len()`), each sum in `r` order from
+/// zero, skipping `v[r] = 0`: the same bits as row-by-row axpys into `out`, with up to sixteen
+/// columns at a time held in registers instead of `out` loaded and stored for every row.
+#[inline(always)]
+fn vec_mat(v: &[f64], m: &[f64], out: &mut [f64]) {
+    let l = v.len();
+    let mut c = 0;
+    // Sixteen columns per pass: four independent vector sums, so the adds overlap.
+    while c + 16 <= l {
+        vec_mat_block::<16>(v, m, c, out);
+        c += 16;
+    }
+    if c + 8 <= l {
+        vec_mat_block::<8>(v, m, c, out);
+        c += 8;
+    }
+    if c + 4 <= l {
+        vec_mat_block::<4>(v, m, c, out);
+        c += 4;
+    }
+    if c + 2 <= l {
+        vec_mat_block::<2>(v, m, c, out);
+        c += 2;
+    }
+    if c < l {
+        vec_mat_block::<1>(v, m, c, out);
+    }
+}
+
+#[inline(always)]
+fn vec_mat_block<const W: usize>(v: &[f64], m: &[f64], c: usize, out: &mut [f64]) {
+    let l = v.len();
+    let mut acc = [0.0f64; W];
+    for (r, &a) in v.iter().enumerate() {
+        if a == 0.0 {
+            continue;
+        }
+        let row: &[f64; W] = m[r * l + c..r * l + c + W].try_into().unwrap();
+        for k in 0..W {
+            acc[k] += a * row[k];
+        }
+    }
+    out[c..c + W].copy_from_slice(&acc);
+}
+
+/// Pair expectations of a run of positions sharing one table `d` (`l × l`) and matrix `m`:
+/// `d[y', y] += (scale·α_{t−1}(y') · m[y', y]) · sb_t(y)` for each position t in order, where
+/// `alpha` and `sb` hold the run's rows. Up to sixteen entries of `d` stay in registers over
+/// the run.
+#[inline(always)]
+fn pair_expectations(d: &mut [f64], m: &[f64], alpha: &[f64], sb: &[f64], l: usize, scale: f64) {
+    for yp in 0..l {
+        let mut c = 0;
+        while c + 16 <= l {
+            pair_block::<16>(d, m, alpha, sb, l, scale, yp, c);
+            c += 16;
+        }
+        for w in [8, 4, 2, 1] {
+            if c + w <= l {
+                match w {
+                    8 => pair_block::<8>(d, m, alpha, sb, l, scale, yp, c),
+                    4 => pair_block::<4>(d, m, alpha, sb, l, scale, yp, c),
+                    2 => pair_block::<2>(d, m, alpha, sb, l, scale, yp, c),
+                    _ => pair_block::<1>(d, m, alpha, sb, l, scale, yp, c),
+                }
+                c += w;
+            }
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn pair_block<const W: usize>(
+    d: &mut [f64],
+    m: &[f64],
+    alpha: &[f64],
+    sb: &[f64],
+    l: usize,
+    scale: f64,
+    yp: usize,
+    c: usize,
+) {
+    let at = yp * l + c;
+    let mut acc: [f64; W] = d[at..at + W].try_into().unwrap();
+    let mv: &[f64; W] = m[at..at + W].try_into().unwrap();
+    for (a, s) in alpha.chunks_exact(l).zip(sb.chunks_exact(l)) {
+        let a = scale * a[yp];
+        let s: &[f64; W] = s[c..c + W].try_into().unwrap();
+        for k in 0..W {
+            acc[k] += a * mv[k] * s[k];
+        }
+    }
+    d[at..at + W].copy_from_slice(&acc);
+}
 
 impl ChainWork {
     /// Collects the unary and pairwise log potentials of `inst` from its tables.
@@ -169,17 +268,8 @@ impl ChainWork {
             } else {
                 let k = self.m_id[t] as usize;
                 let m = &self.m[k * l2..(k + 1) * l2];
-                self.tmp.fill(0.0);
                 let prev = &self.alpha[(t - 1) * l..t * l];
-                for (yp, &a) in prev.iter().enumerate() {
-                    if a == 0.0 {
-                        continue;
-                    }
-                    let row = &m[yp * l..(yp + 1) * l];
-                    for (acc, &x) in self.tmp.iter_mut().zip(row) {
-                        *acc += a * x;
-                    }
-                }
+                vec_mat(prev, m, &mut self.tmp);
                 let s = &self.s[t * l..(t + 1) * l];
                 for ((a, &x), &sv) in self.alpha[t * l..(t + 1) * l]
                     .iter_mut()
@@ -205,24 +295,22 @@ impl ChainWork {
         self.ops += ((n.saturating_sub(1)) * l2) as u64;
         // Backward: beta[t] scaled so that alpha[t]·beta[t] is the node marginal.
         self.beta[(n - 1) * l..].fill(1.0);
+        self.sb.resize(n * l, 0.0);
         for t in (1..n).rev() {
             let k = self.m_id[t] as usize;
             let mt = &self.mt[k * l2..(k + 1) * l2];
             let inv = 1.0 / self.c[t];
             let (head, tail) = self.beta.split_at_mut(t * l);
-            let out = &mut head[(t - 1) * l..t * l];
-            out.fill(0.0);
-            // β_{t−1}(y') = Σ_y M(y', y)·s_t(y)·β_t(y)/c_t, as axpys over rows of Mᵀ.
-            for (y, (&sv, &b)) in self.s[t * l..(t + 1) * l]
-                .iter()
+            let w = &mut self.sb[t * l..(t + 1) * l];
+            for ((w, &sv), &b) in w
+                .iter_mut()
+                .zip(&self.s[t * l..(t + 1) * l])
                 .zip(&tail[..l])
-                .enumerate()
             {
-                let w = sv * b * inv;
-                for (o, &x) in out.iter_mut().zip(&mt[y * l..(y + 1) * l]) {
-                    *o += w * x;
-                }
+                *w = sv * b * inv;
             }
+            // β_{t−1}(y') = Σ_y M(y', y)·s_t(y)·β_t(y)/c_t: the weights times rows of Mᵀ.
+            vec_mat(w, mt, &mut head[(t - 1) * l..t * l]);
         }
         self.ops += ((n.saturating_sub(1)) * l2) as u64;
         self.log_z = log_z;
@@ -318,38 +406,51 @@ impl ChainWork {
                 }
             }
         }
+        if self.scaled {
+            // Positions whose pair factors share their tables (one `m_id`) are a run: each
+            // entry of a shared table takes the run's terms in position order, held in
+            // registers across the run rather than loaded and stored per position.
+            let mut t = 1;
+            while t < n {
+                let k = self.m_id[t];
+                let mut end = t + 1;
+                while end < n && self.m_id[end] == k {
+                    end += 1;
+                }
+                // (`prepare` gives positions one `m_id` only when their pair factors have the
+                // same slots. Two factors of a position on one slot keep the per-position order.)
+                let fs = lay.pair(t);
+                let slot = |f: &u32| inst.factors[*f as usize].slot;
+                let distinct = fs
+                    .iter()
+                    .enumerate()
+                    .all(|(i, f)| fs[..i].iter().all(|g| slot(g) != slot(f)));
+                let end = if distinct { end } else { t + 1 };
+                let runs = end - t;
+                let m = &self.m[k as usize * l2..(k as usize + 1) * l2];
+                for &f in fs {
+                    let off = inst.table_offset(&inst.factors[f as usize]);
+                    pair_expectations(
+                        &mut dphi[off..off + l2],
+                        m,
+                        &self.alpha[(t - 1) * l..(end - 1) * l],
+                        &self.sb[t * l..end * l],
+                        l,
+                        scale,
+                    );
+                }
+                self.ops += (fs.len() * l2 * runs) as u64;
+                t = end;
+            }
+            return;
+        }
         for t in 1..n {
             let fs = lay.pair(t);
-            if fs.is_empty() {
-                continue;
-            }
-            if self.scaled {
-                let k = self.m_id[t] as usize;
-                let inv = 1.0 / self.c[t];
-                for y in 0..l {
-                    self.tmp[y] = self.s[t * l + y] * self.beta[t * l + y] * inv;
-                }
-                let m = &self.m[k * l2..(k + 1) * l2];
-                for &f in fs {
-                    let off = inst.table_offset(&inst.factors[f as usize]);
-                    let d = &mut dphi[off..off + l2];
-                    for yp in 0..l {
-                        let a = scale * self.alpha[(t - 1) * l + yp];
-                        let row = &m[yp * l..(yp + 1) * l];
-                        for ((o, &mv), &sb) in
-                            d[yp * l..(yp + 1) * l].iter_mut().zip(row).zip(&self.tmp)
-                        {
-                            *o += a * mv * sb;
-                        }
-                    }
-                }
-            } else {
-                for &f in fs {
-                    let off = inst.table_offset(&inst.factors[f as usize]);
-                    for yp in 0..l {
-                        for y in 0..l {
-                            dphi[off + yp * l + y] += scale * self.pair_marginal(t, yp, y);
-                        }
+            for &f in fs {
+                let off = inst.table_offset(&inst.factors[f as usize]);
+                for yp in 0..l {
+                    for y in 0..l {
+                        dphi[off + yp * l + y] += scale * self.pair_marginal(t, yp, y);
                     }
                 }
             }
