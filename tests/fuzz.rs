@@ -512,6 +512,40 @@ fn exercise(fam: &dyn Family, corpus: &Corpus) -> Result<(), String> {
     Ok(())
 }
 
+/// A zip archive with one stored `.mrg` entry, built by hand (local header, data, central
+/// directory, end record) so the fuzzer starts from a valid archive.
+fn treebank_zip_seed() -> Vec<u8> {
+    let name = b"t/wsj_0001.mrg";
+    let data = b"( (NP (DT a) (NN b)))\n";
+    let mut crc = flate2::Crc::new();
+    crc.update(data);
+    let (crc, n) = (crc.sum(), data.len() as u32);
+    let mut z = Vec::new();
+    z.extend_from_slice(b"PK\x03\x04\x14\x00\x00\x00\x00\x00\x00\x00\x00\x00");
+    for v in [crc, n, n] {
+        z.extend_from_slice(&v.to_le_bytes());
+    }
+    z.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    z.extend_from_slice(&0u16.to_le_bytes());
+    z.extend_from_slice(name);
+    z.extend_from_slice(data);
+    let cd = z.len() as u32;
+    z.extend_from_slice(b"PK\x01\x02\x14\x00\x14\x00\x00\x00\x00\x00\x00\x00\x00\x00");
+    for v in [crc, n, n] {
+        z.extend_from_slice(&v.to_le_bytes());
+    }
+    z.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    z.extend_from_slice(&[0u8; 12]); // extra, comment, disk, internal and external attributes
+    z.extend_from_slice(&0u32.to_le_bytes()); // the local header's offset
+    z.extend_from_slice(name);
+    let cd_len = z.len() as u32 - cd;
+    z.extend_from_slice(b"PK\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00");
+    z.extend_from_slice(&cd_len.to_le_bytes());
+    z.extend_from_slice(&cd.to_le_bytes());
+    z.extend_from_slice(&0u16.to_le_bytes());
+    z
+}
+
 fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
     let mut ts = vec![];
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
@@ -594,6 +628,28 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
                 let spec = ModelSpec::Boltzmann(Default::default());
                 let (fam, _) = spec.fit(&c, None).map_err(e)?;
                 exercise(fam.as_ref(), &c)?;
+            }
+            Ok(())
+        }),
+    });
+    ts.push(Target {
+        name: "treebank",
+        seeds: vec![
+            b"( (S (NP-SBJ-1 (NNP Mr.) (-NONE- *T*-1)) (VP (VBD said) (NP=2 (DT a) (JJ b) (NN c)))\n (. .)))\n".to_vec(),
+            treebank_zip_seed(),
+        ],
+        json: false,
+        dictionary: &["(", ")", "-NONE-", "PK\x03\x04", "PK\x01\x02", "PK\x05\x06", ".mrg"],
+        run: Box::new(move |b| {
+            use piecewise_lab::data::treebank as tb;
+            for f in tb::parse_treebank_bytes(b, "fuzz.mrg").map_err(e)? {
+                for mut t in f.trees {
+                    tb::normalise(&mut t);
+                    if tb::reserved_label(&t).is_none() {
+                        let bin = tb::binarise(&t, tb::Binarisation::default());
+                        assert_eq!(tb::debinarise(&bin), t, "binarisation inverted");
+                    }
+                }
             }
             Ok(())
         }),
@@ -1026,4 +1082,14 @@ fn no_input_makes_the_readers_or_model_files_panic() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// The hand-built archive the treebank target starts from is a valid zip with its tree.
+#[test]
+fn the_treebank_seed_archive_reads() {
+    let files =
+        piecewise_lab::data::treebank::parse_treebank_bytes(&treebank_zip_seed(), "seed").unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].name, "wsj_0001.mrg");
+    assert_eq!(files[0].trees[0].words(), ["a", "b"]);
 }

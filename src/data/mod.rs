@@ -10,6 +10,7 @@ pub mod seminars;
 pub mod synth;
 pub mod synth_loopy;
 pub mod template;
+pub mod treebank;
 pub mod uai;
 
 pub use conll::{read_conll, Corpus, Sequence};
