@@ -29,6 +29,50 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Length of the blocks [`dot_blocks`] sums separately.
+pub const DOT_BLOCK: usize = 1 << 15;
+
+/// ndarray 0.16's `unrolled_dot` (what argmin's `dot` on `Array1<f64>` runs): eight partial
+/// sums, combined in its order, so dot products round exactly as argmin's do.
+pub fn dot8(xs: &[f64], ys: &[f64]) -> f64 {
+    debug_assert_eq!(xs.len(), ys.len());
+    let n = xs.len().min(ys.len());
+    let (xs, ys) = (&xs[..n], &ys[..n]);
+    let mut p = [0.0f64; 8];
+    let body = n / 8 * 8;
+    for (xc, yc) in xs[..body].chunks_exact(8).zip(ys[..body].chunks_exact(8)) {
+        for k in 0..8 {
+            p[k] += xc[k] * yc[k];
+        }
+    }
+    let mut sum = 0.0;
+    sum += p[0] + p[4];
+    sum += p[1] + p[5];
+    sum += p[2] + p[6];
+    sum += p[3] + p[7];
+    for (&x, &y) in xs[body..].iter().zip(&ys[body..]).take(7) {
+        sum += x * y;
+    }
+    sum
+}
+
+/// `aᵀb`: the [`dot8`] of each [`DOT_BLOCK`]-long block on the current rayon pool, summed
+/// block by block in order — the same bits on any number of threads ([`dot8`]'s below one
+/// block). For parameter-sized vectors (L-BFGS, the prior), which a serial pass would leave
+/// on one core.
+pub fn dot_blocks(a: &[f64], b: &[f64]) -> f64 {
+    use rayon::prelude::*;
+    if a.len() <= DOT_BLOCK {
+        return dot8(a, b);
+    }
+    let mut parts = Vec::with_capacity(a.len().div_ceil(DOT_BLOCK));
+    a.par_chunks(DOT_BLOCK)
+        .zip(b.par_chunks(DOT_BLOCK))
+        .map(|(a, b)| dot8(a, b))
+        .collect_into_vec(&mut parts);
+    parts.iter().sum()
+}
+
 /// Whether the CPU runs AVX2 (checked once; the answer is cached).
 #[inline]
 pub fn has_avx2() -> bool {

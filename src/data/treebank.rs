@@ -31,12 +31,6 @@ impl Tree {
             children: Vec::new(),
         }
     }
-    pub fn node(label: &str, children: Vec<Tree>) -> Tree {
-        Tree {
-            label: label.to_string(),
-            children,
-        }
-    }
     pub fn is_leaf(&self) -> bool {
         self.children.is_empty()
     }
@@ -59,10 +53,6 @@ impl Tree {
     }
     pub fn words(&self) -> Vec<&str> {
         self.tagged_words().into_iter().map(|(_, w)| w).collect()
-    }
-    /// Number of nodes, leaves included.
-    pub fn size(&self) -> usize {
-        1 + self.children.iter().map(Tree::size).sum::<usize>()
     }
 }
 

@@ -68,28 +68,32 @@ crate::wide_fn!(
 /// columns at a time held in registers instead of `out` loaded and stored for every row.
 #[inline(always)]
 fn vec_mat(v: &[f64], m: &[f64], out: &mut [f64]) {
-    let l = v.len();
-    let mut c = 0;
-    // Sixteen columns per pass: four independent vector sums, so the adds overlap.
-    while c + 16 <= l {
-        vec_mat_block::<16>(v, m, c, out);
-        c += 16;
+    for (c, w) in column_blocks(v.len()) {
+        match w {
+            16 => vec_mat_block::<16>(v, m, c, out),
+            8 => vec_mat_block::<8>(v, m, c, out),
+            4 => vec_mat_block::<4>(v, m, c, out),
+            2 => vec_mat_block::<2>(v, m, c, out),
+            _ => vec_mat_block::<1>(v, m, c, out),
+        }
     }
-    if c + 8 <= l {
-        vec_mat_block::<8>(v, m, c, out);
-        c += 8;
-    }
-    if c + 4 <= l {
-        vec_mat_block::<4>(v, m, c, out);
-        c += 4;
-    }
-    if c + 2 <= l {
-        vec_mat_block::<2>(v, m, c, out);
-        c += 2;
-    }
-    if c < l {
-        vec_mat_block::<1>(v, m, c, out);
-    }
+}
+
+/// `0..l` as (start, width) blocks: sixteen columns at a time (four independent vector sums,
+/// so the adds overlap), then at most one block each of 8, 4, 2 and 1.
+#[inline(always)]
+fn column_blocks(l: usize) -> impl Iterator<Item = (usize, usize)> {
+    let full = l / 16;
+    let tail = [8, 4, 2, 1].into_iter().scan(full * 16, move |c, w| {
+        let at = *c;
+        if at + w <= l {
+            *c += w;
+            Some(Some((at, w)))
+        } else {
+            Some(None)
+        }
+    });
+    (0..full).map(|b| (b * 16, 16)).chain(tail.flatten())
 }
 
 #[inline(always)]
@@ -115,20 +119,13 @@ fn vec_mat_block<const W: usize>(v: &[f64], m: &[f64], c: usize, out: &mut [f64]
 #[inline(always)]
 fn pair_expectations(d: &mut [f64], m: &[f64], alpha: &[f64], sb: &[f64], l: usize, scale: f64) {
     for yp in 0..l {
-        let mut c = 0;
-        while c + 16 <= l {
-            pair_block::<16>(d, m, alpha, sb, l, scale, yp, c);
-            c += 16;
-        }
-        for w in [8, 4, 2, 1] {
-            if c + w <= l {
-                match w {
-                    8 => pair_block::<8>(d, m, alpha, sb, l, scale, yp, c),
-                    4 => pair_block::<4>(d, m, alpha, sb, l, scale, yp, c),
-                    2 => pair_block::<2>(d, m, alpha, sb, l, scale, yp, c),
-                    _ => pair_block::<1>(d, m, alpha, sb, l, scale, yp, c),
-                }
-                c += w;
+        for (c, w) in column_blocks(l) {
+            match w {
+                16 => pair_block::<16>(d, m, alpha, sb, l, scale, yp, c),
+                8 => pair_block::<8>(d, m, alpha, sb, l, scale, yp, c),
+                4 => pair_block::<4>(d, m, alpha, sb, l, scale, yp, c),
+                2 => pair_block::<2>(d, m, alpha, sb, l, scale, yp, c),
+                _ => pair_block::<1>(d, m, alpha, sb, l, scale, yp, c),
             }
         }
     }

@@ -13,6 +13,7 @@
 
 use super::objective::{Evaluation, Objective};
 use crate::error::{Error, Result};
+use crate::util::dot_blocks;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -128,30 +129,6 @@ impl Evaluator<'_, '_> {
     }
 }
 
-/// ndarray 0.16's `unrolled_dot` (what argmin's `dot` on `Array1<f64>` runs): eight partial
-/// sums, combined in its order, so dot products round exactly as argmin's do.
-fn dot(xs: &[f64], ys: &[f64]) -> f64 {
-    debug_assert_eq!(xs.len(), ys.len());
-    let n = xs.len().min(ys.len());
-    let (xs, ys) = (&xs[..n], &ys[..n]);
-    let mut p = [0.0f64; 8];
-    let body = n / 8 * 8;
-    for (xc, yc) in xs[..body].chunks_exact(8).zip(ys[..body].chunks_exact(8)) {
-        for k in 0..8 {
-            p[k] += xc[k] * yc[k];
-        }
-    }
-    let mut sum = 0.0;
-    sum += p[0] + p[4];
-    sum += p[1] + p[5];
-    sum += p[2] + p[6];
-    sum += p[3] + p[7];
-    for (&x, &y) in xs[body..].iter().zip(&ys[body..]).take(7) {
-        sum += x * y;
-    }
-    sum
-}
-
 /// Element-wise vector updates, split over the objective's threads. Each element is computed
 /// the same way on any split, so results do not depend on the thread count.
 struct Vectors<'p> {
@@ -168,23 +145,11 @@ impl Vectors<'_> {
         }
     }
 
-    /// `aᵀb`: the eight-way [`dot`] of each `CHUNK`-long block, on the objective's threads,
-    /// summed block by block in order — the same bits on any number of threads (and argmin's
-    /// bits below one block). Serial dot products were most of what kept a 7.4 M-weight run on
-    /// one core between evaluations.
+    /// [`dot_blocks`] on the objective's threads.
     fn dot(&self, a: &[f64], b: &[f64]) -> f64 {
-        use rayon::prelude::*;
-        if a.len() <= Self::CHUNK {
-            return dot(a, b);
-        }
-        let mut parts = Vec::with_capacity(a.len().div_ceil(Self::CHUNK));
-        self.run(|| {
-            a.par_chunks(Self::CHUNK)
-                .zip(b.par_chunks(Self::CHUNK))
-                .map(|(a, b)| dot(a, b))
-                .collect_into_vec(&mut parts)
-        });
-        parts.iter().sum()
+        let mut r = 0.0;
+        self.run(|| r = dot_blocks(a, b));
+        r
     }
 
     /// `‖x‖₂` by [`Vectors::dot`].
@@ -534,6 +499,21 @@ fn more_thuente(
 /// γ of the cubic interpolating two steps (More and Thuente's cstep, in argmin's arithmetic):
 /// `s·√((θ/s)² − (g1/s)(g2/s))` with s = max(θ, g1, g2), the root's argument clamped at 0 when
 /// `clamp`. Non-finite inputs end the search.
+/// The minimiser of the cubic through `stp` and `other` (values and slopes), taken from
+/// `stp`'s side: `cstep`'s cases 2 and 4, whose arithmetic is the same with `other` = `stx` or
+/// `sty` (the ratio's signs flip together, so the bits do too).
+fn cubic_from(stp: &Step, other: &Step) -> std::result::Result<f64, SearchError> {
+    let theta = 3.0 * (other.fx - stp.fx) / (stp.x - other.x) + other.gx + stp.gx;
+    let mut gamma = cubic_gamma(theta, other.gx, stp.gx, false)?;
+    if stp.x > other.x {
+        gamma = -gamma;
+    }
+    let p = (gamma - stp.gx) + theta;
+    let q = ((gamma - stp.gx) + gamma) + other.gx;
+    let r = p / q;
+    Ok(stp.x + r * (other.x - stp.x))
+}
+
 fn cubic_gamma(theta: f64, g1: f64, g2: f64, clamp: bool) -> std::result::Result<f64, SearchError> {
     let tmp = [theta, g1, g2];
     if tmp.iter().any(|n| !n.is_finite()) {
@@ -606,15 +586,7 @@ fn cstep(
     } else if sgnd < 0.0 {
         info = 2;
         bound = false;
-        let theta = 3.0 * (stx.fx - stp.fx) / (stp.x - stx.x) + stx.gx + stp.gx;
-        let mut gamma = cubic_gamma(theta, stx.gx, stp.gx, false)?;
-        if stp.x > stx.x {
-            gamma = -gamma;
-        }
-        let p = (gamma - stp.gx) + theta;
-        let q = ((gamma - stp.gx) + gamma) + stx.gx;
-        let r = p / q;
-        stpc = stp.x + r * (stx.x - stp.x);
+        stpc = cubic_from(&stp, &stx)?;
         stpq = stp.x + (stp.gx / (stp.gx - stx.gx)) * (stx.x - stp.x);
         if (stpc - stp.x).abs() > (stpq - stp.x).abs() {
             stpf = stpc;
@@ -657,15 +629,7 @@ fn cstep(
         info = 4;
         bound = false;
         if brackt {
-            let theta = 3.0 * (stp.fx - sty.fx) / (sty.x - stp.x) + sty.gx + stp.gx;
-            let mut gamma = cubic_gamma(theta, sty.gx, stp.gx, false)?;
-            if stp.x > sty.x {
-                gamma = -gamma;
-            }
-            let p = (gamma - stp.gx) + theta;
-            let q = ((gamma - stp.gx) + gamma) + sty.gx;
-            let r = p / q;
-            stpc = stp.x + r * (sty.x - stp.x);
+            stpc = cubic_from(&stp, &sty)?;
             stpf = stpc;
         } else if stp.x > stx.x {
             stpf = stpmax;
@@ -704,6 +668,7 @@ fn cstep(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::util::{dot8 as dot, DOT_BLOCK};
 
     /// f(x) = Σ_i a_i (x_i − c_i)² + (x_0 x_1 − 1)²/4 (convex near its minimum), gradient exact.
     struct Bowl {
@@ -767,14 +732,14 @@ mod tests {
 
     #[test]
     fn a_long_dot_is_its_blocks_summed_in_order_on_any_thread_count() {
-        let n = 3 * Vectors::CHUNK + 1234;
+        let n = 3 * DOT_BLOCK + 1234;
         let xs: Vec<f64> = (0..n)
             .map(|i| ((i * 7919) % 1000) as f64 * 1e-3 - 0.4)
             .collect();
         let ys: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).cos()).collect();
         let want: f64 = xs
-            .chunks(Vectors::CHUNK)
-            .zip(ys.chunks(Vectors::CHUNK))
+            .chunks(DOT_BLOCK)
+            .zip(ys.chunks(DOT_BLOCK))
             .map(|(a, b)| dot(a, b))
             .sum();
         let naive: f64 = xs.iter().zip(&ys).map(|(a, b)| a * b).sum();

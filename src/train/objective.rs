@@ -30,14 +30,7 @@ impl Prior {
     pub fn penalty(&self, theta: &[f64]) -> f64 {
         match self.sigma2 {
             // Blocks summed in order: the same bits on any number of threads.
-            Some(s2) => {
-                use rayon::prelude::*;
-                let parts: Vec<f64> = theta
-                    .par_chunks(1 << 15)
-                    .map(|c| c.iter().map(|x| x * x).sum::<f64>())
-                    .collect();
-                parts.iter().sum::<f64>() / (2.0 * s2)
-            }
+            Some(s2) => crate::util::dot_blocks(theta, theta) / (2.0 * s2),
             None => 0.0,
         }
     }
