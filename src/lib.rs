@@ -13,6 +13,7 @@ pub mod error;
 pub mod estimators;
 pub mod eval;
 pub mod experiments;
+pub mod grammar;
 pub mod graph;
 pub mod inference;
 pub mod settings;
