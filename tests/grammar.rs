@@ -104,10 +104,11 @@ fn all_trees(g: &Grammar, s: &Sentence) -> Vec<ChartTree> {
 }
 
 fn global_score(g: &Grammar, theta: &[f64], s: &Sentence, t: &ChartTree) -> f64 {
-    t.edges
-        .iter()
-        .map(|&(r, i, k, j)| edge_score(g, theta, s, r, i, k, j))
-        .sum::<f64>()
+    theta[g.root_param(t.root)]
+        + t.edges
+            .iter()
+            .map(|&(r, i, k, j)| edge_score(g, theta, s, r, i, k, j))
+            .sum::<f64>()
         + t.tags
             .iter()
             .map(|&(i, a)| leaf_score(g, theta, s, i, a))
@@ -116,6 +117,7 @@ fn global_score(g: &Grammar, theta: &[f64], s: &Sentence, t: &ChartTree) -> f64 
 
 /// log p(r, k | A, i, j) from the definition (001 §5): the edge's score against every rule of
 /// A (and, split variant, every split point); `nota` adds the outcome with potential 1.
+#[allow(clippy::too_many_arguments)]
 fn local_log_p(
     g: &Grammar,
     theta: &[f64],
@@ -149,22 +151,35 @@ fn local_log_p(
     }
 }
 
+/// log p(X | TOP) among the root labels (and NOTA).
+fn root_log_p(g: &Grammar, theta: &[f64], root: u32, nota: bool) -> f64 {
+    let mut all: Vec<f64> = (0..g.labels.len() as u32)
+        .filter(|&a| g.is_root[a as usize])
+        .map(|a| theta[g.root_param(a)])
+        .collect();
+    if nota {
+        all.push(0.0);
+    }
+    theta[g.root_param(root)] - log_sum_exp(&all)
+}
+
 fn local_tree_score(g: &Grammar, theta: &[f64], s: &Sentence, t: &ChartTree) -> f64 {
-    t.edges
-        .iter()
-        .map(|&(r, i, k, j)| {
-            local_log_p(
-                g,
-                theta,
-                s,
-                Some((r, k)),
-                g.rules[r as usize].a,
-                i,
-                j,
-                false,
-            )
-        })
-        .sum()
+    root_log_p(g, theta, t.root, false)
+        + t.edges
+            .iter()
+            .map(|&(r, i, k, j)| {
+                local_log_p(
+                    g,
+                    theta,
+                    s,
+                    Some((r, k)),
+                    g.rules[r as usize].a,
+                    i,
+                    j,
+                    false,
+                )
+            })
+            .sum::<f64>()
 }
 
 fn sentences(g: &Grammar) -> Vec<Sentence> {
@@ -299,22 +314,23 @@ fn objectives_match_their_definitions_and_gradients_match_differences() {
             fd_check(&g, s, &list, &theta);
             // MECFG: Σ over gold expansions of log p(B C [, k] | A, i, j).
             terms(&GrammarEstimator::Memm, s, &[], &mut list);
-            let want: f64 = gold
-                .binary
-                .iter()
-                .map(|&(r, i, k, j)| {
-                    local_log_p(
-                        &g,
-                        &theta,
-                        s,
-                        Some((r, k as usize)),
-                        g.rules[r as usize].a,
-                        i as usize,
-                        j as usize,
-                        false,
-                    )
-                })
-                .sum();
+            let want: f64 = root_log_p(&g, &theta, gold.root, false)
+                + gold
+                    .binary
+                    .iter()
+                    .map(|&(r, i, k, j)| {
+                        local_log_p(
+                            &g,
+                            &theta,
+                            s,
+                            Some((r, k as usize)),
+                            g.rules[r as usize].a,
+                            i as usize,
+                            j as usize,
+                            false,
+                        )
+                    })
+                    .sum::<f64>();
             let got = evaluate_terms(&g, &theta, s, &list, None, &mut w).unwrap();
             assert!((got - want).abs() < 1e-10, "memm {got} vs {want}");
             fd_check(&g, s, &list, &theta);
@@ -332,25 +348,27 @@ fn objectives_match_their_definitions_and_gradients_match_differences() {
                 })
                 .collect();
             let est = GrammarEstimator::Nota {
+                per_sentence: None,
                 selection: Default::default(),
             };
             terms(&est, s, &wrong, &mut list);
-            let want: f64 = gold
-                .binary
-                .iter()
-                .map(|&(r, i, k, j)| {
-                    local_log_p(
-                        &g,
-                        &theta,
-                        s,
-                        Some((r, k as usize)),
-                        g.rules[r as usize].a,
-                        i as usize,
-                        j as usize,
-                        true,
-                    )
-                })
-                .sum::<f64>()
+            let want: f64 = root_log_p(&g, &theta, gold.root, true)
+                + gold
+                    .binary
+                    .iter()
+                    .map(|&(r, i, k, j)| {
+                        local_log_p(
+                            &g,
+                            &theta,
+                            s,
+                            Some((r, k as usize)),
+                            g.rules[r as usize].a,
+                            i as usize,
+                            j as usize,
+                            true,
+                        )
+                    })
+                    .sum::<f64>()
                 + wrong
                     .iter()
                     .map(|&(a, i, j)| {

@@ -389,3 +389,90 @@ fn generate_hmm(a: Generate) -> Result<()> {
     }
     Ok(())
 }
+
+#[derive(Args)]
+pub struct EvalbArgs {
+    /// Gold trees (bracketed, `.mrg` or one tree a line).
+    #[arg(long)]
+    pub gold: PathBuf,
+    /// Test trees over the same words, in the same order.
+    #[arg(long)]
+    pub test: PathBuf,
+    /// Leave out sentences longer than this (EVALB's length: every word but -NONE-).
+    #[arg(long)]
+    pub cutoff: Option<usize>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Labelled bracket P / R / F1 and tagging accuracy as EVALB with COLLINS.prm.
+pub fn evalb(a: EvalbArgs) -> Result<()> {
+    use crate::data::treebank::{normalise, parse_trees};
+    use crate::eval::evalb::{evalb, EvalbParams};
+    let read = |p: &PathBuf| -> Result<Vec<crate::data::treebank::Tree>> {
+        let text = crate::util::read_text(p)?;
+        let mut trees = parse_trees(&text, &p.display().to_string())?;
+        trees.iter_mut().for_each(normalise);
+        Ok(trees)
+    };
+    let (gold, test) = (read(&a.gold)?, read(&a.test)?);
+    let s = evalb(&gold, &test, &EvalbParams::collins(a.cutoff))?;
+    if a.json {
+        let v = serde_json::json!({
+            "score": s, "precision": s.precision(), "recall": s.recall(),
+            "f1": s.f1(), "tagging": s.tagging(),
+        });
+        println!("{v}");
+    } else {
+        println!(
+            "sentences {} (errors {}), brackets gold {} test {} matched {}\nP {:.2}  R {:.2}  F1 {:.2}  tagging {:.2}  exact {}",
+            s.sentences,
+            s.errors,
+            s.gold_brackets,
+            s.test_brackets,
+            s.matched,
+            s.precision(),
+            s.recall(),
+            s.f1(),
+            s.tagging(),
+            s.exact
+        );
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct TreebankArgs {
+    /// The WSJ sample (a zip, a folder of .mrg files or one file).
+    #[arg(long, default_value = "../shared/data/ptb-wsj-sample/treebank.zip")]
+    pub data: PathBuf,
+    /// Folder for train.mrg (every training tree, normalised, one a line), test.mrg (the ≤ 15-word
+    /// test trees) and test.txt (their words, one sentence a line) — 001-table2's split.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Writes 001-table2's split for outside parsers (`benches/parser_opennlp.sh`).
+pub fn treebank(a: TreebankArgs) -> Result<()> {
+    use crate::experiments::reproduce::parsing::{bare_length, wsj_split};
+    let (train, test) = wsj_split(&a.data, false)?;
+    let test: Vec<_> = test.into_iter().filter(|t| bare_length(t) <= 15).collect();
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
+    let lines = |ts: &[crate::data::treebank::Tree]| -> String {
+        ts.iter().map(|t| format!("{t}\n")).collect()
+    };
+    write_atomic(&a.out.join("train.mrg"), lines(&train).as_bytes())?;
+    write_atomic(&a.out.join("test.mrg"), lines(&test).as_bytes())?;
+    let words: String = test
+        .iter()
+        .map(|t| format!("{}\n", t.words().join(" ")))
+        .collect();
+    write_atomic(&a.out.join("test.txt"), words.as_bytes())?;
+    eprintln!(
+        "{} training trees, {} test trees in {}",
+        train.len(),
+        test.len(),
+        a.out.display()
+    );
+    Ok(())
+}

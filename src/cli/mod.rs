@@ -90,6 +90,12 @@ enum Command {
     Theory(TheoryArgs),
     /// Statistics of a data set: items, tokens, columns, labels with counts.
     Info(InfoArgs),
+    /// Score parse trees against gold trees as EVALB does with COLLINS.prm: labelled bracket
+    /// P / R / F1 and tagging accuracy.
+    Evalb(data::EvalbArgs),
+    /// Write 001-table2's WSJ split (training trees, ≤ 15-word test trees and their words) for
+    /// outside parsers.
+    Treebank(data::TreebankArgs),
 }
 
 #[derive(Args)]
@@ -153,6 +159,8 @@ fn run(command: Command) -> Result<()> {
         Command::Augment(a) => data::augment(a),
         Command::Split(a) => data::split(a),
         Command::Score(a) => data::score(a),
+        Command::Evalb(a) => data::evalb(a),
+        Command::Treebank(a) => data::treebank(a),
     }
 }
 

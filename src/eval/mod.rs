@@ -1,6 +1,7 @@
 //! Decoding and metrics, for every model family.
 
 pub mod asymptotic;
+pub mod evalb;
 pub mod metrics;
 pub mod significance;
 

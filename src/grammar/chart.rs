@@ -291,15 +291,26 @@ pub fn viterbi(
         }
     }
     let top = cell(n, 0, n);
-    let root = w.present[top]
+    let roots = root_scores(g, theta, scoring);
+    let (root, best) = w.present[top]
         .iter()
-        .copied()
-        .filter(|&a| g.is_root[a as usize])
-        .max_by(|&a, &b| {
-            w.score[top * nl + a as usize].total_cmp(&w.score[top * nl + b as usize])
-        })?;
-    let best = w.score[top * nl + root as usize];
-    Some((build(g, sent, w, 0, n, root), best))
+        .filter_map(|&a| roots[a as usize].map(|r| (a, w.score[top * nl + a as usize] + r)))
+        .max_by(|x, y| x.1.total_cmp(&y.1))?;
+    Some((g.reroot(build(g, sent, w, 0, n, root)), best))
+}
+
+/// The root rule's score per label (`None`: not a root): `θ[TOP → a]` (global), or its log
+/// probability among the root labels (local).
+pub fn root_scores(g: &Grammar, theta: &[f64], scoring: Scoring) -> Vec<Option<f64>> {
+    let mut v: Vec<Option<f64>> = (0..g.labels.len() as u32)
+        .map(|a| g.is_root[a as usize].then(|| theta[g.root_param(a)]))
+        .collect();
+    if scoring == Scoring::Local {
+        let all: Vec<f64> = v.iter().flatten().copied().collect();
+        let log_z = crate::util::log_sum_exp(&all);
+        v.iter_mut().flatten().for_each(|x| *x -= log_z);
+    }
+    v
 }
 
 fn build(g: &Grammar, sent: &Sentence, w: &ChartWork, i: usize, j: usize, a: u32) -> Tree {
@@ -398,22 +409,30 @@ pub fn inside_outside(
         }
     }
     let top = cell(n, 0, n);
+    // The root rule TOP → a adds θ[TOP → a]; shifted by the largest root weight.
+    let root_max = (0..nl as u32)
+        .filter(|&a| g.is_root[a as usize])
+        .map(|a| theta[g.root_param(a)])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let root_w = |a: u32| (theta[g.root_param(a)] - root_max).exp();
     let z: f64 = w.present[top]
         .iter()
         .filter(|&&a| g.is_root[a as usize])
-        .map(|&a| w.alpha[top * nl + a as usize])
+        .map(|&a| w.alpha[top * nl + a as usize] * root_w(a))
         .sum();
     if z <= 0.0 {
         return None;
     }
-    let log_z = w.m[top] + z.ln();
+    let log_z = w.m[top] + root_max + z.ln();
     let Some((grad, scale)) = grad else {
         return Some(log_z);
     };
     // Outside, longest spans first, with the expected counts of every edge.
     for &a in &w.present[top] {
         if g.is_root[a as usize] {
-            w.omega[top * nl + a as usize] = 1.0 / z;
+            let o = root_w(a) / z;
+            w.omega[top * nl + a as usize] = o;
+            grad[g.root_param(a)] += scale * o * w.alpha[top * nl + a as usize];
         }
     }
     for len in (2..=n).rev() {
@@ -541,6 +560,7 @@ fn edge_rows(g: &Grammar, sent: &Sentence, i: usize, k: usize, j: usize) -> [Opt
 }
 
 /// Adds `scale` into every weight of one edge (rule `r` over i..j split at k).
+#[allow(clippy::too_many_arguments)]
 pub fn edge_features(
     g: &Grammar,
     sent: &Sentence,

@@ -16,7 +16,7 @@
 pub mod chart;
 pub mod train;
 
-use crate::data::treebank::{binarise, normalise, Binarisation, Tree};
+use crate::data::treebank::{binarise, normalise, Binarisation, Tree, ROOT};
 use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
 
@@ -101,8 +101,10 @@ pub struct Grammar {
     pub by_left: Vec<Vec<u32>>,
     /// Labels seen over one word (part-of-speech nodes, collapsed chains ending in one).
     pub is_tag: Vec<bool>,
-    /// Labels seen at the root.
+    /// Labels seen under the root `TOP` (the root's unary rule `TOP → X`, kept apart so that
+    /// `X` shares its rules with `X` elsewhere).
     pub is_root: Vec<bool>,
+    pub root_count: Vec<f64>,
     pub forms: Vec<String>,
     form_index: FxHashMap<String, u32>,
     /// Per form, the tags seen over it (the tag dictionary).
@@ -116,7 +118,8 @@ pub struct Grammar {
     pub span_rows: Rows,
     leaf_index: FxHashMap<u64, u32>,
     pub leaf_rows: Rows,
-    /// Weight of rule r is `r`; of tag label t is `n_rules + t`; then the rows' entries.
+    /// Weight of rule r is `r`; of tag label t is `n_rules + t`; of root rule `TOP → a` is
+    /// `n_rules + n_labels + a`; then the rows' entries.
     pub n_params: usize,
     /// Relative-frequency counts for the generative PCFG: rule, tag over form, label totals.
     pub rule_count: Vec<f64>,
@@ -150,6 +153,15 @@ pub struct Gold {
     /// Tag label per word.
     pub tags: Vec<u32>,
     pub root: u32,
+}
+
+/// Takes the root rule off a binarised tree: `TOP+X` → `X` (a root `TOP` with two children
+/// stays).
+fn unroot(mut t: Tree) -> Tree {
+    if let Some(rest) = t.label.strip_prefix(ROOT).and_then(|r| r.strip_prefix('+')) {
+        t.label = rest.to_string();
+    }
+    t
 }
 
 /// The length class of a span of `len` ≥ 2 words (001 §5: conjoined when below 3).
@@ -246,7 +258,7 @@ impl Grammar {
         let bin = |t: &Tree| {
             let mut t = t.clone();
             normalise(&mut t);
-            binarise(&t, options.binarisation)
+            unroot(binarise(&t, options.binarisation))
         };
         let gtrees: Vec<Tree> = grammar_trees.iter().map(bin).collect();
         let ltrees: Vec<Tree> = lexicon_trees.iter().map(bin).collect();
@@ -259,6 +271,7 @@ impl Grammar {
             by_left: vec![],
             is_tag: vec![],
             is_root: vec![],
+            root_count: vec![],
             forms: vec![],
             form_index: FxHashMap::default(),
             tags_of: vec![],
@@ -306,6 +319,7 @@ impl Grammar {
         for t in &gtrees {
             let root = g.intern_label(&t.label);
             g.is_root[root as usize] = true;
+            g.root_count[root as usize] += 1.0;
             fn walk(t: &Tree, g: &mut Grammar, counts: &mut FxHashMap<Rule, f64>) -> u32 {
                 let a = g.intern_label(&t.label);
                 if t.is_preterminal() {
@@ -375,7 +389,7 @@ impl Grammar {
                 }
             }
         }
-        let mut next = g.rules.len() + n_labels;
+        let mut next = g.rules.len() + 2 * n_labels;
         g.span_rows = rows_of(span_pairs, g.feature_keys.len(), &mut next);
         g.leaf_rows = rows_of(leaf_pairs, g.leaf_index.len(), &mut next);
         g.n_params = next;
@@ -391,6 +405,7 @@ impl Grammar {
         self.label_index.insert(l.to_string(), i);
         self.is_tag.push(false);
         self.is_root.push(false);
+        self.root_count.push(0.0);
         self.label_count.push(0.0);
         i
     }
@@ -454,6 +469,20 @@ impl Grammar {
         self.rules.len() + a as usize
     }
 
+    /// Weight index of the root rule `TOP → a`.
+    pub fn root_param(&self, a: u32) -> usize {
+        self.rules.len() + self.labels.len() + a as usize
+    }
+
+    /// A tree built over the grammar's labels, its root rule put back (`X` → `TOP+X`), ready
+    /// for [`debinarise`](crate::data::treebank::debinarise).
+    pub fn reroot(&self, mut t: Tree) -> Tree {
+        if t.label != ROOT {
+            t.label = format!("{ROOT}+{}", t.label);
+        }
+        t
+    }
+
     fn feature_mut(&mut self, k: u64) -> u32 {
         if let Some(&f) = self.feature_index.get(&k) {
             return f;
@@ -510,14 +539,15 @@ impl Grammar {
     /// A normalised (not binarised) tree in chart form, gold attached when the grammar covers
     /// it.
     pub fn encode(&self, normalised: &Tree) -> Sentence {
-        let b = binarise(normalised, self.options.binarisation);
+        let b = unroot(binarise(normalised, self.options.binarisation));
         self.encode_tree(&b, true, false)
             .expect("not strict: cannot fail")
     }
 
-    /// The gold tree of a normalised tree, binarised as the grammar reads trees.
+    /// The gold tree of a normalised tree, binarised as the grammar reads trees (root rule
+    /// `TOP → X` taken off).
     pub fn binarise(&self, normalised: &Tree) -> Tree {
-        binarise(normalised, self.options.binarisation)
+        unroot(binarise(normalised, self.options.binarisation))
     }
 
     /// Words into chart form.

@@ -33,6 +33,10 @@ pub enum GrammarEstimator {
     Nota {
         #[serde(default)]
         selection: NotaSelection,
+        /// Error-driven only: choose the threshold so that about this many NOTA edges per
+        /// training sentence are selected (001 reports ≈ 160), in place of `threshold`.
+        #[serde(default)]
+        per_sentence: Option<f64>,
     },
     Ml,
 }
@@ -79,6 +83,8 @@ pub enum ChartTerm {
     },
     /// `log p(NOTA | A, i, j)` for a wrong edge.
     Nota { a: u32, i: u32, j: u32 },
+    /// `log p(X | TOP)`: the root rule among the root labels (locally normalised models).
+    Root { nota: bool },
     /// `log p(tree | x)` under the global model.
     Global,
 }
@@ -169,6 +175,7 @@ pub fn terms(
         GrammarEstimator::Generative => {}
         GrammarEstimator::Memm | GrammarEstimator::Nota { .. } => {
             let nota = matches!(est, GrammarEstimator::Nota { .. });
+            out.push(ChartTerm::Root { nota });
             for &(rule, i, k, j) in &gold.binary {
                 out.push(ChartTerm::Expansion {
                     rule,
@@ -290,6 +297,31 @@ pub fn local_term(
     value
 }
 
+/// `log p(X | TOP)` for the gold root X, normalised over the root labels (and the NOTA outcome
+/// when `nota`); with `grad`, adds `scale · ∂/∂θ`.
+fn root_term(
+    g: &Grammar,
+    theta: &[f64],
+    sent: &Sentence,
+    nota: bool,
+    grad: Option<(&mut [f64], f64)>,
+) -> f64 {
+    let root = sent.gold.as_ref().expect("gold tree").root;
+    let roots = (0..g.labels.len() as u32).filter(|&a| g.is_root[a as usize]);
+    let mut all: Vec<f64> = roots.clone().map(|a| theta[g.root_param(a)]).collect();
+    if nota {
+        all.push(0.0);
+    }
+    let log_z = crate::util::log_sum_exp(&all);
+    if let Some((grad, scale)) = grad {
+        grad[g.root_param(root)] += scale;
+        for a in roots {
+            grad[g.root_param(a)] -= scale * (theta[g.root_param(a)] - log_z).exp();
+        }
+    }
+    theta[g.root_param(root)] - log_z
+}
+
 /// The gold tree's global score and, with `grad`, `scale ·` its features.
 pub fn gold_score(
     g: &Grammar,
@@ -298,7 +330,10 @@ pub fn gold_score(
     mut grad: Option<(&mut [f64], f64)>,
 ) -> f64 {
     let gold = sent.gold.as_ref().expect("gold tree");
-    let mut v = 0.0;
+    let mut v = theta[g.root_param(gold.root)];
+    if let Some((gr, scale)) = grad.as_mut() {
+        gr[g.root_param(gold.root)] += *scale;
+    }
     for &(r, i, k, j) in &gold.binary {
         let (i, k, j) = (i as usize, k as usize, j as usize);
         v += edge_score(g, theta, sent, r, i, k, j);
@@ -374,6 +409,7 @@ pub fn evaluate_terms(
                 gr,
                 &mut w.local,
             ),
+            ChartTerm::Root { nota } => root_term(g, theta, sent, nota, gr),
             ChartTerm::Global => {
                 let (gr, scale) = match gr {
                     Some((gr, s)) => (Some(gr), s),
@@ -535,10 +571,11 @@ impl Objective for GrammarObjective<'_> {
     fn evaluate(&self, x: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
         let want = grad.is_some();
         let mut grad = grad;
-        let value = match self.value_and_grad(x, grad.as_deref_mut()) {
-            Ok(v) => v,
-            Err(_) => f64::NAN,
-        };
+        // The only error, a training tree the grammar cannot span, does not depend on θ:
+        // `train` meets it before the optimiser starts.
+        let value = self
+            .value_and_grad(x, grad.as_deref_mut())
+            .unwrap_or(f64::NAN);
         // Minimise −value + ‖θ‖²/(2σ²).
         if let Some(g) = grad {
             g.iter_mut().for_each(|v| *v = -*v);
@@ -565,6 +602,12 @@ pub fn generative(g: &Grammar) -> Vec<f64> {
     for (r, rule) in g.rules.iter().enumerate() {
         theta[r] = (g.rule_count[r] / g.label_count[rule.a as usize]).ln();
     }
+    let roots: f64 = g.root_count.iter().sum();
+    for (a, &c) in g.root_count.iter().enumerate() {
+        if c > 0.0 {
+            theta[g.root_param(a as u32)] = (c / roots).ln();
+        }
+    }
     for (&(a, form), &c) in &g.leaf_count {
         if let Some(p) = g.leaf_weight(form, a) {
             theta[p] = (c / g.label_count[a as usize]).ln();
@@ -582,9 +625,12 @@ pub struct TrainReport {
     pub nota_instances: usize,
     /// Seconds spent parsing the training set to choose NOTA edges.
     pub selection_seconds: f64,
+    /// The threshold chosen to meet a per-sentence count of NOTA edges.
+    pub nota_threshold: Option<f64>,
 }
 
 /// Trains `estimator` on `sentences` (each with its gold tree).
+#[allow(clippy::too_many_arguments)]
 pub fn train(
     g: &Grammar,
     sentences: &[Sentence],
@@ -625,7 +671,10 @@ pub fn train(
             report.iterations = r.iterations;
             r.theta
         }
-        GrammarEstimator::Nota { selection } => {
+        GrammarEstimator::Nota {
+            selection,
+            per_sentence,
+        } => {
             selection.check()?;
             let (edges, theta0, done) = match *selection {
                 NotaSelection::Exhaustive => (
@@ -656,6 +705,14 @@ pub fn train(
                         observer,
                     )?;
                     let t0 = std::time::Instant::now();
+                    let threshold = match per_sentence {
+                        Some(k) => {
+                            let t = nota_threshold_for(g, &r.theta, sentences, *k, threads)?;
+                            report.nota_threshold = Some(t);
+                            t
+                        }
+                        None => threshold,
+                    };
                     let chosen = select_nota(g, &r.theta, sentences, threshold, threads)?;
                     report.selection_seconds = t0.elapsed().as_secs_f64();
                     (NotaEdges::Chosen(chosen), r.theta, r.iterations)
@@ -675,6 +732,97 @@ pub fn train(
     Ok((theta, report))
 }
 
+/// Calls `f(a, i, j, log ratio)` for every wrong edge (A, i, j), j − i ≥ 2, A with binary
+/// rules, in the MECFG's Viterbi chart at `theta`: the log ratio of its best score to the best
+/// edge's of the same length (001 §5).
+fn wrong_edges(
+    g: &Grammar,
+    theta: &[f64],
+    sent: &Sentence,
+    w: &mut ChartWork,
+    mut f: impl FnMut(u32, usize, usize, f64),
+) {
+    let n = sent.forms.len();
+    // The chart keeps every edge's best score, parse or not.
+    let _ = viterbi(g, theta, sent, Scoring::Local, w);
+    let gold = sent.gold.as_ref();
+    for len in 2..=n {
+        let mut best = f64::NEG_INFINITY;
+        for i in 0..=n - len {
+            for &a in w.present(i, i + len) {
+                best = best.max(w.edge_score(i, i + len, a));
+            }
+        }
+        for i in 0..=n - len {
+            let j = i + len;
+            for &a in w.present(i, j) {
+                let r = &g.by_parent[a as usize];
+                if r.start == r.end {
+                    continue;
+                }
+                let is_gold = gold.is_some_and(|gd| {
+                    gd.binary.iter().any(|&(gr, gi, _, gj)| {
+                        gi as usize == i && gj as usize == j && g.rules[gr as usize].a == a
+                    })
+                });
+                if !is_gold {
+                    f(a, i, j, w.edge_score(i, j, a) - best);
+                }
+            }
+        }
+    }
+}
+
+fn pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| Error::invalid(format!("thread pool: {e}")))
+}
+
+/// The ratio threshold that selects about `per_sentence` wrong edges per sentence: the
+/// log ratios binned by 0.01 over [−100, 0], the threshold at the bin where the count from
+/// the top reaches the target.
+pub fn nota_threshold_for(
+    g: &Grammar,
+    theta: &[f64],
+    sentences: &[Sentence],
+    per_sentence: f64,
+    threads: usize,
+) -> Result<f64> {
+    const BINS: usize = 10_000;
+    let hist = pool(threads)?.install(|| {
+        sentences
+            .par_iter()
+            .map_init(ChartWork::default, |w, sent| {
+                let mut h = vec![0u64; BINS];
+                wrong_edges(g, theta, sent, w, |_, _, _, lr| {
+                    let b = (-lr * 100.0).floor();
+                    if b < BINS as f64 {
+                        h[b.max(0.0) as usize] += 1;
+                    }
+                });
+                h
+            })
+            .reduce(
+                || vec![0u64; BINS],
+                |mut a, b| {
+                    a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            )
+    });
+    let target = (per_sentence * sentences.len() as f64) as u64;
+    let mut acc = 0;
+    for (b, &c) in hist.iter().enumerate() {
+        acc += c;
+        if acc >= target {
+            return Ok((-(b as f64 + 1.0) / 100.0).exp());
+        }
+    }
+    Ok((-(BINS as f64) / 100.0).exp())
+}
+
 /// 001 §5's error-driven NOTA edges: parse each training sentence with the MECFG at `theta`
 /// and keep every wrong edge (A, i, j), j − i ≥ 2, whose best score is within a factor
 /// `threshold` of the best edge of the same length: `score − best_len > log threshold`.
@@ -685,47 +833,17 @@ pub fn select_nota(
     threshold: f64,
     threads: usize,
 ) -> Result<Vec<Vec<(u32, u32, u32)>>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
     let log_t = threshold.ln();
-    Ok(pool.install(|| {
+    Ok(pool(threads)?.install(|| {
         sentences
             .par_iter()
             .map_init(ChartWork::default, |w, sent| {
                 let mut out = Vec::new();
-                let n = sent.forms.len();
-                // The chart keeps every edge's best score, parse or not.
-                let _ = viterbi(g, theta, sent, Scoring::Local, w);
-                let gold = sent.gold.as_ref();
-                for len in 2..=n {
-                    let mut best = f64::NEG_INFINITY;
-                    for i in 0..=n - len {
-                        for &a in w.present(i, i + len) {
-                            best = best.max(w.edge_score(i, i + len, a));
-                        }
+                wrong_edges(g, theta, sent, w, |a, i, j, lr| {
+                    if lr > log_t {
+                        out.push((a, i as u32, j as u32));
                     }
-                    for i in 0..=n - len {
-                        let j = i + len;
-                        for &a in w.present(i, j) {
-                            let r = &g.by_parent[a as usize];
-                            if r.start == r.end || w.edge_score(i, j, a) - best <= log_t {
-                                continue;
-                            }
-                            let is_gold = gold.is_some_and(|gd| {
-                                gd.binary.iter().any(|&(gr, gi, _, gj)| {
-                                    gi as usize == i
-                                        && gj as usize == j
-                                        && g.rules[gr as usize].a == a
-                                })
-                            });
-                            if !is_gold {
-                                out.push((a, i as u32, j as u32));
-                            }
-                        }
-                    }
-                }
+                });
                 out
             })
             .collect()

@@ -9,6 +9,7 @@
 //! it checks the machinery, not the numbers, and is what the tests run.
 
 mod catalogue;
+pub mod parsing;
 mod report;
 mod runner;
 mod tasks;
@@ -52,6 +53,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     (
         "000-fig4",
         "PWPL vs PL learning curves on the α-mixture HMM data",
+    ),
+    (
+        "001-table2",
+        "parsing the WSJ sample: GENERATIVE, MECFG, PT-CFG and the global CRF-CFG",
     ),
 ];
 
