@@ -291,26 +291,22 @@ pub fn viterbi(
         }
     }
     let top = cell(n, 0, n);
-    let roots = root_scores(g, theta, scoring);
+    // The root rule TOP → a: θ (global) or its log probability among the roots (local).
+    let shift = match scoring {
+        Scoring::Global => 0.0,
+        Scoring::Local => g.root_log_z(theta, false),
+    };
     let (root, best) = w.present[top]
         .iter()
-        .filter_map(|&a| roots[a as usize].map(|r| (a, w.score[top * nl + a as usize] + r)))
+        .filter(|&&a| g.is_root[a as usize])
+        .map(|&a| {
+            (
+                a,
+                w.score[top * nl + a as usize] + theta[g.root_param(a)] - shift,
+            )
+        })
         .max_by(|x, y| x.1.total_cmp(&y.1))?;
     Some((g.reroot(build(g, sent, w, 0, n, root)), best))
-}
-
-/// The root rule's score per label (`None`: not a root): `θ[TOP → a]` (global), or its log
-/// probability among the root labels (local).
-pub fn root_scores(g: &Grammar, theta: &[f64], scoring: Scoring) -> Vec<Option<f64>> {
-    let mut v: Vec<Option<f64>> = (0..g.labels.len() as u32)
-        .map(|a| g.is_root[a as usize].then(|| theta[g.root_param(a)]))
-        .collect();
-    if scoring == Scoring::Local {
-        let all: Vec<f64> = v.iter().flatten().copied().collect();
-        let log_z = crate::util::log_sum_exp(&all);
-        v.iter_mut().flatten().for_each(|x| *x -= log_z);
-    }
-    v
 }
 
 fn build(g: &Grammar, sent: &Sentence, w: &ChartWork, i: usize, j: usize, a: u32) -> Tree {
@@ -410,9 +406,10 @@ pub fn inside_outside(
     }
     let top = cell(n, 0, n);
     // The root rule TOP → a adds θ[TOP → a]; shifted by the largest root weight.
-    let root_max = (0..nl as u32)
-        .filter(|&a| g.is_root[a as usize])
-        .map(|a| theta[g.root_param(a)])
+    let root_max = g
+        .roots
+        .iter()
+        .map(|&a| theta[g.root_param(a)])
         .fold(f64::NEG_INFINITY, f64::max);
     let root_w = |a: u32| (theta[g.root_param(a)] - root_max).exp();
     let z: f64 = w.present[top]

@@ -104,6 +104,8 @@ pub struct Grammar {
     /// Labels seen under the root `TOP` (the root's unary rule `TOP → X`, kept apart so that
     /// `X` shares its rules with `X` elsewhere).
     pub is_root: Vec<bool>,
+    /// The root labels, in label order.
+    pub roots: Vec<u32>,
     pub root_count: Vec<f64>,
     pub forms: Vec<String>,
     form_index: FxHashMap<String, u32>,
@@ -271,6 +273,7 @@ impl Grammar {
             by_left: vec![],
             is_tag: vec![],
             is_root: vec![],
+            roots: vec![],
             root_count: vec![],
             forms: vec![],
             form_index: FxHashMap::default(),
@@ -333,6 +336,9 @@ impl Grammar {
             }
             walk(t, &mut g, &mut rule_counts);
         }
+        g.roots = (0..g.labels.len() as u32)
+            .filter(|&a| g.is_root[a as usize])
+            .collect();
         let mut rules: Vec<(Rule, f64)> = rule_counts.into_iter().collect();
         rules.sort_by_key(|(r, _)| (r.a, r.b, r.c));
         g.rules = rules.iter().map(|(r, _)| *r).collect();
@@ -472,6 +478,20 @@ impl Grammar {
     /// Weight index of the root rule `TOP → a`.
     pub fn root_param(&self, a: u32) -> usize {
         self.rules.len() + self.labels.len() + a as usize
+    }
+
+    /// `log Σ_roots exp θ[TOP → a]` (with the NOTA outcome's 1 when `nota`), without
+    /// allocating.
+    pub fn root_log_z(&self, theta: &[f64], nota: bool) -> f64 {
+        let w = |a: &u32| theta[self.root_param(*a)];
+        let m = self
+            .roots
+            .iter()
+            .map(w)
+            .fold(if nota { 0.0 } else { f64::NEG_INFINITY }, f64::max);
+        let z: f64 = self.roots.iter().map(|a| (w(a) - m).exp()).sum::<f64>()
+            + if nota { (-m).exp() } else { 0.0 };
+        m + z.ln()
     }
 
     /// A tree built over the grammar's labels, its root rule put back (`X` → `TOP+X`), ready

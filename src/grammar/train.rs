@@ -307,15 +307,10 @@ fn root_term(
     grad: Option<(&mut [f64], f64)>,
 ) -> f64 {
     let root = sent.gold.as_ref().expect("gold tree").root;
-    let roots = (0..g.labels.len() as u32).filter(|&a| g.is_root[a as usize]);
-    let mut all: Vec<f64> = roots.clone().map(|a| theta[g.root_param(a)]).collect();
-    if nota {
-        all.push(0.0);
-    }
-    let log_z = crate::util::log_sum_exp(&all);
+    let log_z = g.root_log_z(theta, nota);
     if let Some((grad, scale)) = grad {
         grad[g.root_param(root)] += scale;
-        for a in roots {
+        for &a in &g.roots {
             grad[g.root_param(a)] -= scale * (theta[g.root_param(a)] - log_z).exp();
         }
     }
