@@ -381,3 +381,100 @@ fn objectives_match_their_definitions_and_gradients_match_differences() {
         }
     }
 }
+
+/// The Parse pane's sentence view shows what the objective computes: each term's value from
+/// `evaluate_terms` equals the definition, its gold outcome's probability equals exp(value),
+/// the candidates of a normaliser sum to one, the chart's ratios peak at 0 per length, and
+/// the trees' bracket colours count what EVALB counts.
+#[test]
+fn sentence_views_show_what_the_objective_computes() {
+    use piecewise_lab::grammar::view::sentence_view;
+    for split in [false, true] {
+        let g = grammar(split);
+        let theta = random_theta(&g, 7);
+        let est = GrammarEstimator::Nota {
+            selection: Default::default(),
+            per_sentence: None,
+        };
+        for tree in trees() {
+            let s = g.encode(&tree);
+            let v = sentence_view(&g, &theta, &est, &tree, f64::NEG_INFINITY);
+            // Trees: green nodes are EVALB's matches, scored nodes its bracket counts.
+            let scored = |ns: &[piecewise_lab::grammar::view::Node]| {
+                ns.iter().filter(|x| x.matched.is_some()).count()
+            };
+            let green = |ns: &[piecewise_lab::grammar::view::Node]| {
+                ns.iter().filter(|x| x.matched == Some(true)).count()
+            };
+            assert_eq!(scored(&v.gold), v.score.gold_brackets);
+            assert_eq!(scored(&v.predicted), v.score.test_brackets);
+            assert_eq!(green(&v.gold), v.score.matched);
+            assert_eq!(green(&v.predicted), v.score.matched);
+            // Chart: the best edge of each length has ratio 0, every other ≤ 0.
+            let n = s.words.len();
+            for len in 1..=n {
+                let best = v
+                    .cells
+                    .iter()
+                    .filter(|c| c.j - c.i == len)
+                    .flat_map(|c| c.edges.iter().map(|e| e.log_ratio))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                assert!(
+                    best == 0.0 || best == f64::NEG_INFINITY,
+                    "len {len}: {best}"
+                );
+            }
+            // Terms: one per gold expansion, the root, and (threshold −∞) every wrong binary
+            // edge of the chart.
+            let gold = s.gold.as_ref().unwrap();
+            let wrong = v
+                .cells
+                .iter()
+                .filter(|c| c.j - c.i >= 2)
+                .flat_map(|c| c.edges.iter())
+                .filter(|e| {
+                    !e.gold && {
+                        let a = g.label(&e.label).unwrap();
+                        !g.by_parent[a as usize].is_empty()
+                    }
+                })
+                .count();
+            assert_eq!(v.terms.len(), 1 + gold.binary.len() + wrong);
+            for t in &v.terms {
+                let def = match t.term {
+                    ChartTerm::Expansion { rule, i, k, j, .. } => local_log_p(
+                        &g,
+                        &theta,
+                        &s,
+                        Some((rule, k as usize)),
+                        g.rules[rule as usize].a,
+                        i as usize,
+                        j as usize,
+                        true,
+                    ),
+                    ChartTerm::Nota { a, i, j } => {
+                        local_log_p(&g, &theta, &s, None, a, i as usize, j as usize, true)
+                    }
+                    ChartTerm::Root { .. } => root_log_p(&g, &theta, gold.root, true),
+                    ChartTerm::Global => unreachable!("not a PT-CFG term"),
+                };
+                assert!(
+                    (t.value - def).abs() < 1e-9,
+                    "{}: {} vs {def}",
+                    t.title,
+                    t.value
+                );
+                let outcome = t
+                    .candidates
+                    .iter()
+                    .find(|c| c.2)
+                    .expect("the outcome shown");
+                assert!((outcome.1 - t.value.exp()).abs() < 1e-9, "{}", t.title);
+                if t.outcomes <= t.candidates.len() {
+                    let total: f64 = t.candidates.iter().map(|c| c.1).sum();
+                    assert!((total - 1.0).abs() < 1e-9, "{}: {total}", t.title);
+                }
+            }
+        }
+    }
+}

@@ -1071,3 +1071,95 @@ fn damaged_runs_show_as_broken_and_the_workbench_carries_on() {
     loaded(&mut h);
     assert!(h.state().state.data.is_some());
 }
+
+/// The workbench's first Parse pane.
+fn parse_pane<'a>(h: &'a Harness<'_, Workbench>) -> &'a piecewise_lab::app::parse_view::ParsePane {
+    h.state()
+        .tree
+        .tiles
+        .tiles()
+        .find_map(|t| match t {
+            egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Parse(p)) => Some(p),
+            _ => None,
+        })
+        .expect("a Parse pane")
+}
+
+#[test]
+fn parse_pane_trains_a_grammar_and_steps_through_its_chart_and_terms() {
+    const TREES: &str = "((S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (DT a) (NN cat)))))
+((S (NP (NN dog)) (VP (VBD barked))))
+((S (NP (DT a) (JJ big) (NN cat)) (VP (VBD saw) (NP (PRP it)))))
+((S (NP (PRP it)) (VP (VBD saw) (NP (DT the) (JJ big) (NN dog)))))
+";
+    let tmp = tempfile::tempdir().unwrap();
+    let train = tmp.path().join("train.mrg");
+    std::fs::write(&train, TREES).unwrap();
+    std::fs::write(tmp.path().join("test.mrg"), TREES).unwrap();
+    let mut h = harness(&tmp.path().join("ws"));
+    h.get_by_label("Parse view").click();
+    h.step();
+    h.step();
+    h.get_by_label("Train trees").focus();
+    h.step();
+    h.get_by_label("Train trees")
+        .type_text(&train.display().to_string());
+    h.get_by_label("Test trees").focus();
+    h.step();
+    h.get_by_label("Test trees")
+        .type_text(&tmp.path().join("test.mrg").display().to_string());
+    h.step();
+    h.get_by_label("nota").click();
+    h.step();
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(&mut h, "the grammar run", 120.0, |w| {
+        w.state
+            .runs
+            .entries
+            .first()
+            .is_some_and(|e| e.status == RunStatus::Finished)
+    });
+    let entry = &h.state().state.runs.entries[0];
+    assert_eq!(entry.spec.model.name(), "grammar");
+    assert!(entry.summary.as_ref().unwrap().test.is_some());
+    // The pane opens the run and shows the first test sentence's trees.
+    wait_for(&mut h, "the sentence view", 60.0, |w| {
+        w.tree.tiles.tiles().any(|t| {
+            matches!(t, egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Parse(p))
+                if p.view().is_some())
+        })
+    });
+    h.get_by_label("Gold tree");
+    h.get_by_label("Predicted tree");
+    h.get_by_label("Next sentence").click();
+    h.step();
+    wait_for(&mut h, "the next sentence", 60.0, |w| {
+        w.tree.tiles.tiles().any(|t| {
+            matches!(t, egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Parse(p))
+                if p.sentence == 1 && p.view().is_some())
+        })
+    });
+    h.get_by_label("Chart").click();
+    h.step();
+    assert_eq!(
+        parse_pane(&h).tab,
+        piecewise_lab::app::parse_view::ParseTab::Chart
+    );
+    h.get_by_label("Terms").click();
+    h.step();
+    // The slider moved to the run's own NOTA threshold: that view is computed anew.
+    wait_for(&mut h, "the view at the run's threshold", 60.0, |w| {
+        w.tree.tiles.tiles().any(|t| {
+            matches!(t, egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Parse(p))
+                if p.view().is_some())
+        })
+    });
+    let view = parse_pane(&h).view().unwrap();
+    // The first term is the root rule, then the gold expansions, then NOTA edges.
+    h.get_by_label(&view.terms[0].title);
+    h.get_by_label("Next term").click();
+    h.step();
+    assert_eq!(parse_pane(&h).term, 1);
+    h.get_by_label(&view.terms[1].title);
+}

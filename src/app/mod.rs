@@ -12,6 +12,7 @@ pub mod jobs;
 mod knob_widgets;
 pub mod launch;
 mod panes;
+pub mod parse_view;
 mod plots;
 pub mod policy_view;
 pub mod runs;
@@ -152,6 +153,8 @@ pub struct AppState {
     pub policy_preview: policy_view::Preview,
     /// Load the form's data at the next frame (start-up).
     load_pending: bool,
+    /// Treebank files (train, test) handed to the Parse pane's form.
+    pub treebank: Option<(String, String)>,
     shot_tx: std::sync::mpsc::Sender<Result<PathBuf, String>>,
     shot_rx: std::sync::mpsc::Receiver<Result<PathBuf, String>>,
 }
@@ -213,6 +216,7 @@ impl Workbench {
 
             policy_preview: Default::default(),
             load_pending: false,
+            treebank: None,
             shot_tx,
             shot_rx,
         };
@@ -355,6 +359,13 @@ impl Workbench {
 impl AppState {
     /// Starts loading the data form in the background.
     pub fn load(&mut self, ctx: &egui::Context) {
+        // Treebanks are not factor-graph data: the Parse pane trains grammars on them.
+        if self.form.family() == crate::graph::FamilyKind::Grammar {
+            self.treebank = Some((self.form.train.clone(), self.form.test.clone()));
+            self.commands.push(AppCommand::Focus(PaneKind::Parse));
+            self.info("a treebank: the Parse pane trains grammars on it and draws their charts");
+            return;
+        }
         let source = self.form.clone();
         self.loading = Some(Job::spawn(
             ctx,
@@ -523,7 +534,9 @@ impl AppState {
         }
         if !self.model_jobs.contains_key(run) {
             let entry = self.runs.get(run)?;
-            if entry.status == runs::RunStatus::Broken {
+            // A grammar run has no factor graph to load: the Parse pane opens it.
+            if entry.status == runs::RunStatus::Broken || !entry.spec.model.kind().is_factor_graph()
+            {
                 return None;
             }
             let dir = entry.dir.clone();
@@ -579,11 +592,25 @@ impl AppState {
     }
 
     /// Finished runs whose models can predict (for the model pickers).
+    /// Finished runs of the factor-graph families (the Data and Graph panes' models).
     pub fn finished_runs(&self) -> Vec<String> {
+        self.finished_of(true)
+    }
+
+    /// Finished grammar runs (the Parse pane's).
+    pub fn finished_grammar_runs(&self) -> Vec<String> {
+        self.finished_of(false)
+    }
+
+    fn finished_of(&self, factor_graph: bool) -> Vec<String> {
         self.runs
             .entries
             .iter()
-            .filter(|e| e.status == runs::RunStatus::Finished && e.dir.join("weights.bin").exists())
+            .filter(|e| {
+                e.status == runs::RunStatus::Finished
+                    && e.dir.join("weights.bin").exists()
+                    && e.spec.model.kind().is_factor_graph() == factor_graph
+            })
             .map(|e| e.id.clone())
             .collect()
     }

@@ -4,7 +4,9 @@
 
 use super::graph_view::GraphPane;
 use super::plots::{CurvesPane, FieldsPane};
-use super::{camel_view, data_view, frontier, graph_view, plots, runs_view, theory, AppState};
+use super::{
+    camel_view, data_view, frontier, graph_view, parse_view, plots, runs_view, theory, AppState,
+};
 
 /// The panes the tiles hold, each with its own state. Several graph or curve panes may exist
 /// side by side.
@@ -20,6 +22,7 @@ pub enum Pane {
     Frontier(frontier::FrontierPane),
     Theory(theory::TheoryPane),
     Constraints(camel_view::ConstraintsPane),
+    Parse(parse_view::ParsePane),
 }
 
 /// Which pane a [`Pane`] is.
@@ -34,6 +37,7 @@ pub enum PaneKind {
     Frontier,
     Theory,
     Constraints,
+    Parse,
 }
 
 /// A pane kind's entry in the registry.
@@ -48,7 +52,7 @@ pub struct PaneEntry {
 }
 
 /// Every pane, in the order of the tabs and buttons.
-pub const PANES: [PaneEntry; 9] = [
+pub const PANES: [PaneEntry; 10] = [
     PaneEntry {
         kind: PaneKind::Data,
         title: "Data",
@@ -112,6 +116,13 @@ pub const PANES: [PaneEntry; 9] = [
         left: false,
         new: || Pane::Constraints(Default::default()),
     },
+    PaneEntry {
+        kind: PaneKind::Parse,
+        title: "Parse",
+        addable: true,
+        left: false,
+        new: || Pane::Parse(Default::default()),
+    },
 ];
 
 impl PaneKind {
@@ -144,6 +155,7 @@ impl Pane {
             Pane::Frontier(_) => PaneKind::Frontier,
             Pane::Theory(_) => PaneKind::Theory,
             Pane::Constraints(_) => PaneKind::Constraints,
+            Pane::Parse(_) => PaneKind::Parse,
         }
     }
 
@@ -159,6 +171,7 @@ impl Pane {
             Pane::Frontier(p) => frontier::ui(state, p, ui),
             Pane::Theory(p) => theory::ui(state, p, ui),
             Pane::Constraints(p) => camel_view::ui(state, p, ui),
+            Pane::Parse(p) => parse_view::ui(state, p, ui),
         }
     }
 }

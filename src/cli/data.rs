@@ -454,24 +454,10 @@ pub struct TreebankArgs {
 
 /// Writes 001-table2's split for outside parsers (`benches/parser_opennlp.sh`).
 pub fn treebank(a: TreebankArgs) -> Result<()> {
-    use crate::experiments::reproduce::parsing::{bare_length, wsj_split};
-    let (train, test) = wsj_split(&a.data, false)?;
-    let test: Vec<_> = test.into_iter().filter(|t| bare_length(t) <= 15).collect();
-    std::fs::create_dir_all(&a.out).map_err(|e| Error::io(&a.out, e))?;
-    let lines = |ts: &[crate::data::treebank::Tree]| -> String {
-        ts.iter().map(|t| format!("{t}\n")).collect()
-    };
-    write_atomic(&a.out.join("train.mrg"), lines(&train).as_bytes())?;
-    write_atomic(&a.out.join("test.mrg"), lines(&test).as_bytes())?;
-    let words: String = test
-        .iter()
-        .map(|t| format!("{}\n", t.words().join(" ")))
-        .collect();
-    write_atomic(&a.out.join("test.txt"), words.as_bytes())?;
+    let (_, _, n_train, n_test) =
+        crate::experiments::reproduce::parsing::write_wsj_split(&a.data, &a.out)?;
     eprintln!(
-        "{} training trees, {} test trees in {}",
-        train.len(),
-        test.len(),
+        "{n_train} training trees, {n_test} test trees in {}",
         a.out.display()
     );
     Ok(())

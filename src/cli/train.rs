@@ -123,9 +123,12 @@ pub fn run_with_progress(spec: &RunSpec, out: &Path, existing: Existing) -> Resu
     };
     let summary = execute_in(spec, out, existing, &cancel, &mut on_event)?;
     eprintln!(
-        "{} iterations ({:?}) in {:.2} s; model in {}",
+        "{} iterations ({}) in {:.2} s; model in {}",
         summary.iterations,
-        summary.stop_reason.as_ref().unwrap(),
+        summary
+            .stop_reason
+            .as_ref()
+            .map_or("closed form".to_string(), |r| format!("{r:?}")),
         summary.train_seconds,
         out.display()
     );

@@ -128,6 +128,9 @@ pub enum EstimatorSpec {
     /// The MEMM's conditional likelihood: next-state classifiers, trained on gold source
     /// states (001 eq. 1).
     Memm,
+    /// The grammar family's relative-frequency PCFG (001 Table 2's GENERATIVE), in closed
+    /// form.
+    Generative,
     /// Piecewise training with "none of the above" (CRF-PT; 001 eq. 6, 003 §3).
     Nota {
         #[serde(default)]
@@ -161,6 +164,10 @@ impl EstimatorSpec {
         "nota",
     ];
 
+    /// Estimators only the grammar family trains (the relative-frequency PCFG); `NAMES` are the
+    /// factor-graph families' (the grammar takes ml, memm and nota too).
+    pub const GRAMMAR_ONLY: &'static [&'static str] = &["generative"];
+
     /// The estimator called `name`, with default knobs.
     pub fn from_name(name: &str) -> Result<Self> {
         Ok(match name {
@@ -184,6 +191,7 @@ impl EstimatorSpec {
                 policy: SelectionPolicy::default(),
             },
             "memm" => EstimatorSpec::Memm,
+            "generative" => EstimatorSpec::Generative,
             "nota" => EstimatorSpec::Nota {
                 selection: NotaSelection::default(),
             },
@@ -200,8 +208,9 @@ impl EstimatorSpec {
             }
             _ => {
                 return Err(Error::invalid(format!(
-                    "unknown estimator {name:?}; known: {}",
-                    Self::NAMES.join(", ")
+                    "unknown estimator {name:?}; known: {} (and for grammars: {})",
+                    Self::NAMES.join(", "),
+                    Self::GRAMMAR_ONLY.join(", ")
                 )))
             }
         })
@@ -317,6 +326,7 @@ impl EstimatorSpec {
             EstimatorSpec::Pwpl { .. } => "pwpl",
             EstimatorSpec::Scl { .. } => "scl",
             EstimatorSpec::Memm => "memm",
+            EstimatorSpec::Generative => "generative",
             EstimatorSpec::Nota { .. } => "nota",
             EstimatorSpec::Camel { variant, .. } => match variant {
                 camel::CamelVariant::Camel0 => "camel0",
@@ -350,6 +360,12 @@ impl EstimatorSpec {
                 policy: policy.clone(),
             }),
             EstimatorSpec::Memm => Box::new(Memm),
+            EstimatorSpec::Generative => {
+                return Err(Error::invalid(
+                    "generative is the grammar family's relative-frequency PCFG (--model \
+                     grammar); factor-graph families train by likelihoods and their relatives",
+                ))
+            }
             EstimatorSpec::Nota { selection } => {
                 selection.check()?;
                 Box::new(NotaPt::new(selection.clone()))

@@ -18,6 +18,7 @@ const NOTA: &[&str] = &["nota"];
 fn estimator_names() -> Vec<PossibleValue> {
     EstimatorSpec::NAMES
         .iter()
+        .chain(EstimatorSpec::GRAMMAR_ONLY)
         .map(|n| PossibleValue::new(*n))
         .collect()
 }
@@ -43,7 +44,8 @@ pub static ESTIMATOR: Knob = Knob {
     name: crate::settings::ESTIMATOR,
     label: "estimator",
     help: "ml, bp, pl, pl-edge, pw, pw-reweighted, pwpl, scl, camel0, cccp-camel, \
-           cccp-camel-empirical, memm or nota",
+           cccp-camel-empirical, memm or nota; for grammars also generative (the relative-frequency \
+           PCFG)",
     kind: Kind::Choice(estimator_names),
     default: crate::settings::DEFAULT_ESTIMATOR,
     applies: Applies::Always,
@@ -353,14 +355,26 @@ impl EstimatorSpec {
                 EstimatorSpec::Camel { variant, camel }
             }
             EstimatorSpec::Nota { .. } => {
-                let selection = match s.choice(&NOTA_MODE)?.unwrap_or(NotaMode::Exhaustive) {
+                // The grammar's PT-CFG (001 §5) is error-driven after 10 iterations unless told
+                // otherwise: every wrong chart edge is far too many terms.
+                let grammar = s.family() == "grammar";
+                let mode = if grammar && !s.given(NOTA_MODE.name) {
+                    NotaMode::ErrorDriven
+                } else {
+                    s.choice(&NOTA_MODE)?.unwrap_or(NotaMode::Exhaustive)
+                };
+                let selection = match mode {
                     NotaMode::Exhaustive => NotaSelection::Exhaustive,
                     NotaMode::Sampled => NotaSelection::Sampled {
                         fraction: s.parse(&NOTA_FRACTION)?,
                         seed,
                     },
                     NotaMode::ErrorDriven => NotaSelection::ErrorDriven {
-                        after: s.parse(&NOTA_AFTER)?,
+                        after: if grammar && !s.given(NOTA_AFTER.name) {
+                            10
+                        } else {
+                            s.parse(&NOTA_AFTER)?
+                        },
                         threshold: s.parse(&NOTA_THRESHOLD)?,
                         refresh: s.parse(&NOTA_REFRESH)?,
                     },

@@ -19,6 +19,17 @@ pub struct Prf {
 }
 
 impl Prf {
+    /// Scores from counts (EVALB's brackets use it).
+    pub fn from_counts(correct: u64, predicted: u64, gold: u64) -> Prf {
+        Prf {
+            correct,
+            predicted,
+            gold,
+            ..Default::default()
+        }
+        .finish()
+    }
+
     fn finish(mut self) -> Self {
         self.precision = pct(self.correct, self.predicted);
         self.recall = pct(self.correct, self.gold);

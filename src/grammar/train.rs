@@ -622,6 +622,11 @@ pub struct TrainReport {
     pub selection_seconds: f64,
     /// The threshold chosen to meet a per-sentence count of NOTA edges.
     pub nota_threshold: Option<f64>,
+    /// Why the optimiser stopped (`None`: the closed-form PCFG).
+    pub stop: Option<crate::train::lbfgs::StopReason>,
+    /// The optimiser's last iteration.
+    #[serde(skip)]
+    pub last: Option<IterReport>,
 }
 
 /// Trains `estimator` on `sentences` (each with its gold tree).
@@ -664,6 +669,8 @@ pub fn train(
                 observer,
             )?;
             report.iterations = r.iterations;
+            report.stop = Some(r.reason);
+            report.last = r.last;
             r.theta
         }
         GrammarEstimator::Nota {
@@ -699,6 +706,9 @@ pub fn train(
                         &first,
                         observer,
                     )?;
+                    if r.reason == crate::train::lbfgs::StopReason::Cancelled {
+                        return Err(Error::Cancelled);
+                    }
                     let t0 = std::time::Instant::now();
                     let threshold = match per_sentence {
                         Some(k) => {
@@ -720,6 +730,8 @@ pub fn train(
             };
             let r = run(estimator.clone(), Some(edges), theta0, &rest, observer)?;
             report.iterations = done + r.iterations;
+            report.stop = Some(r.reason);
+            report.last = r.last;
             r.theta
         }
     };

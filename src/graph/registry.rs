@@ -41,6 +41,8 @@ pub enum FamilyKind {
     Factorial,
     /// Skip-chain CRF (000 eq. 41): a linear chain plus skip edges between identical capitalised words; a seminar folder or CoNLL columns
     SkipChain,
+    /// Binarised treebank grammar scored on its chart edges (001 §5): Penn Treebank `.mrg` trees (a file, a folder or a zip); trains generative, memm (MECFG), nota (PT-CFG) or ml (CRF-CFG)
+    Grammar,
 }
 
 impl FamilyKind {
@@ -48,14 +50,20 @@ impl FamilyKind {
     pub fn is_chain(&self) -> bool {
         matches!(self, FamilyKind::Chain | FamilyKind::SkipChain)
     }
-    pub const ALL: [FamilyKind; 6] = [
+    pub const ALL: [FamilyKind; 7] = [
         FamilyKind::Chain,
         FamilyKind::SkipChain,
         FamilyKind::Grid,
         FamilyKind::Boltzmann,
         FamilyKind::BoltzmannChain,
         FamilyKind::Factorial,
+        FamilyKind::Grammar,
     ];
+    /// Whether the family's instances are factor graphs (the Data and Graph panes' families);
+    /// the grammar's are charts, drawn by the Parse pane.
+    pub fn is_factor_graph(&self) -> bool {
+        !matches!(self, FamilyKind::Grammar)
+    }
     pub fn name(&self) -> &'static str {
         match self {
             FamilyKind::Chain => "chain",
@@ -64,6 +72,7 @@ impl FamilyKind {
             FamilyKind::BoltzmannChain => "boltzmann-chain",
             FamilyKind::Factorial => "factorial",
             FamilyKind::SkipChain => "skip-chain",
+            FamilyKind::Grammar => "grammar",
         }
     }
 }
@@ -85,6 +94,8 @@ pub enum ModelSpec {
     /// A linear chain plus skip edges between identical capitalised words (000 eq. 41); the
     /// chain's options with `skip` set.
     SkipChain(ChainOptions),
+    /// A binarised treebank grammar (001 §5); its runs train through [`crate::grammar::run`].
+    Grammar(crate::grammar::run::GrammarRunOptions),
 }
 
 impl Default for ModelSpec {
@@ -102,6 +113,7 @@ impl ModelSpec {
             ModelSpec::BoltzmannChain(_) => FamilyKind::BoltzmannChain,
             ModelSpec::Factorial(_) => FamilyKind::Factorial,
             ModelSpec::SkipChain(_) => FamilyKind::SkipChain,
+            ModelSpec::Grammar(_) => FamilyKind::Grammar,
         }
     }
 
@@ -123,6 +135,7 @@ impl ModelSpec {
             ModelSpec::BoltzmannChain(_) => crate::data::read_corpus(path),
             ModelSpec::Factorial(o) => FactorialCrf::read_data(path, o.np_only),
             ModelSpec::SkipChain(_) => crate::data::read_corpus(path),
+            ModelSpec::Grammar(_) => Err(grammar_elsewhere(path)),
         }
     }
 
@@ -214,8 +227,23 @@ impl ModelSpec {
                 let (m, i) = FactorialCrf::fit(train, o.clone())?;
                 (Arc::new(m), i)
             }
+            ModelSpec::Grammar(_) => return Err(grammar_elsewhere(Path::new(""))),
         })
     }
+}
+
+/// The grammar family has no factor-graph instances: its data are trees, its runs train
+/// through `grammar::run` and its models open in the Parse pane.
+fn grammar_elsewhere(path: &Path) -> Error {
+    Error::invalid(format!(
+        "{}the grammar family reads treebanks into charts, not factor graphs: train it with \
+         `train --model grammar` and look at it in the Parse pane",
+        if path.as_os_str().is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", path.display())
+        }
+    ))
 }
 
 /// Every family's `model.json` format: `piecewise-lab/<family>/<version>`.
@@ -293,7 +321,8 @@ pub static FAMILY: Knob = Knob {
     label: "model",
     help: "The model family: chain (CRF++ templates on CoNLL data), skip-chain, factorial, grid \
            (lattice of labels, grid format), boltzmann (binary samples), boltzmann-chain \
-           (generative chain over CoNLL labels and words)",
+           (generative chain over CoNLL labels and words), grammar (Penn Treebank trees: 001 §5's \
+           parsers; the Parse pane)",
     kind: Kind::Choice(choices::<FamilyKind>),
     default: crate::settings::DEFAULT_MODEL,
     applies: Applies::Always,
@@ -417,6 +446,74 @@ pub static BIASES: Knob = Knob {
     applies: Applies::Families(&["boltzmann"]),
 };
 
+const GRAMMAR: &[&str] = &["grammar"];
+pub static SPLIT_FEATURES: Knob = Knob {
+    row: "Grammar",
+    name: "split-features",
+    label: "split point",
+    help: "Grammar: score the split point too (the children's boundary words and lengths); \
+           001 §5 leaves it out",
+    kind: Kind::Flag,
+    default: "false",
+    applies: Applies::Families(GRAMMAR),
+};
+pub static HORIZONTAL: Knob = Knob {
+    row: "Grammar",
+    name: "horizontal",
+    label: "horizontal order",
+    help: "Grammar: binarisation's horizontal Markov order (siblings an intermediate symbol \
+           remembers)",
+    kind: Kind::Count { min: 0, max: 100 },
+    default: "2",
+    applies: Applies::Families(GRAMMAR),
+};
+pub static PARENT: Knob = Knob {
+    row: "Grammar",
+    name: "parent",
+    label: "parent labels",
+    help: "Grammar: annotate each phrasal label with its parent's (NP^S)",
+    kind: Kind::Flag,
+    default: "false",
+    applies: Applies::Families(GRAMMAR),
+};
+pub static MAX_WORDS: Knob = Knob {
+    row: "Grammar data",
+    name: "max-words",
+    label: "≤ words",
+    help: "Grammar: the discriminative objectives train on trees of at most this many words, \
+           punctuation aside (001: 15; 0: every tree); the rules and lexicon read every tree",
+    kind: Kind::Count {
+        min: 0,
+        max: 1_000_000,
+    },
+    default: "15",
+    applies: Applies::Families(GRAMMAR),
+};
+pub static RARE: Knob = Knob {
+    row: "Grammar data",
+    name: "rare",
+    label: "rare ≤",
+    help: "Grammar: training words seen at most this often are read as their signature \
+           (UNK-C-ing…), as unknown test words are",
+    kind: Kind::Count {
+        min: 0,
+        max: 1_000_000,
+    },
+    default: "1",
+    applies: Applies::Families(GRAMMAR),
+};
+pub static NOTA_PER_SENTENCE: Knob = Knob {
+    row: "Grammar data",
+    name: "nota-per-sentence",
+    label: "NOTA / sentence",
+    help: "Grammar, error-driven nota (PT-CFG): choose the ratio threshold that selects about \
+           this many wrong chart edges per training sentence (001: ≈ 160); empty: use \
+           --nota-threshold as the ratio to the best edge of the same length",
+    kind: Kind::Real { min: 0.0, max: 1e9 },
+    default: "160",
+    applies: Applies::Families(GRAMMAR),
+};
+
 /// Every model knob, the family first.
 pub static MODEL_KNOBS: &[&Knob] = &[
     &FAMILY,
@@ -431,6 +528,12 @@ pub static MODEL_KNOBS: &[&Knob] = &[
     &PAIRWISE,
     &NEIGHBOURHOOD,
     &BIASES,
+    &SPLIT_FEATURES,
+    &HORIZONTAL,
+    &PARENT,
+    &MAX_WORDS,
+    &RARE,
+    &NOTA_PER_SENTENCE,
 ];
 
 impl ModelSpec {
@@ -479,6 +582,24 @@ impl ModelSpec {
                 pos_lexicon: s.path(&POS_LEXICON),
                 ..FactorialOptions::default()
             }),
+            FamilyKind::Grammar => {
+                use crate::data::treebank::Binarisation;
+                use crate::grammar::{run::GrammarRunOptions, GrammarOptions};
+                let max_words: usize = s.parse(&MAX_WORDS)?;
+                ModelSpec::Grammar(GrammarRunOptions {
+                    grammar: GrammarOptions {
+                        binarisation: Binarisation {
+                            horizontal: s.parse(&HORIZONTAL)?,
+                            parent: s.flag(&PARENT),
+                        },
+                        split: s.flag(&SPLIT_FEATURES),
+                        rare: s.parse(&RARE)?,
+                    },
+                    max_words: (max_words > 0).then_some(max_words),
+                    grammar_on_all: true,
+                    nota_per_sentence: s.opt(&NOTA_PER_SENTENCE)?,
+                })
+            }
         })
     }
 
@@ -518,6 +639,20 @@ impl ModelSpec {
             }
             ModelSpec::Boltzmann(o) => set_unless_default(s, &BIASES, o.biases),
             ModelSpec::BoltzmannChain(o) => set_unless_default(s, &MIN_FREQ, o.min_count),
+            ModelSpec::Grammar(o) => {
+                set_unless_default(s, &SPLIT_FEATURES, o.grammar.split);
+                set_unless_default(s, &HORIZONTAL, o.grammar.binarisation.horizontal);
+                set_unless_default(s, &PARENT, o.grammar.binarisation.parent);
+                set_unless_default(s, &MAX_WORDS, o.max_words.unwrap_or(0));
+                set_unless_default(s, &RARE, o.grammar.rare);
+                set_unless_default(
+                    s,
+                    &NOTA_PER_SENTENCE,
+                    o.nota_per_sentence
+                        .map(|n| n.to_string())
+                        .unwrap_or_default(),
+                );
+            }
         }
     }
 }

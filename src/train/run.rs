@@ -182,7 +182,13 @@ pub fn execute_in(
         ..Default::default()
     };
     write_json_atomic(&out.join("summary.json"), &summary)?;
-    match run_inner(spec, out, cancel, on_event, &mut summary) {
+    let result = match &spec.model {
+        crate::graph::ModelSpec::Grammar(o) => {
+            crate::grammar::run::execute(spec, o, out, cancel, on_event, &mut summary)
+        }
+        _ => run_inner(spec, out, cancel, on_event, &mut summary),
+    };
+    match result {
         Ok(()) => {
             write_json_atomic(&out.join("summary.json"), &summary)?;
             on_event(RunEvent::Finished(Box::new(summary.clone())));

@@ -31,6 +31,13 @@ impl TrainedRun {
     /// file (a damaged spec would silently change how the run decodes); a missing `spec.json`
     /// keeps the default decoding, with a warning.
     pub fn open(dir: &Path) -> Result<TrainedRun> {
+        if crate::grammar::run::is_grammar_run(dir) {
+            return Err(Error::file(
+                dir.display().to_string(),
+                "a grammar run: its model is a grammar over charts, opened by the Parse pane \
+                 (and `parse --run`), not a factor graph",
+            ));
+        }
         if !dir.join("model.json").exists() {
             if let Some(status) = super::run::run_status(dir) {
                 return Err(Error::file(

@@ -1,0 +1,183 @@
+//! Grammar runs behind the run interface (issue 23): a `RunSpec` with model `grammar` trains
+//! every estimator into an ordinary run directory whose summary scores the test trees as EVALB
+//! does; the run reopens with its grammar read off the trees again, and refuses when they
+//! changed; the factor-graph loader says what the directory is.
+
+use piecewise_lab::estimators::{EstimatorSpec, NotaSelection};
+use piecewise_lab::grammar::run::{GrammarRun, GrammarRunOptions};
+use piecewise_lab::graph::ModelSpec;
+use piecewise_lab::train::lbfgs::LbfgsSpec;
+use piecewise_lab::train::objective::Prior;
+use piecewise_lab::train::run::{execute, RunEvent};
+use piecewise_lab::train::spec::RunSpec;
+use piecewise_lab::train::trained::TrainedRun;
+use std::sync::atomic::AtomicBool;
+
+const TREES: &str = "((S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (DT a) (NN cat)))))
+((S (NP (NN dog)) (VP (VBD barked))))
+((S (NP (DT a) (JJ big) (NN cat)) (VP (VBD saw) (NP (PRP it)))))
+((NP (DT the) (NN cat)))
+((S (NP (PRP it)) (VP (VBD saw) (NP (DT the) (JJ big) (NN dog)))))
+((S (VP (VBD saw) (NP (NN cat))) (NP (DT a) (NN saw))))
+((S (NP (DT the) (NN dog)) (VP (VBD saw) (NP (NP (DT a) (NN cat)) (PP (IN with) (NP (DT a) (NN telescope)))))))
+((S (NP (PRP it)) (VP (VP (VBD saw) (NP (DT the) (NN dog))) (PP (IN with) (NP (DT a) (NN telescope))))))
+";
+
+/// Brackets EVALB scores in `TREES` (every phrase; the root TOP deleted), counted by hand:
+/// 4 + 3 + 4 + 1 + 4 + 4 + 7 + 7. The last two attach a PP differently: the chart then has
+/// wrong edges for PT-CFG.
+const GOLD_BRACKETS: u64 = 34;
+/// Words: 5 + 2 + 5 + 2 + 5 + 4 + 8 + 7.
+const WORDS: u64 = 38;
+
+fn spec(dir: &std::path::Path, estimator: EstimatorSpec) -> RunSpec {
+    RunSpec {
+        name: Some(estimator.name().into()),
+        train: dir.join("train.mrg"),
+        test: Some(dir.join("test.mrg")),
+        model: ModelSpec::Grammar(GrammarRunOptions {
+            nota_per_sentence: Some(3.0),
+            ..Default::default()
+        }),
+        estimator,
+        optimiser: LbfgsSpec {
+            max_iter: 30,
+            ..Default::default()
+        },
+        prior: Prior { sigma2: Some(10.0) },
+        eval_every: 5,
+        threads: 2,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn every_grammar_estimator_trains_as_a_run_and_reopens() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("train.mrg"), TREES).unwrap();
+    std::fs::write(tmp.path().join("test.mrg"), TREES).unwrap();
+    let estimators = [
+        EstimatorSpec::Generative,
+        EstimatorSpec::Memm,
+        EstimatorSpec::Nota {
+            selection: NotaSelection::ErrorDriven {
+                after: 3,
+                threshold: 1e-3,
+                refresh: 0,
+            },
+        },
+        EstimatorSpec::Ml,
+    ];
+    for est in estimators {
+        let name = est.name();
+        let out = tmp.path().join(name);
+        let mut evals = 0;
+        let mut progress = 0;
+        let s = spec(tmp.path(), est);
+        let summary = execute(&s, &out, &AtomicBool::new(false), &mut |e| match e {
+            RunEvent::Eval { .. } => evals += 1,
+            RunEvent::Progress(_) => progress += 1,
+            _ => {}
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(summary.status, "finished", "{name}");
+        assert_eq!(summary.model, "grammar");
+        let m = summary.test.as_ref().expect("test metrics");
+        assert_eq!(m.segments.gold, GOLD_BRACKETS, "{name}");
+        assert_eq!(m.sequences, 8);
+        assert_eq!(m.tokens, WORDS);
+        // Wrong brackets per sentence add up to missed plus spurious.
+        let wrong: u32 = m.sequence_errors.iter().sum();
+        assert_eq!(
+            wrong as u64,
+            m.segments.gold + m.segments.predicted - 2 * m.segments.correct
+        );
+        let per_label: u64 = m.segment_types.values().map(|p| p.gold).sum();
+        assert_eq!(per_label, GOLD_BRACKETS);
+        let curve = std::fs::read_to_string(out.join("curve.jsonl")).unwrap();
+        assert_eq!(curve.lines().count(), progress, "{name}");
+        if name == "generative" {
+            assert_eq!(summary.iterations, 0);
+        } else {
+            assert!(summary.iterations > 0 && evals > 0, "{name}");
+            assert!(summary.stop_reason.is_some());
+        }
+        if name == "nota" {
+            assert!(summary.nota_terms.unwrap() > 0);
+        }
+        let run = GrammarRun::open(&out).unwrap();
+        assert_eq!(run.theta.len(), run.data.grammar.n_params);
+        assert_eq!(run.test.len(), 8);
+        assert_eq!(run.estimator.name(), name);
+        let e = TrainedRun::open(&out)
+            .err()
+            .expect("not a factor graph")
+            .to_string();
+        assert!(e.contains("grammar run"), "{e}");
+    }
+    // The training trees changed: the grammar no longer matches the weights.
+    std::fs::write(
+        tmp.path().join("train.mrg"),
+        format!("{TREES}((S (NP (NNP Kim)) (VP (VBZ sleeps) (ADVP (RB soundly)))))\n"),
+    )
+    .unwrap();
+    let e = GrammarRun::open(&tmp.path().join("memm"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("no longer give the grammar"), "{e}");
+    // A chain estimator is refused by name.
+    let e = execute(
+        &spec(tmp.path(), EstimatorSpec::Pl),
+        &tmp.path().join("pl"),
+        &AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("not pl"), "{e}");
+}
+
+#[test]
+fn the_command_line_trains_a_grammar() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("train.mrg"), TREES).unwrap();
+    std::fs::write(tmp.path().join("test.mrg"), TREES).unwrap();
+    let out = tmp.path().join("run");
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args([
+            "train",
+            "--model",
+            "grammar",
+            "--estimator",
+            "nota",
+            "--train",
+        ])
+        .arg(tmp.path().join("train.mrg"))
+        .arg("--test")
+        .arg(tmp.path().join("test.mrg"))
+        .args(["--max-iter", "20", "--nota-per-sentence", "3", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let spec: RunSpec =
+        serde_json::from_str(&std::fs::read_to_string(out.join("spec.json")).unwrap()).unwrap();
+    // The grammar's PT-CFG defaults to 001's error-driven selection after 10 iterations.
+    assert_eq!(
+        spec.estimator,
+        EstimatorSpec::Nota {
+            selection: NotaSelection::ErrorDriven {
+                after: 10,
+                threshold: 0.2,
+                refresh: 0
+            }
+        }
+    );
+    assert!(GrammarRun::open(&out).is_ok());
+}
