@@ -478,3 +478,48 @@ fn sentence_views_show_what_the_objective_computes() {
         }
     }
 }
+
+/// The independence diagram's groups partition the weights the terms read: every weight a
+/// local term's gradient touches belongs to its parent label's group, and two groups' terms
+/// never touch the same weight.
+#[test]
+fn parameter_groups_share_no_weight() {
+    use piecewise_lab::grammar::view::sentence_view;
+    let g = grammar(true);
+    let theta = random_theta(&g, 3);
+    let est = GrammarEstimator::Nota {
+        selection: Default::default(),
+        per_sentence: None,
+    };
+    let tree = &trees()[0];
+    let s = g.encode(tree);
+    let v = sentence_view(&g, &theta, &est, tree, f64::NEG_INFINITY);
+    let mut owner: std::collections::HashMap<usize, String> = Default::default();
+    let mut w = TermWork::default();
+    for t in &v.terms {
+        let group = match t.term {
+            ChartTerm::Expansion { rule, .. } => {
+                g.labels[g.rules[rule as usize].a as usize].clone()
+            }
+            ChartTerm::Nota { a, .. } => g.labels[a as usize].clone(),
+            ChartTerm::Root { .. } => "TOP (the root rule)".to_string(),
+            ChartTerm::Global => unreachable!(),
+        };
+        let mut grad = vec![0.0; g.n_params];
+        evaluate_terms(&g, &theta, &s, &[t.term], Some((&mut grad, 1.0)), &mut w).unwrap();
+        for (k, &x) in grad.iter().enumerate() {
+            if x != 0.0 {
+                let o = owner.entry(k).or_insert_with(|| group.clone());
+                assert_eq!(*o, group, "weight {k} read by {o} and {group}");
+            }
+        }
+    }
+    let mut groups: Vec<String> = owner.values().cloned().collect();
+    groups.sort();
+    groups.dedup();
+    let mut shown: Vec<String> = v.groups.iter().map(|x| x.name.clone()).collect();
+    shown.sort();
+    assert_eq!(groups, shown);
+    let terms: usize = v.groups.iter().map(|x| x.terms).sum();
+    assert_eq!(terms, v.terms.len());
+}

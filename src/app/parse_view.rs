@@ -570,6 +570,12 @@ fn chart_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut 
          of its length is above the threshold: cells with such edges are outlined red, with \
          their count.",
     );
+    if run.estimator.scoring() == crate::grammar::chart::Scoring::Local {
+        ui.weak(
+            "This run is locally normalised: a word's tag has no score of its own (the tag is \
+             chosen by the expansion above it), so the bottom row's cells tie and show any tag.",
+        );
+    }
     legend(
         ui,
         &[
@@ -848,5 +854,38 @@ fn terms_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut 
     }
     if let Some(span) = t.span {
         draw_chart(p, view, Some((span, colour)), ui);
+    }
+    ui.separator();
+    ui.strong("Parameter independence (003 Fig. 1 on the chart)");
+    ui.weak(match view.groups.as_slice() {
+        [one] if one.name.starts_with("every") => {
+            "The global model has one term that reads every weight: training cannot be split."
+                .to_string()
+        }
+        groups => format!(
+            "A locally normalised term over A reads only A's rules and their feature weights, so \
+             the objective splits into one independent problem per parent label: this \
+             sentence's {} terms fall into {} groups that share no weight.",
+            view.terms.len(),
+            groups.len()
+        ),
+    });
+    egui::Grid::new("parse-groups")
+        .striped(true)
+        .num_columns(3)
+        .show(ui, |ui| {
+            ui.strong("group");
+            ui.strong("terms here");
+            ui.strong("weights");
+            ui.end_row();
+            for grp in view.groups.iter().take(15) {
+                ui.label(&grp.name);
+                ui.label(grp.terms.to_string());
+                ui.label(grp.weights.to_string());
+                ui.end_row();
+            }
+        });
+    if view.groups.len() > 15 {
+        ui.weak(format!("… {} groups in all", view.groups.len()));
     }
 }

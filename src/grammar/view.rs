@@ -74,6 +74,21 @@ pub struct SentenceView {
     /// Cells of length ≥ 1, by length then start.
     pub cells: Vec<Cell>,
     pub terms: Vec<TermView>,
+    /// The parameter independence diagram on this sentence (003 Fig. 1 on the chart): the
+    /// groups of weights no two terms of different groups share, with this sentence's terms in
+    /// each. Locally normalised models split by parent label (a term over A reads only A's
+    /// rules and their feature weights); the global model is one group.
+    pub groups: Vec<ParamGroup>,
+}
+
+/// One group of weights that only its own terms read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamGroup {
+    pub name: String,
+    /// This sentence's terms that read it.
+    pub terms: usize,
+    /// Its weights in the grammar.
+    pub weights: usize,
 }
 
 fn canonical(label: &str, p: &EvalbParams) -> String {
@@ -247,6 +262,7 @@ pub fn sentence_view(
             term_view(g, theta, &sent, t, value)
         })
         .collect();
+    let groups = param_groups(g, &list);
     SentenceView {
         words: sent.words.clone(),
         gold,
@@ -255,7 +271,61 @@ pub fn sentence_view(
         parsed,
         cells,
         terms: views,
+        groups,
     }
+}
+
+/// The weights each term reads, grouped so that no weight is read by two groups: per parent
+/// label for local terms (its rules and their feature weights; the root rule's weights for the
+/// root term), everything for the global term. Largest groups (by this sentence's terms) first.
+fn param_groups(g: &Grammar, terms: &[ChartTerm]) -> Vec<ParamGroup> {
+    if terms.iter().any(|t| matches!(t, ChartTerm::Global)) {
+        return vec![ParamGroup {
+            name: "every weight (log Z couples them)".into(),
+            terms: terms.len(),
+            weights: g.n_params,
+        }];
+    }
+    let mut per_label = vec![0usize; g.labels.len()];
+    let mut root = 0;
+    for t in terms {
+        match *t {
+            ChartTerm::Expansion { rule, .. } => per_label[g.rules[rule as usize].a as usize] += 1,
+            ChartTerm::Nota { a, .. } => per_label[a as usize] += 1,
+            ChartTerm::Root { .. } => root += 1,
+            ChartTerm::Global => {}
+        }
+    }
+    // Weights of each parent label: its rules, and the feature entries on them.
+    let mut weights = vec![0usize; g.labels.len()];
+    let parent_of = |r: u32| g.rules[r as usize].a as usize;
+    for (a, r) in g.by_parent.iter().enumerate() {
+        weights[a] += (r.end - r.start) as usize;
+    }
+    for f in 0..g.span_rows.n_rows() {
+        for &(r, _) in g.span_rows.row(f as u32) {
+            weights[parent_of(r)] += 1;
+        }
+    }
+    let mut out: Vec<ParamGroup> = per_label
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(a, &n)| ParamGroup {
+            name: g.labels[a].clone(),
+            terms: n,
+            weights: weights[a],
+        })
+        .collect();
+    if root > 0 {
+        out.push(ParamGroup {
+            name: "TOP (the root rule)".into(),
+            terms: root,
+            weights: g.roots.len(),
+        });
+    }
+    out.sort_by(|a, b| b.terms.cmp(&a.terms).then(a.name.cmp(&b.name)));
+    out
 }
 
 /// A term's title and the distribution it normalises.
