@@ -94,6 +94,14 @@ fn every_grammar_estimator_trains_as_a_run_and_reopens() {
         );
         let per_label: u64 = m.segment_types.values().map(|p| p.gold).sum();
         assert_eq!(per_label, GOLD_BRACKETS);
+        // Tags: every word once in the gold counts; here no punctuation, so the correct ones
+        // over the words are EVALB's tagging accuracy.
+        let gold_tags: u64 = m.labels.values().map(|p| p.gold).sum();
+        let correct_tags: u64 = m.labels.values().map(|p| p.correct).sum();
+        assert_eq!(gold_tags, WORDS);
+        assert!((100.0 * correct_tags as f64 / WORDS as f64 - m.token_accuracy).abs() < 1e-9);
+        // NN by hand: 2 + 1 + 1 + 1 + 1 + 2 + 3 + 2.
+        assert_eq!(m.labels["NN"].gold, 13);
         let curve = std::fs::read_to_string(out.join("curve.jsonl")).unwrap();
         assert_eq!(curve.lines().count(), progress, "{name}");
         if name == "generative" {

@@ -155,8 +155,9 @@ pub fn flat(g: &Grammar, s: &Sentence) -> Tree {
 }
 
 /// EVALB's scores of `parsed` against `gold` as a run's [`Metrics`]: labelled brackets as
-/// segments, brackets per label as segment types, tagging accuracy as token accuracy, and
-/// per sentence the wrong brackets (missed plus spurious) that `compare` pairs up.
+/// segments, brackets per label as segment types, tagging accuracy as token accuracy, tags per
+/// part of speech as labels, and per sentence the wrong brackets (missed plus spurious) that
+/// `compare` pairs up.
 pub fn metrics(gold: &[Tree], parsed: &[Tree], fallbacks: usize, decoder: &str) -> Result<Metrics> {
     let p = EvalbParams::collins(None);
     let total: EvalbScore = evalb(gold, parsed, &p)?;
@@ -171,6 +172,22 @@ pub fn metrics(gold: &[Tree], parsed: &[Tree], fallbacks: usize, decoder: &str) 
             (s.gold_brackets + s.test_brackets - 2 * s.matched) as u32
         })
         .collect();
+    // Part-of-speech tags per word (the Fields pane's "per label"), every word counted.
+    let mut tags: std::collections::BTreeMap<String, (u64, u64, u64)> = Default::default();
+    for (g, t) in gold.iter().zip(parsed) {
+        let (gw, tw) = (g.tagged_words(), t.tagged_words());
+        for (k, (gt, _)) in gw.iter().enumerate() {
+            tags.entry(gt.to_string()).or_default().2 += 1;
+            if let Some((tt, _)) = tw.get(k) {
+                if tt == gt {
+                    tags.entry(gt.to_string()).or_default().0 += 1;
+                }
+            }
+        }
+        for (tt, _) in &tw {
+            tags.entry(tt.to_string()).or_default().1 += 1;
+        }
+    }
     let mut decoders = std::collections::BTreeMap::new();
     decoders.insert(decoder.to_string(), parsed.len() - fallbacks);
     if fallbacks > 0 {
@@ -184,6 +201,10 @@ pub fn metrics(gold: &[Tree], parsed: &[Tree], fallbacks: usize, decoder: &str) 
         segment_types: per_label(gold, parsed, &p)
             .into_iter()
             .map(|(l, g, t, m)| (l, prf(m, t, g)))
+            .collect(),
+        labels: tags
+            .into_iter()
+            .map(|(l, (c, p, g))| (l, Prf::from_counts(c, p, g)))
             .collect(),
         decoders,
         sequence_errors,

@@ -492,12 +492,12 @@ fn markdown(
     );
     let _ = writeln!(
         m,
-        "WSJ sample: {n_train} training trees ≤ 15 words (files 0001–0159; the lexicon{} reads every training tree), \
+        "WSJ sample: {n_train} training trees ≤ 15 words (files 0001–0159; the lexicon{} read every training tree), \
          {n_test} test sentences ≤ 15 words (files 0160–0199); length without COLLINS.prm's deleted punctuation. \
          Scored as EVALB with COLLINS.prm (labelled brackets, TOP and punctuation deleted, ADVP ≡ PRT). \
          Binarisation: horizontal order {}, parent annotation {}; split-point features {}. σ² = 10. \
          PT-CFG: NOTA edges chosen after 10 MECFG iterations, {}.\n",
-        if t2.grammar_on_all { " and the grammar's rules" } else { "" },
+        if t2.grammar_on_all { " and the grammar's rules" } else { " alone" },
         t2.grammar.binarisation.horizontal,
         if t2.grammar.binarisation.parent { "on" } else { "off" },
         match t2.split.as_slice() {
