@@ -1163,3 +1163,53 @@ fn parse_pane_trains_a_grammar_and_steps_through_its_chart_and_terms() {
     assert_eq!(parse_pane(&h).term, 1);
     h.get_by_label(&view.terms[1].title);
 }
+
+/// Issue 24, 5.9 and 5.12: a run's name does not carry over to the next run, and loading data
+/// of another family unticks the runs of the old one (Curves put them on one axis).
+#[test]
+fn a_run_name_is_used_once_and_another_family_unticks_old_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    loaded(&mut h);
+    runs_form(&mut h);
+    // (The form's text fields carry no accessible label: the name is set as typing would.)
+    h.state_mut().state.launch.knobs.set("name", "pw sample");
+    h.step();
+    h.get_by_label("Train").click();
+    h.step();
+    wait_for(&mut h, "the named run", 120.0, |w| {
+        w.state
+            .runs
+            .entries
+            .first()
+            .is_some_and(|e| e.status == RunStatus::Finished)
+    });
+    let st = &h.state().state;
+    assert_eq!(st.runs.entries[0].spec.name.as_deref(), Some("pw sample"));
+    assert!(
+        !st.launch.knobs.given("name"),
+        "the name field is empty again"
+    );
+    assert!(st.selected.contains(&st.runs.entries[0].id));
+    // A grid data set: the chain run is no longer ticked.
+    let items = piecewise_lab::data::synth_loopy::GridGen {
+        classes: 3,
+        height: 3,
+        width: 3,
+        ..Default::default()
+    }
+    .images(2, 1)
+    .unwrap();
+    let grid = ws.path().join("g.grid");
+    std::fs::write(&grid, piecewise_lab::data::grid::format_grid(&items, None)).unwrap();
+    h.get_by_label("Data view").click();
+    h.step();
+    h.step();
+    load_grid(&mut h, &grid);
+    assert!(
+        h.state().state.selected.is_empty(),
+        "{:?}",
+        h.state().state.selected
+    );
+}

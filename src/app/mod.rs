@@ -427,6 +427,12 @@ impl AppState {
                 self.settings.source = Some(s);
                 self.predictions.clear();
                 self.prediction_jobs.clear();
+                // Runs of another family stop being ticked: Curves and Compare would put them
+                // on one axis with this data's runs (issue 24, 5.12).
+                let kind = d.family.kind().to_string();
+                let runs = &self.runs;
+                self.selected
+                    .retain(|id| runs.get(id).is_some_and(|e| e.spec.model.name() == kind));
                 self.data = Some(d);
             }
             Some(Err(e)) => self.error(format!("could not load the data: {e}")),

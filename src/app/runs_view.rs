@@ -60,6 +60,8 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                     let id = state.runs.launch(&ctx, spec);
                     state.selected.insert(id.clone());
                     state.info(format!("started run {id}"));
+                    // A name belongs to one run: the next starts unnamed (issue 24, 5.9).
+                    state.launch.knobs.unset(crate::train::spec::NAME.name);
                 }
                 Err(e) => state.error(format!("cannot start the run: {e}")),
             }
