@@ -43,6 +43,7 @@ fn main() {
             .unwrap();
         let settings = Settings {
             source: Some(source),
+            hide_welcome: true,
             ..Settings::default()
         };
         let wb = Workbench::new(

@@ -19,7 +19,11 @@ fn harness(workspace: &Path) -> Harness<'static, Workbench> {
             root: root(),
             workspace: workspace.to_path_buf(),
         },
-        Settings::default(),
+        // The welcome screen has its own test (tests/lessons.rs); these start on the panes.
+        Settings {
+            hide_welcome: true,
+            ..Settings::default()
+        },
     );
     Harness::builder()
         .with_size(egui::vec2(1500.0, 950.0))
@@ -216,7 +220,9 @@ fn launches_runs_sees_them_finish_and_compares_them() {
     h.step();
     loaded(&mut h);
     runs_form(&mut h);
-    // First run: the form's default estimator (pwpl) on the loaded sample.
+    // First run: pwpl on the loaded sample.
+    h.get_by_label("pwpl").click();
+    h.step();
     h.get_by_label("Train").click();
     h.step();
     wait_for(&mut h, "the first run", 120.0, |w| {

@@ -25,6 +25,8 @@ pub struct ConstraintsPane {
     /// Run ids, left to right; an empty slot is filled with the latest run of pw, camel0 and
     /// cccp-camel in turn.
     pub runs: Vec<String>,
+    /// The user picked the runs: empty slots stay empty.
+    pub runs_touched: bool,
     /// Training item (of the runs' training set).
     pub item: usize,
     /// Selected cluster (factor index).
@@ -59,6 +61,7 @@ fn violation_color(v: f64) -> Color32 {
     egui::ecolor::Hsva::new(0.33 * (1.0 - t), 0.85, 0.55 + 0.35 * t, 1.0).into()
 }
 
+/// The latest finished run for each slot ("" where there is none).
 fn default_runs(state: &AppState) -> Vec<String> {
     let finished: Vec<_> = state
         .runs
@@ -68,12 +71,12 @@ fn default_runs(state: &AppState) -> Vec<String> {
         .collect();
     DEFAULTS
         .iter()
-        .filter_map(|names| {
+        .map(|names| {
             finished
                 .iter()
                 .rev()
                 .find(|e| names.contains(&e.spec.estimator.name()))
-                .map(|e| e.id.clone())
+                .map_or(String::new(), |e| e.id.clone())
         })
         .collect()
 }
@@ -88,10 +91,14 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
          to another cluster shows how much the two disagree on it. Click a cluster to see its \
          beliefs in every run.",
     );
-    if p.runs.iter().all(|r| r.is_empty()) {
-        p.runs = default_runs(state);
-    }
+    // An empty slot takes its estimator's latest finished run, also one that finished after
+    // the pane opened (issue 24, 5.11); a slot the user filled keeps its run.
     p.runs.resize(SLOTS, String::new());
+    for (slot, d) in p.runs.iter_mut().zip(default_runs(state)) {
+        if slot.is_empty() && !p.runs_touched {
+            *slot = d;
+        }
+    }
     let ids: Vec<(String, String)> = state
         .runs
         .entries
@@ -109,10 +116,11 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
                 .selected_text(shown)
                 .width(190.0)
                 .show_ui(ui, |ui| {
-                    ui.selectable_value(slot, String::new(), "(none)");
+                    let mut changed = ui.selectable_value(slot, String::new(), "(none)").changed();
                     for (id, label) in &ids {
-                        ui.selectable_value(slot, id.clone(), label);
+                        changed |= ui.selectable_value(slot, id.clone(), label).changed();
                     }
+                    p.runs_touched |= changed;
                 });
         }
         ui.separator();

@@ -168,7 +168,11 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
                 ui.add(egui::DragValue::new(&mut g.seed));
                 ui.end_row();
             });
-            ui.weak("The HMM-mixture generator of 000 eq. 43–44 (5 states, 5 observations, Dirichlet(1) conditionals).");
+            ui.weak(format!(
+                "The HMM-mixture generator of 000 eq. 43–44 ({} states, {} observations, Dirichlet(1) conditionals).",
+                crate::data::synth::STATES,
+                crate::data::synth::OBSERVATIONS
+            ));
             if ui.button("Generate and load").clicked() {
                 let dir = state.config.workspace.join("data");
                 let tpl = state.config.root.join("assets/templates/hmm.tpl");
@@ -281,7 +285,7 @@ fn sequence_section(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui
         ui.weak(format!("of {n}"));
     });
     pane.sequence = pane.sequence.min(n.saturating_sub(1));
-    let finished = state.finished_runs();
+    let (finished, hidden) = state.runs_for_data();
     if pane
         .model_run
         .as_ref()
@@ -298,6 +302,7 @@ fn sequence_section(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui
                     ui.selectable_value(&mut pane.model_run, Some(r.clone()), r);
                 }
             });
+        super::hidden_runs_note(ui, hidden);
     });
     let predicted: Option<Vec<String>> = match pane.model_run.clone() {
         Some(run) => match state.predictions(&ctx, &run, pane.split) {

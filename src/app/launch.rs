@@ -18,15 +18,10 @@ pub struct LaunchForm {
     pub knobs: KnobValues,
 }
 
-/// The form's own starting values where they differ from the command line's: a short run on
-/// one thread, evaluated as it goes, with the estimator the first lesson shows.
-const GUI_DEFAULTS: &[(&str, &str)] = &[
-    ("estimator", "pwpl"),
-    ("max-iter", "100"),
-    ("threads", "1"),
-    ("eval-every", "5"),
-    ("c2", "1"),
-];
+/// The form's own starting values where they differ from the command line's: a short run,
+/// evaluated as it goes, with the papers' prior σ² = 10; exact ML on all cores (the command
+/// line's estimator and threads).
+const GUI_DEFAULTS: &[(&str, &str)] = &[("max-iter", "100"), ("eval-every", "5"), ("sigma2", "10")];
 
 impl Default for LaunchForm {
     fn default() -> Self {

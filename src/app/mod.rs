@@ -11,6 +11,7 @@ mod graph_view;
 pub mod jobs;
 mod knob_widgets;
 pub mod launch;
+pub mod lessons;
 mod panes;
 pub mod parse_view;
 mod plots;
@@ -18,6 +19,7 @@ pub mod policy_view;
 pub mod runs;
 mod runs_view;
 pub mod theory;
+mod welcome;
 
 use crate::train::TrainedRun;
 use data::{DataSource, GenerateForm, LoadedData, Split};
@@ -69,6 +71,8 @@ pub struct Settings {
     pub recent: Vec<DataSource>,
     pub launch: Option<LaunchForm>,
     pub generate: GenerateForm,
+    /// Start on the panes rather than the welcome screen.
+    pub hide_welcome: bool,
 }
 
 /// A line in the message bar.
@@ -155,6 +159,10 @@ pub struct AppState {
     load_pending: bool,
     /// Treebank files (train, test) handed to the Parse pane's form.
     pub treebank: Option<(String, String)>,
+    /// The lessons of `assets/lessons/`, and what the current one waits for.
+    pub lessons: lessons::LessonRuntime,
+    /// The welcome screen is shown instead of the panes.
+    pub welcome: bool,
     shot_tx: std::sync::mpsc::Sender<Result<PathBuf, String>>,
     shot_rx: std::sync::mpsc::Receiver<Result<PathBuf, String>>,
 }
@@ -193,6 +201,8 @@ impl Workbench {
             ..Default::default()
         };
         let (shot_tx, shot_rx) = std::sync::mpsc::channel();
+        let root = config.root.clone();
+        let hide_welcome = settings.hide_welcome;
         let mut state = AppState {
             config,
             settings,
@@ -217,6 +227,8 @@ impl Workbench {
             policy_preview: Default::default(),
             load_pending: false,
             treebank: None,
+            lessons: lessons::LessonRuntime::read(&root),
+            welcome: !hide_welcome,
             shot_tx,
             shot_rx,
         };
@@ -248,6 +260,10 @@ impl Workbench {
         egui::Panel::top("menu").show(ui, |ui| self.top_bar(ui));
         egui::Panel::bottom("messages").show(ui, |ui| self.state.message_bar(ui));
         egui::CentralPanel::default_margins().show(ui, |ui| {
+            if self.state.welcome {
+                welcome::ui(&mut self.state, ui);
+                return;
+            }
             let mut behavior = Behavior {
                 state: &mut self.state,
             };
@@ -257,6 +273,7 @@ impl Workbench {
             match command {
                 AppCommand::Add(kind) => self.add_pane(kind.new_pane()),
                 AppCommand::Focus(kind) => {
+                    self.state.welcome = false;
                     let found = self.tree.make_active(
                         |_, tile| matches!(tile, egui_tiles::Tile::Pane(p) if p.kind() == kind),
                     );
@@ -266,8 +283,11 @@ impl Workbench {
                     }
                 }
                 AppCommand::ExportPng { rect, stem } => self.state.export_png(&ctx, rect, stem),
+                AppCommand::Lesson(step) => lessons::apply(self, &ctx, *step),
+                AppCommand::LessonCheck(c) => lessons::check_picture(self, c),
             }
         }
+        lessons::settle(self);
         self.state.collect_exports();
         if self.state.runs.any_live() || self.state.is_busy() {
             ctx.request_repaint_after(std::time::Duration::from_millis(250));
@@ -281,6 +301,13 @@ impl Workbench {
     fn top_bar(&mut self, ui: &mut egui::Ui) {
         ui.horizontal_wrapped(|ui| {
             ui.strong("Piecewise Lab");
+            if ui
+                .selectable_label(self.state.welcome, "Welcome")
+                .on_hover_text("The start screen: lessons, the sample data, your own data")
+                .clicked()
+            {
+                self.state.welcome = !self.state.welcome;
+            }
             ui.separator();
             for e in &PANES {
                 if ui
@@ -322,13 +349,6 @@ impl Workbench {
             if live > 0 {
                 ui.label(format!("· {live} run(s) training"));
             }
-            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
-                ui.weak(format!(
-                    "frame {:.1} ms (median {:.1})",
-                    self.state.frames.last_ms,
-                    self.state.frames.median_ms()
-                ));
-            });
         });
     }
 
@@ -597,10 +617,48 @@ impl AppState {
         None
     }
 
-    /// Finished runs whose models can predict (for the model pickers).
-    /// Finished runs of the factor-graph families (the Data and Graph panes' models).
+    /// Finished runs of the factor-graph families.
     pub fn finished_runs(&self) -> Vec<String> {
         self.finished_of(true)
+    }
+
+    /// The finished runs that can score the loaded data (the Data and Graph panes' model
+    /// pickers), and how many others are hidden. A run fits when it was trained on the same
+    /// training file, template and model (family and options): only then are its factors the
+    /// factors drawn, so its marginals belong to the picture (issue 24, 5.1).
+    pub fn runs_for_data(&self) -> (Vec<String>, usize) {
+        let all = self.finished_runs();
+        let Some(d) = &self.data else {
+            return (vec![], all.len());
+        };
+        let same_file = |a: &Path, b: &Path| {
+            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+        };
+        let model = d
+            .source
+            .model_spec()
+            .ok()
+            .and_then(|m| serde_json::to_value(m).ok());
+        let template = d.source.template_path();
+        let train = PathBuf::from(d.source.train.trim());
+        let fits: Vec<String> = all
+            .iter()
+            .filter(|id| {
+                self.runs.get(id).is_some_and(|e| {
+                    same_file(&e.spec.train, &train)
+                        && match (&e.spec.template, &template) {
+                            (Some(a), Some(b)) => same_file(a, b),
+                            (None, None) => true,
+                            _ => false,
+                        }
+                        && model.is_some()
+                        && serde_json::to_value(&e.spec.model).ok() == model
+                })
+            })
+            .cloned()
+            .collect();
+        let hidden = all.len() - fits.len();
+        (fits, hidden)
     }
 
     /// Finished grammar runs (the Parse pane's).
@@ -621,8 +679,25 @@ impl AppState {
             .collect()
     }
 
+    /// The last message on the left; the frame time at the right, where nothing else is drawn
+    /// (issue 24, 5.2: it overlapped the data set's name in the top bar).
     fn message_bar(&mut self, ui: &mut egui::Ui) {
-        ui.horizontal_wrapped(|ui| {
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            ui.weak(format!(
+                "frame {:.1} ms (median {:.1})",
+                self.frames.last_ms,
+                self.frames.median_ms()
+            ));
+            ui.separator();
+            ui.with_layout(
+                egui::Layout::left_to_right(egui::Align::Center).with_main_wrap(true),
+                |ui| self.message_line(ui),
+            );
+        });
+    }
+
+    fn message_line(&mut self, ui: &mut egui::Ui) {
+        {
             if let Some(m) = self.messages.last() {
                 let color = if m.error {
                     ui.visuals().error_fg_color
@@ -639,7 +714,7 @@ impl AppState {
             } else {
                 ui.weak("Drop a CoNLL file, a seminar folder or a .tpl template on the window to load it.");
             }
-        });
+        }
     }
 
     /// Asks the workbench for something at the end of the frame.
@@ -806,10 +881,25 @@ pub fn run_native(config: Config, open: Option<DataSource>) -> eframe::Result<()
                 app.bench.state.launch = LaunchForm::for_data(&src);
                 app.bench.state.form = src;
                 app.bench.state.load_pending = true;
+                // Opened on data from the command line: straight to the panes.
+                app.bench.state.welcome = false;
             }
             Ok(Box::new(app))
         }),
     )
+}
+
+/// Says, beside a model picker, that runs trained on other data are left out of it.
+pub fn hidden_runs_note(ui: &mut egui::Ui, hidden: usize) {
+    if hidden > 0 {
+        ui.weak(format!(
+            "({hidden} run(s) trained on other data not listed)"
+        ))
+        .on_hover_text(
+            "A run is listed only with the data it was trained on (same training file, \
+                 template and model): its factors are the ones drawn here",
+        );
+    }
 }
 
 /// Ten distinct colours (Tableau-10), for runs and factor templates.

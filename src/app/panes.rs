@@ -5,7 +5,8 @@
 use super::graph_view::GraphPane;
 use super::plots::{CurvesPane, FieldsPane};
 use super::{
-    camel_view, data_view, frontier, graph_view, parse_view, plots, runs_view, theory, AppState,
+    camel_view, data_view, frontier, graph_view, lessons, parse_view, plots, runs_view, theory,
+    AppState,
 };
 
 /// The panes the tiles hold, each with its own state. Several graph or curve panes may exist
@@ -13,6 +14,7 @@ use super::{
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[allow(clippy::large_enum_variant)] // a handful of panes; boxing buys nothing
 pub enum Pane {
+    Lessons(lessons::LessonsPane),
     Data(data_view::DataPane),
     Graph(GraphPane),
     Runs,
@@ -28,6 +30,7 @@ pub enum Pane {
 /// Which pane a [`Pane`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PaneKind {
+    Lessons,
     Data,
     Graph,
     Runs,
@@ -52,13 +55,20 @@ pub struct PaneEntry {
 }
 
 /// Every pane, in the order of the tabs and buttons.
-pub const PANES: [PaneEntry; 10] = [
+pub const PANES: [PaneEntry; 11] = [
     PaneEntry {
         kind: PaneKind::Data,
         title: "Data",
         addable: false,
         left: true,
         new: || Pane::Data(Default::default()),
+    },
+    PaneEntry {
+        kind: PaneKind::Lessons,
+        title: "Lessons",
+        addable: false,
+        left: true,
+        new: || Pane::Lessons(Default::default()),
     },
     PaneEntry {
         kind: PaneKind::Graph,
@@ -146,6 +156,7 @@ impl PaneKind {
 impl Pane {
     pub fn kind(&self) -> PaneKind {
         match self {
+            Pane::Lessons(_) => PaneKind::Lessons,
             Pane::Data(_) => PaneKind::Data,
             Pane::Graph(_) => PaneKind::Graph,
             Pane::Runs => PaneKind::Runs,
@@ -162,6 +173,7 @@ impl Pane {
     /// Draws the pane.
     pub fn ui(&mut self, state: &mut AppState, ui: &mut egui::Ui) {
         match self {
+            Pane::Lessons(p) => lessons::ui(state, p, ui),
             Pane::Data(p) => data_view::ui(state, p, ui),
             Pane::Graph(p) => graph_view::ui(state, p, ui),
             Pane::Runs => runs_view::ui(state, ui),
@@ -206,4 +218,8 @@ pub enum AppCommand {
     Add(PaneKind),
     /// Save the screen region `rect` of the next frame as PNG under the workspace's exports.
     ExportPng { rect: egui::Rect, stem: String },
+    /// Set the workbench to a lesson step's state.
+    Lesson(Box<lessons::Step>),
+    /// Check the variables picked on the Graph pane against its current term.
+    LessonCheck(lessons::Check),
 }

@@ -228,11 +228,14 @@ impl GraphPane {
         }
         let learned = self.cache.learned.take();
         let learned_job = self.cache.learned_job.take();
+        // Learned tables survive a change of estimator or pieces, never a change of data: they
+        // index the old data's factors (issue 24, 5.1).
+        let same_item = self.cache.key.as_ref().is_some_and(|k| k.0 == key.0);
         self.cache = GraphCache {
             key: Some(key.clone()),
             ..Default::default()
         };
-        if (key.0, key.1, key.2) == (key.0, self.split, self.sequence) {
+        if same_item {
             self.cache.learned = learned.filter(|l| l.1 == self.split && l.2 == self.sequence);
             self.cache.learned_job = learned_job;
         }

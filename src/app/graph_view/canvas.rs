@@ -87,6 +87,19 @@ impl Scene<'_> {
             .unwrap_or("")
     }
 
+    /// The variable under the screen point `p`, if any (plain drawing only).
+    fn var_at(&self, p: Pos2) -> Option<u32> {
+        if self.node_split {
+            return None;
+        }
+        self.vis_vars
+            .iter()
+            .map(|&v| (v, self.to_screen(self.lay.vars[v]).distance(p)))
+            .filter(|(_, dist)| *dist <= VAR_R * self.z)
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(v, _)| v as u32)
+    }
+
     /// The factor under the screen point `p`, if any.
     fn factor_at(&self, p: Pos2) -> Option<usize> {
         self.lay
@@ -185,10 +198,25 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
     if let Some(b) = bp_shown(pane) {
         draw_bp(&scene, b, pane.bp_at_one);
     }
-    // Click a factor to inspect it.
+    // Picked variables (a lesson's question asks for them): a yellow ring.
+    for &v in &pane.picked_vars {
+        if let Some(&p) = lay.vars.get(v as usize) {
+            let s = scene.to_screen(p);
+            scene
+                .painter
+                .circle_stroke(s, (VAR_R + 5.0) * z, Stroke::new(3.0, Color32::YELLOW));
+        }
+    }
+    // Click a variable to pick it (a second click unpicks), a factor to inspect it.
     if resp.clicked() {
         if let Some(p) = resp.interact_pointer_pos() {
-            pane.selected_factor = scene.factor_at(p);
+            if let Some(v) = scene.var_at(p) {
+                if !pane.picked_vars.remove(&v) {
+                    pane.picked_vars.insert(v);
+                }
+            } else {
+                pane.selected_factor = scene.factor_at(p);
+            }
         }
     }
     if let Some(f) = resp.hover_pos().and_then(|p| scene.factor_at(p)) {

@@ -41,6 +41,9 @@ pub struct GraphPane {
     pub bp_sweeps: usize,
     pub bp_animate: bool,
     pub bp_at_one: bool,
+    /// Variables the user clicked (a lesson's question asks for them); ringed in yellow.
+    #[serde(skip)]
+    pub picked_vars: std::collections::BTreeSet<u32>,
     #[serde(skip)]
     cache: GraphCache,
     #[serde(skip)]
@@ -68,6 +71,7 @@ impl Default for GraphPane {
             bp_sweeps: 1,
             bp_animate: false,
             bp_at_one: false,
+            picked_vars: Default::default(),
             cache: GraphCache::default(),
             last_step: 0.0,
             scroll_to_term: false,
@@ -75,11 +79,71 @@ impl Default for GraphPane {
     }
 }
 
+impl GraphPane {
+    /// The shown term's variables of one role (sorted), for a lesson's question; `None` when
+    /// no term is shown.
+    pub fn term_vars(&self, role: crate::app::lessons::Check) -> Option<Vec<u32>> {
+        use crate::app::lessons::Check;
+        if !self.show_terms || self.cache.terms.is_empty() {
+            return None;
+        }
+        let t = self
+            .cache
+            .terms
+            .get(self.term.min(self.cache.terms.len() - 1));
+        let mut v = match role {
+            Check::Clamped => t.clamped.to_vec(),
+            Check::Free => t.free.to_vec(),
+            Check::Summed => t.summed.to_vec(),
+            _ => return None,
+        };
+        v.sort_unstable();
+        v.dedup();
+        Some(v)
+    }
+
+    /// The probability tables the factor inspector shows for the selected factor, by title:
+    /// the run's marginal, BP's belief and the BP stepper's piece and factor beliefs.
+    pub fn inspected_distributions(&self) -> Vec<(String, Vec<f64>)> {
+        let Some(f) = self.selected_factor else {
+            return vec![];
+        };
+        let mut out = vec![];
+        if let Some((_, _, _, Ok(l))) = &self.cache.learned {
+            if let Some((m, by)) = &l.marginals {
+                out.extend(m.get(f).map(|t| (format!("marginal ({by})"), t.clone())));
+            }
+            if let Some((b, _)) = &l.beliefs {
+                out.extend(b.get(f).map(|t| ("BP belief".to_string(), t.clone())));
+            }
+        }
+        if let Some(bp) = bp_shown(self) {
+            out.extend(
+                bp.piece_beliefs
+                    .get(f)
+                    .map(|t| ("piece belief".to_string(), t.clone())),
+            );
+            out.extend(
+                bp.factor_beliefs
+                    .get(f)
+                    .map(|t| ("BP stepper belief".to_string(), t.clone())),
+            );
+        }
+        out
+    }
+
+    /// The number of terms of the shown estimator on the shown item.
+    pub fn term_count(&self) -> usize {
+        self.cache.terms.len()
+    }
+}
+
 pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
     // A remembered model may belong to a run that no longer exists (deleted, other workspace).
+    // A remembered run may also have been trained on other data: its factors are not these.
     if let Some(r) = &pane.model_run {
-        if !state.finished_runs().contains(r) {
+        if !state.runs_for_data().0.contains(r) {
             pane.model_run = None;
         }
     }
@@ -223,7 +287,7 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 .on_hover_text("Piecewise training is BP with every message held at 1 (000 §3.4): each factor then believes only its own potentials");
         });
         ui.separator();
-        let finished = state.finished_runs();
+        let (finished, hidden) = state.runs_for_data();
         egui::ComboBox::new("graph-model", "model (learned potentials, marginals)")
             .selected_text(pane.model_run.clone().unwrap_or_else(|| "untrained".into()))
             .show_ui(ui, |ui| {
@@ -232,5 +296,6 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     ui.selectable_value(&mut pane.model_run, Some(r.clone()), r);
                 }
             });
+        super::hidden_runs_note(ui, hidden);
     });
 }

@@ -1,0 +1,916 @@
+//! Lessons: guided walks through the papers' ideas over the real computation. A lesson is data —
+//! a TOML file in `assets/lessons/` (its format: `assets/lessons/README.md`) — so a teacher
+//! writes one without Rust. Each step sets the workbench's state through [`AppCommand::Lesson`],
+//! served like every other command a click sends (load data, launch and tick runs, bring a pane
+//! to the front, set the Graph pane's estimator, term, BP stepper and model), and shows a short
+//! explanation with the paper's equation, what to look at, and optionally a question checked
+//! against the picture.
+
+use super::data::{DataSource, Split};
+use super::launch::LaunchForm;
+use super::plots::{Metric, XAxis};
+use super::runs::RunStatus;
+use super::{AppCommand, AppState, Pane, Workbench, PANES};
+use crate::estimators::EstimatorSpec;
+use crate::settings::KnobValues;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One lesson file.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lesson {
+    pub title: String,
+    /// The paper and section it teaches ("000 §3").
+    #[serde(default)]
+    pub paper: String,
+    /// One or two sentences for the list of lessons.
+    #[serde(default)]
+    pub summary: String,
+    #[serde(rename = "step")]
+    pub steps: Vec<Step>,
+}
+
+/// One step: what it says, and the state it sets. A field left out keeps the previous step's
+/// value, so a step states only what changes.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub title: String,
+    pub text: String,
+    /// The paper's equation for this step, as plain text.
+    #[serde(default)]
+    pub equation: String,
+    /// What to look at in the picture.
+    #[serde(default)]
+    pub look: String,
+    #[serde(default)]
+    pub data: Option<LessonData>,
+    /// The pane brought to the front (its tab title: "Graph", "Curves", …).
+    #[serde(default)]
+    pub pane: Option<String>,
+    #[serde(default)]
+    pub graph: GraphState,
+    #[serde(default)]
+    pub curves: CurvesState,
+    /// Runs the step needs: launched on the step's data unless a run of that name exists.
+    #[serde(default)]
+    pub run: Vec<LessonRun>,
+    /// The runs ticked for Curves, Fields and Compare (by name); the others are unticked.
+    #[serde(default)]
+    pub tick: Option<Vec<String>>,
+    /// The Constraints pane's runs, left to right (by name).
+    #[serde(default)]
+    pub constraints: Option<Vec<String>>,
+    #[serde(default)]
+    pub question: Option<Question>,
+}
+
+/// A data set, paths relative to the app's root (where `sample_data/` is).
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LessonData {
+    pub train: String,
+    #[serde(default)]
+    pub test: String,
+    #[serde(default)]
+    pub template: String,
+    /// Model knobs as the command line spells them (`model = "grid"`, …).
+    #[serde(default)]
+    pub model: BTreeMap<String, String>,
+}
+
+/// The Graph pane's state a step sets.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphState {
+    pub estimator: Option<String>,
+    pub pieces: Option<String>,
+    pub term: Option<usize>,
+    pub sequence: Option<usize>,
+    pub test: Option<bool>,
+    pub terms: Option<bool>,
+    pub show_pieces: Option<bool>,
+    pub node_split: Option<bool>,
+    pub bp: Option<bool>,
+    pub bp_sweeps: Option<usize>,
+    pub bp_at_one: Option<bool>,
+    /// A run's name, or "untrained".
+    pub model: Option<String>,
+    /// The factor inspected; a negative number closes the inspector.
+    pub factor: Option<i64>,
+    pub zoom: Option<f32>,
+}
+
+/// The Curves pane's axes.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CurvesState {
+    pub metric: Option<Metric>,
+    pub x: Option<XAxis>,
+    pub log_y: Option<bool>,
+}
+
+/// A run a lesson trains: a name and the command line's knobs (`estimator = "pw"`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LessonRun {
+    pub name: String,
+    #[serde(default)]
+    pub knobs: BTreeMap<String, String>,
+}
+
+/// A question: pick one of `choices` (the `answer`-th is right, counted from 0), or answer on
+/// the picture (`check`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Question {
+    pub ask: String,
+    #[serde(default)]
+    pub choices: Vec<String>,
+    #[serde(default)]
+    pub answer: Option<usize>,
+    #[serde(default)]
+    pub check: Option<Check>,
+    /// Shown once answered right: why.
+    #[serde(default)]
+    pub why: String,
+}
+
+/// Answers read off the picture rather than written in the lesson.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    /// Click the variables the Graph pane's current term clamps at gold.
+    Clamped,
+    /// Click the variables the current term leaves free (those it normalises over).
+    Free,
+    /// Click the variables the current term sums out.
+    Summed,
+    /// The choices are run names: which has the highest final held-out log-likelihood.
+    HigherHeldOut,
+    /// The choices are run names: which trained fastest (training seconds).
+    Faster,
+}
+
+impl Lesson {
+    /// Reads and checks a lesson file; errors name the file and line.
+    pub fn read(path: &Path) -> Result<Lesson, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Lesson::parse(&text).map_err(|e| format!("{}:{e}", path.display()))
+    }
+
+    /// Parses a lesson; errors start with "line:".
+    pub fn parse(text: &str) -> Result<Lesson, String> {
+        let lesson: Lesson = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1))
+                .unwrap_or(1);
+            format!("{line}: {}", e.message())
+        })?;
+        lesson.check(text)?;
+        Ok(lesson)
+    }
+
+    /// What the parser cannot see: names of panes and estimators, question shapes.
+    fn check(&self, text: &str) -> Result<(), String> {
+        if self.steps.is_empty() {
+            return Err("1: a lesson needs at least one [[step]]".into());
+        }
+        // Steps start at their `[[step]]` lines.
+        let starts: Vec<usize> = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| l.trim() == "[[step]]")
+            .map(|(i, _)| i + 1)
+            .collect();
+        for (i, s) in self.steps.iter().enumerate() {
+            let at = |msg: String| {
+                format!(
+                    "{}: step {} ({}): {msg}",
+                    starts.get(i).copied().unwrap_or(1),
+                    i + 1,
+                    s.title
+                )
+            };
+            if let Some(p) = &s.pane {
+                // The Lessons pane is in the left column: a step brings a pane of the right one
+                // to the front, so the lesson stays in view beside it.
+                let right: Vec<&str> = PANES.iter().filter(|e| !e.left).map(|e| e.title).collect();
+                if !right.contains(&p.as_str()) {
+                    return Err(at(format!(
+                        "pane '{p}' is not one a lesson shows beside itself ({})",
+                        right.join(", ")
+                    )));
+                }
+            }
+            if let Some(e) = &s.graph.estimator {
+                EstimatorSpec::from_name(e).map_err(|err| at(err.to_string()))?;
+            }
+            if let Some(q) = &s.question {
+                match (q.check, q.answer) {
+                    (None, None) => return Err(at("a question needs `answer` or `check`".into())),
+                    (None, Some(a)) if a >= q.choices.len() => {
+                        return Err(at(format!(
+                            "answer {a} but only {} choices (counted from 0)",
+                            q.choices.len()
+                        )))
+                    }
+                    (Some(Check::HigherHeldOut | Check::Faster), _) if q.choices.len() < 2 => {
+                        return Err(at(
+                            "this check needs two or more run names as choices".into()
+                        ))
+                    }
+                    _ => {}
+                }
+            }
+            for r in &s.run {
+                if r.name.trim().is_empty() {
+                    return Err(at("a run needs a name".into()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The state at step `i`: every earlier step's settings with the later ones on top; the
+    /// runs of all steps so far.
+    pub fn state_at(&self, i: usize) -> Step {
+        let mut acc = Step::default();
+        for s in self.steps.iter().take(i + 1) {
+            macro_rules! keep {
+                ($($f:ident).+) => {
+                    if s.$($f).+.is_some() {
+                        acc.$($f).+ = s.$($f).+.clone();
+                    }
+                };
+            }
+            keep!(data);
+            keep!(pane);
+            keep!(tick);
+            keep!(constraints);
+            keep!(graph.estimator);
+            keep!(graph.pieces);
+            keep!(graph.term);
+            keep!(graph.sequence);
+            keep!(graph.test);
+            keep!(graph.terms);
+            keep!(graph.show_pieces);
+            keep!(graph.node_split);
+            keep!(graph.bp);
+            keep!(graph.bp_sweeps);
+            keep!(graph.bp_at_one);
+            keep!(graph.model);
+            keep!(graph.factor);
+            keep!(graph.zoom);
+            keep!(curves.metric);
+            keep!(curves.x);
+            keep!(curves.log_y);
+            for r in &s.run {
+                if !acc.run.iter().any(|q| q.name == r.name) {
+                    acc.run.push(r.clone());
+                }
+            }
+        }
+        if let Some(s) = self.steps.get(i) {
+            acc.title = s.title.clone();
+            acc.text = s.text.clone();
+            acc.equation = s.equation.clone();
+            acc.look = s.look.clone();
+            acc.question = s.question.clone();
+        }
+        acc
+    }
+}
+
+impl LessonData {
+    /// The data source, relative paths resolved against `root`.
+    pub fn source(&self, root: &Path) -> DataSource {
+        let resolve = |p: &str| {
+            if p.trim().is_empty() {
+                String::new()
+            } else {
+                let q = Path::new(p.trim());
+                if q.is_absolute() {
+                    p.trim().to_string()
+                } else {
+                    root.join(q).display().to_string()
+                }
+            }
+        };
+        let mut model = KnobValues::default();
+        for (k, v) in &self.model {
+            model.set(k, v);
+        }
+        DataSource {
+            train: resolve(&self.train),
+            test: resolve(&self.test),
+            template: resolve(&self.template),
+            model,
+        }
+    }
+}
+
+/// The lessons of `dir` (file name order), each read or with its error.
+pub fn read_dir(dir: &Path) -> Vec<(PathBuf, Result<Lesson, String>)> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let l = Lesson::read(&p);
+            (p, l)
+        })
+        .collect()
+}
+
+/// The Lessons pane: the list of lessons, or the current one's step.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct LessonsPane {
+    /// The lesson's file name; `None` shows the list.
+    pub lesson: Option<String>,
+    pub step: usize,
+    /// *Try it yourself*: the user is changing things; *Next* or *Restore* put the lesson's
+    /// state back.
+    pub trying: bool,
+    /// The choice picked for the step's question.
+    #[serde(skip)]
+    pub picked: Option<usize>,
+    /// The verdict on the step's question: right (with why), or what is wrong.
+    #[serde(skip)]
+    pub verdict: Option<(bool, String)>,
+}
+
+/// The lessons the workbench read, and what a lesson waits for.
+#[derive(Default)]
+pub struct LessonRuntime {
+    pub lessons: Vec<(PathBuf, Result<Lesson, String>)>,
+    /// The Graph pane's model to pick once its run has finished (a run's name).
+    pending_model: Option<String>,
+}
+
+impl LessonRuntime {
+    pub fn read(root: &Path) -> LessonRuntime {
+        LessonRuntime {
+            lessons: read_dir(&root.join("assets/lessons")),
+            pending_model: None,
+        }
+    }
+
+    pub fn find(&self, file: &str) -> Option<&Lesson> {
+        self.lessons
+            .iter()
+            .find(|(p, _)| file_name(p) == file)
+            .and_then(|(_, l)| l.as_ref().ok())
+    }
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The newest run named `name` on the training file `train` that has not failed.
+fn run_named(state: &AppState, name: &str) -> Option<String> {
+    state
+        .runs
+        .entries
+        .iter()
+        .rev()
+        .find(|e| {
+            e.spec.name.as_deref().map(str::trim) == Some(name)
+                && !matches!(
+                    e.status,
+                    RunStatus::Failed | RunStatus::Cancelled | RunStatus::Broken
+                )
+        })
+        .map(|e| e.id.clone())
+}
+
+/// The lesson's runs not finished yet, with their progress.
+pub fn waiting_for(state: &AppState, step: &Step) -> Vec<String> {
+    step.run
+        .iter()
+        .filter_map(|r| {
+            let id = run_named(state, &r.name);
+            match id.as_deref().and_then(|id| state.runs.get(id)) {
+                Some(e) if e.status == RunStatus::Finished => None,
+                Some(e) => Some(format!(
+                    "{} ({}, iteration {})",
+                    r.name,
+                    e.status.label(),
+                    e.iteration()
+                )),
+                None => Some(format!("{} (not started)", r.name)),
+            }
+        })
+        .collect()
+}
+
+pub fn ui(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
+    egui::ScrollArea::vertical()
+        .id_salt("lessons-scroll")
+        .auto_shrink([false, false])
+        .show(ui, |ui| match pane.lesson.clone() {
+            None => list(state, pane, ui),
+            Some(file) => match state.lessons.find(&file).cloned() {
+                Some(lesson) => step_ui(state, pane, &file, &lesson, ui),
+                None => {
+                    ui.colored_label(
+                        ui.visuals().error_fg_color,
+                        format!("lesson {file} is gone"),
+                    );
+                    if ui.button("All lessons").clicked() {
+                        pane.lesson = None;
+                    }
+                }
+            },
+        });
+}
+
+/// Starts (or restores) step `i` of the lesson in `file`.
+pub fn go(state: &mut AppState, pane: &mut LessonsPane, file: &str, lesson: &Lesson, i: usize) {
+    pane.lesson = Some(file.to_string());
+    pane.step = i.min(lesson.steps.len().saturating_sub(1));
+    pane.trying = false;
+    pane.picked = None;
+    pane.verdict = None;
+    state.command(AppCommand::Lesson(Box::new(lesson.state_at(pane.step))));
+}
+
+fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
+    ui.heading("Lessons");
+    ui.label(
+        "Each lesson walks through one idea of the papers on the real computation: it loads \
+         data, trains runs and sets the panes for you, step by step. Change anything at any \
+         time (Try it yourself); Next puts the lesson's state back.",
+    );
+    ui.add_space(6.0);
+    let lessons = state.lessons.lessons.clone();
+    for (n, (path, l)) in lessons.iter().enumerate() {
+        let file = file_name(path);
+        ui.group(|ui| {
+            ui.set_width(ui.available_width());
+            match l {
+                Ok(lesson) => {
+                    ui.horizontal_wrapped(|ui| {
+                        if ui
+                            .button(clean(
+                                ui,
+                                &format!("Start: {}", lesson.title),
+                                egui::TextStyle::Button,
+                            ))
+                            .on_hover_text(format!("{} steps", lesson.steps.len()))
+                            .clicked()
+                        {
+                            go(state, pane, &file, lesson, 0);
+                        }
+                        let paper = clean(ui, &lesson.paper, egui::TextStyle::Body);
+                        ui.weak(format!("{paper} · {} steps", lesson.steps.len()));
+                    });
+                    ui.label(clean(
+                        ui,
+                        &format!("{}. {}", n + 1, lesson.summary),
+                        egui::TextStyle::Body,
+                    ));
+                }
+                Err(e) => {
+                    ui.colored_label(ui.visuals().error_fg_color, e);
+                }
+            }
+        });
+    }
+    if lessons.is_empty() {
+        ui.weak(format!(
+            "No lessons found in {}.",
+            state.config.root.join("assets/lessons").display()
+        ));
+    }
+    ui.add_space(6.0);
+    if ui
+        .button("Reload lessons")
+        .on_hover_text("Read assets/lessons/ again (after editing a lesson file)")
+        .clicked()
+    {
+        state.lessons = LessonRuntime::read(&state.config.root);
+    }
+}
+
+fn step_ui(
+    state: &mut AppState,
+    pane: &mut LessonsPane,
+    file: &str,
+    lesson: &Lesson,
+    ui: &mut egui::Ui,
+) {
+    let n = lesson.steps.len();
+    let i = pane.step.min(n - 1);
+    let step = lesson.state_at(i);
+    ui.horizontal_wrapped(|ui| {
+        if ui.button("All lessons").clicked() {
+            pane.lesson = None;
+        }
+        ui.strong(clean(ui, &lesson.title, egui::TextStyle::Body));
+        ui.weak(clean(ui, &lesson.paper, egui::TextStyle::Body));
+    });
+    ui.add(
+        egui::ProgressBar::new((i + 1) as f32 / n as f32).text(format!("step {} of {n}", i + 1)),
+    );
+    ui.horizontal(|ui| {
+        if ui.add_enabled(i > 0, egui::Button::new("< Back")).clicked() {
+            go(state, pane, file, lesson, i - 1);
+        }
+        if i + 1 < n {
+            if ui.button("Next >").clicked() {
+                go(state, pane, file, lesson, i + 1);
+            }
+        } else if ui.button("Finish").clicked() {
+            pane.lesson = None;
+        }
+        if pane.trying {
+            if ui
+                .button("Restore this step")
+                .on_hover_text("Put back the lesson's state for this step")
+                .clicked()
+            {
+                go(state, pane, file, lesson, i);
+            }
+        } else if ui
+            .button("Try it yourself")
+            .on_hover_text(
+                "Change anything in the other panes; Next or Restore puts the lesson's state back",
+            )
+            .clicked()
+        {
+            pane.trying = true;
+        }
+    });
+    ui.separator();
+    ui.heading(clean(ui, &step.title, egui::TextStyle::Heading));
+    ui.label(clean(ui, &step.text, egui::TextStyle::Body));
+    if !step.equation.is_empty() {
+        ui.add_space(4.0);
+        egui::Frame::group(ui.style()).show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.label(
+                egui::RichText::new(clean(ui, &step.equation, egui::TextStyle::Monospace))
+                    .monospace(),
+            );
+        });
+    }
+    if !step.look.is_empty() {
+        ui.add_space(4.0);
+        ui.horizontal_wrapped(|ui| {
+            ui.strong("What to look at:");
+            ui.label(clean(ui, &step.look, egui::TextStyle::Body));
+        });
+    }
+    if pane.trying {
+        ui.add_space(4.0);
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            "Trying it yourself: change estimators, terms, runs or panes as you like. Next (or \
+             Restore this step) puts the lesson's state back.",
+        );
+    }
+    let waiting = waiting_for(state, &step);
+    if !waiting.is_empty() {
+        ui.add_space(4.0);
+        ui.horizontal_wrapped(|ui| {
+            ui.spinner();
+            ui.weak(format!("training: {}", waiting.join(", ")));
+        });
+    }
+    if let Some(q) = &step.question {
+        ui.add_space(6.0);
+        question_ui(state, pane, q, ui);
+    }
+    if i + 1 == n {
+        ui.add_space(6.0);
+        ui.weak("This is the lesson's last step: Finish returns to the list of lessons.");
+    }
+}
+
+fn question_ui(state: &mut AppState, pane: &mut LessonsPane, q: &Question, ui: &mut egui::Ui) {
+    egui::Frame::group(ui.style()).show(ui, |ui| {
+        ui.set_width(ui.available_width());
+        ui.strong(clean(
+            ui,
+            &format!("Question: {}", q.ask),
+            egui::TextStyle::Body,
+        ));
+        let on_picture = matches!(q.check, Some(Check::Clamped | Check::Free | Check::Summed));
+        if on_picture {
+            ui.weak(
+                "Click the variables on the graph (a second click unpicks), then Check answer.",
+            );
+        }
+        for (k, c) in q.choices.iter().enumerate() {
+            let c = clean(ui, c, egui::TextStyle::Body);
+            ui.radio_value(&mut pane.picked, Some(k), c);
+        }
+        if ui.button("Check answer").clicked() {
+            pane.verdict = match q.check {
+                Some(c @ (Check::Clamped | Check::Free | Check::Summed)) => {
+                    state.command(AppCommand::LessonCheck(c));
+                    None
+                }
+                Some(c) => Some(check_runs(state, q, c, pane.picked)),
+                None => Some(match pane.picked {
+                    None => (false, "Pick an answer first.".into()),
+                    Some(k) if Some(k) == q.answer => (true, q.why.clone()),
+                    Some(_) => (
+                        false,
+                        "Not quite: look at the picture again and try once more.".into(),
+                    ),
+                }),
+            };
+        }
+        if let Some((right, why)) = &pane.verdict {
+            if *right {
+                let text = clean(ui, &format!("Right. {why}"), egui::TextStyle::Body);
+                ui.colored_label(egui::Color32::from_rgb(60, 170, 90), text);
+            } else {
+                let text = clean(ui, why, egui::TextStyle::Body);
+                ui.colored_label(ui.visuals().warn_fg_color, text);
+            }
+        }
+    });
+}
+
+/// `text` with the characters the font lacks written out in ASCII (a teacher's lesson may use
+/// any Unicode; egui's default fonts have Greek and arrows but few mathematical symbols).
+pub fn drawable(ctx: &egui::Context, font: &egui::FontId, text: &str) -> String {
+    if ctx.fonts_mut(|f| f.has_glyphs(font, text)) {
+        return text.to_string();
+    }
+    ctx.fonts_mut(|f| {
+        text.chars()
+            .map(|c| {
+                if f.has_glyph(font, c) {
+                    return c.to_string();
+                }
+                match c {
+                    '∖' => "\\".into(),
+                    '∈' => " in ".into(),
+                    '∋' => " contains ".into(),
+                    '⇒' => "=>".into(),
+                    '≡' => "==".into(),
+                    '≠' => "!=".into(),
+                    '∝' => " ~ ".into(),
+                    '≤' => "<=".into(),
+                    '≥' => ">=".into(),
+                    '≈' => "~".into(),
+                    '→' => "->".into(),
+                    '←' => "<-".into(),
+                    '−' => "-".into(),
+                    '′' => "'".into(),
+                    _ => "?".into(),
+                }
+            })
+            .collect()
+    })
+}
+
+/// [`drawable`] text in one of the style's text styles.
+fn clean(ui: &egui::Ui, text: &str, style: egui::TextStyle) -> String {
+    let font = style.resolve(ui.style());
+    drawable(ui.ctx(), &font, text)
+}
+
+/// A question over runs, answered from their recorded results.
+fn check_runs(state: &AppState, q: &Question, c: Check, picked: Option<usize>) -> (bool, String) {
+    let Some(k) = picked else {
+        return (false, "Pick an answer first.".into());
+    };
+    let mut scores = vec![];
+    for name in &q.choices {
+        let entry = run_named(state, name).and_then(|id| state.runs.get(&id));
+        let Some(e) = entry.filter(|e| e.status == RunStatus::Finished) else {
+            return (
+                false,
+                format!("Wait for run {name} to finish, then check again."),
+            );
+        };
+        let score = match c {
+            Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
+            _ => e.summary.as_ref().map(|s| -s.train_seconds),
+        };
+        match score {
+            Some(x) => scores.push(x),
+            None => return (false, format!("Run {name} has no result to compare.")),
+        }
+    }
+    let best = (0..scores.len())
+        .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
+        .expect("two or more choices");
+    let detail = q
+        .choices
+        .iter()
+        .zip(&scores)
+        .map(|(n, s)| match c {
+            Check::HigherHeldOut => format!("{n}: {s:.1}"),
+            _ => format!("{n}: {:.2} s", -s),
+        })
+        .collect::<Vec<_>>()
+        .join(" · ");
+    if k == best {
+        (true, format!("{} ({detail})", q.why))
+    } else {
+        (false, format!("Not quite: the runs say {detail}."))
+    }
+}
+
+/// Serves [`AppCommand::Lesson`]: sets the workbench to a step's state as the user's clicks
+/// would.
+pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
+    let state = &mut wb.state;
+    // Data: load it unless it is what is loaded (or loading) already.
+    let source = step
+        .data
+        .as_ref()
+        .map(|d| d.source(&state.config.root))
+        .unwrap_or_else(|| state.form.clone());
+    let loaded = state.data.as_ref().map(|d| &d.source);
+    if step.data.is_some()
+        && loaded != Some(&source)
+        && !(state.is_loading() && state.form == source)
+    {
+        state.form = source.clone();
+        state.load(ctx);
+    }
+    for r in &step.run {
+        if run_named(state, &r.name).is_some() {
+            continue;
+        }
+        let mut form = LaunchForm::for_data(&source);
+        // The lesson's prior replaces the form's (c2 and σ² are one knob in two spellings).
+        if r.knobs.contains_key("c2") || r.knobs.contains_key("sigma2") {
+            form.knobs.unset("c2");
+            form.knobs.unset("sigma2");
+        }
+        for (k, v) in &r.knobs {
+            form.knobs.set(k, v);
+        }
+        form.knobs.set(crate::train::spec::NAME.name, &r.name);
+        match form.to_spec() {
+            Ok(spec) => {
+                let id = state.runs.launch(ctx, spec);
+                state.info(format!("lesson: started run {id} ({})", r.name));
+            }
+            Err(e) => state.error(format!("lesson run {}: {e}", r.name)),
+        }
+    }
+    if let Some(names) = &step.tick {
+        state.selected = names.iter().filter_map(|n| run_named(state, n)).collect();
+    }
+    state.lessons.pending_model = step.graph.model.clone();
+    let constraints: Option<Vec<String>> = step
+        .constraints
+        .as_ref()
+        .map(|ns| ns.iter().filter_map(|n| run_named(state, n)).collect());
+    for (_, tile) in wb.tree.tiles.iter_mut() {
+        match tile {
+            egui_tiles::Tile::Pane(Pane::Graph(g)) => {
+                let s = &step.graph;
+                macro_rules! set {
+                    ($f:ident => $g:ident) => {
+                        if let Some(v) = &s.$f {
+                            g.$g = v.clone();
+                        }
+                    };
+                }
+                set!(estimator => estimator);
+                set!(pieces => pieces);
+                set!(term => term);
+                set!(sequence => sequence);
+                set!(terms => show_terms);
+                set!(show_pieces => show_pieces);
+                set!(node_split => node_split);
+                set!(bp => show_bp);
+                set!(bp_sweeps => bp_sweeps);
+                set!(bp_at_one => bp_at_one);
+                set!(zoom => zoom);
+                if let Some(t) = s.test {
+                    g.split = if t { Split::Test } else { Split::Train };
+                }
+                if let Some(f) = s.factor {
+                    g.selected_factor = usize::try_from(f).ok();
+                }
+                if s.model.as_deref() == Some("untrained") {
+                    g.model_run = None;
+                }
+                g.animate = false;
+                g.bp_animate = false;
+                g.picked_vars.clear();
+            }
+            egui_tiles::Tile::Pane(Pane::Curves(c)) => {
+                let s = &step.curves;
+                if let Some(m) = s.metric {
+                    c.metric = m;
+                }
+                if let Some(x) = s.x {
+                    c.x = x;
+                }
+                if let Some(l) = s.log_y {
+                    c.log_y = l;
+                }
+            }
+            egui_tiles::Tile::Pane(Pane::Constraints(c)) => {
+                if let Some(rs) = &constraints {
+                    c.runs = rs.clone();
+                    c.runs_touched = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(p) = &step.pane {
+        if let Some(e) = PANES.iter().find(|e| e.title == p) {
+            wb.state.command(AppCommand::Focus(e.kind));
+        }
+    }
+}
+
+/// Each frame: picks the Graph pane's model once the lesson's run has finished.
+pub(super) fn settle(wb: &mut Workbench) {
+    let Some(name) = wb.state.lessons.pending_model.clone() else {
+        return;
+    };
+    if name == "untrained" {
+        wb.state.lessons.pending_model = None;
+        return;
+    }
+    let Some(id) = run_named(&wb.state, &name) else {
+        return;
+    };
+    if !wb.state.runs_for_data().0.contains(&id) {
+        return;
+    }
+    for (_, tile) in wb.tree.tiles.iter_mut() {
+        if let egui_tiles::Tile::Pane(Pane::Graph(g)) = tile {
+            g.model_run = Some(id.clone());
+        }
+    }
+    wb.state.lessons.pending_model = None;
+}
+
+/// Serves [`AppCommand::LessonCheck`]: the variables picked on the Graph pane against the
+/// current term's.
+pub(super) fn check_picture(wb: &mut Workbench, check: Check) {
+    let mut verdict = (
+        false,
+        "Open the Graph pane and pick variables on it.".to_string(),
+    );
+    let why = wb
+        .tree
+        .tiles
+        .tiles()
+        .find_map(|t| match t {
+            egui_tiles::Tile::Pane(Pane::Lessons(l)) => l.lesson.as_ref().and_then(|f| {
+                let lesson = wb.state.lessons.find(f)?;
+                lesson
+                    .steps
+                    .get(l.step)?
+                    .question
+                    .as_ref()
+                    .map(|q| q.why.clone())
+            }),
+            _ => None,
+        })
+        .unwrap_or_default();
+    if let Some(g) = wb.tree.tiles.tiles().find_map(|t| match t {
+        egui_tiles::Tile::Pane(Pane::Graph(g)) => Some(g),
+        _ => None,
+    }) {
+        if let Some(want) = g.term_vars(check) {
+            let got: Vec<u32> = g.picked_vars.iter().copied().collect();
+            verdict = if got == want {
+                (true, why)
+            } else {
+                let missing = want.iter().filter(|v| !got.contains(v)).count();
+                let extra = got.iter().filter(|v| !want.contains(v)).count();
+                (
+                    false,
+                    format!(
+                        "Not quite: {missing} missing, {extra} too many. Look at the term's colours and formula."
+                    ),
+                )
+            };
+        }
+    }
+    for (_, tile) in wb.tree.tiles.iter_mut() {
+        if let egui_tiles::Tile::Pane(Pane::Lessons(l)) = tile {
+            l.verdict = Some(verdict.clone());
+        }
+    }
+}
