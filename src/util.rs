@@ -267,6 +267,17 @@ pub fn csv<S: AsRef<str>>(header: &[S], rows: &[Vec<String>]) -> String {
     String::from_utf8(w.into_inner().expect("CSV into memory")).expect("CSV of UTF-8 text")
 }
 
+/// A comma-separated list of numbers (`0,0.25,0.5`); errors name the option (`what`).
+pub fn parse_list(text: &str, what: &str) -> Result<Vec<f64>> {
+    text.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<f64>()
+                .map_err(|_| Error::invalid(format!("{what}: {x:?} is not a number")))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -134,7 +134,14 @@ fn settled(w: &Workbench, want: &Step) -> bool {
         None | Some("untrained") => true,
         Some(name) => graph(w).model_run == run_id(w, name),
     };
-    data_ok && runs_ok && model_ok
+    let sweep_ok = match want.sweep.as_ref().filter(|s| s.start) {
+        Some(s) => {
+            w.state.sweep.is_none()
+                && piecewise_lab::app::frontier::sweep_finished(&w.state.config.workspace, &s.name)
+        }
+        None => true,
+    };
+    data_ok && runs_ok && model_ok && sweep_ok
 }
 
 /// Asserts the step's state, field by field.
@@ -205,6 +212,41 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
             _ => None,
         })
         .expect("a Curves pane");
+    if let Some(sw) = &want.sweep {
+        let f = w
+            .tree
+            .tiles
+            .tiles()
+            .find_map(|t| match t {
+                egui_tiles::Tile::Pane(Pane::Frontier(f)) => Some(f),
+                _ => None,
+            })
+            .expect("a Frontier pane");
+        assert_eq!(
+            f.sweep.as_deref(),
+            Some(sw.name.as_str()),
+            "{at}: sweep shown"
+        );
+        assert_eq!(f.form, sw.form(), "{at}: sweep form");
+    }
+    if let Some(t) = w.tree.tiles.tiles().find_map(|t| match t {
+        egui_tiles::Tile::Pane(Pane::Theory(t)) => Some(t),
+        _ => None,
+    }) {
+        let s = &want.theory;
+        if let Some(m) = s.m {
+            assert_eq!(t.m, m, "{at}: theory m");
+        }
+        if let Some(o) = s.orders {
+            assert_eq!(t.orders, o, "{at}: theory orders");
+        }
+        if let Some(d) = s.det {
+            assert_eq!(t.det, d, "{at}: theory det");
+        }
+        if let Some(r) = s.mc_reps {
+            assert_eq!(t.mc_reps, r, "{at}: Monte Carlo replications");
+        }
+    }
     if let Some(m) = want.curves.metric {
         assert_eq!(c.metric, m, "{at}");
     }
@@ -422,6 +464,77 @@ fn lesson_07_camel_constraints() {
     };
     let (pw, camel0) = (worst("lesson7-pw"), worst("lesson7-camel0"));
     assert!(camel0 < pw, "camel0 {camel0} against pw {pw}");
+}
+
+#[test]
+fn lesson_08_stochastic_composite_likelihood() {
+    let (ws, h) = drive("08-stochastic-composite-likelihood.toml");
+    // The sweep the lesson started is the CLI's: every point a finished run folder, indexed.
+    let dir = ws.path().join("sweeps/lesson8");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    let points = index["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    for p in points {
+        let s: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(p["dir"].as_str().unwrap()).join("summary.json"))
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(s["status"], "finished", "{p}");
+    }
+    // The Frontier pane read them: six points on the plot.
+    let f = h
+        .state()
+        .tree
+        .tiles
+        .tiles()
+        .find_map(|t| match t {
+            egui_tiles::Tile::Pane(Pane::Frontier(f)) => Some(f),
+            _ => None,
+        })
+        .unwrap();
+    let sweeps = f.runtime.sweeps.clone().expect("read");
+    let s = sweeps.iter().find(|s| s.name == "lesson8").unwrap();
+    assert_eq!((s.runs.len(), s.total), (6, 6));
+}
+
+/// Every character of every lesson can be drawn: one the font lacks is written out in ASCII,
+/// never as "?" (a newline in an equation once was).
+#[test]
+fn lesson_text_is_drawable() {
+    let ctx = egui::Context::default();
+    let _ = ctx.run_ui(Default::default(), |_| {});
+    let fonts = [
+        egui::FontId::proportional(14.0),
+        egui::FontId::monospace(12.0),
+    ];
+    for e in std::fs::read_dir(root().join("assets/lessons")).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let lesson = Lesson::read(&path).unwrap();
+        for st in &lesson.steps {
+            let mut texts = vec![&st.title, &st.text, &st.equation, &st.look];
+            if let Some(q) = &st.question {
+                texts.push(&q.ask);
+                texts.push(&q.why);
+                texts.extend(q.choices.iter());
+            }
+            for t in texts {
+                for font in &fonts {
+                    let d = piecewise_lab::app::lessons::drawable(&ctx, font, t);
+                    assert_eq!(
+                        d.matches('?').count(),
+                        t.matches('?').count(),
+                        "{}: {t:?} drawn as {d:?}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// Every file in assets/lessons/ has its test above.

@@ -129,6 +129,27 @@ fn monte_carlo_matches_the_exact_form() {
         &|_| {},
     )
     .unwrap();
+    assert!(
+        mc.log_det.is_some(),
+        "400 replications of {} parameters",
+        mc.dim
+    );
+    // Fewer replications than parameters: the empirical covariance is singular, and the
+    // determinant is reported missing, not 0 (issue 24, 5.10).
+    let few = piecewise_lab::experiments::monte_carlo::monte_carlo(
+        &bm,
+        &theta0,
+        &policy(text),
+        (n, mc.dim, 0),
+        &std::sync::atomic::AtomicBool::new(false),
+        &|_| {},
+    )
+    .unwrap();
+    assert_eq!(
+        few.log_det, None,
+        "{} replications of {} parameters",
+        few.reps, few.dim
+    );
     let emp_trace = mc.trace;
     let (exact, paper) = (
         piecewise_lab::eval::asymptotic::trace(&v.exact),

@@ -2,16 +2,21 @@
 //! `piecewise-lab sweep --out workspace/sweeps/NAME`) as complexity against quality, coloured by
 //! λ, marked by β, with the empirical Pareto frontier and the shaded unachievable region below it
 //! (004 Figs. 3, 6, 13, 19). Sweeps are read in a background job; nothing is computed here but
-//! the frontier of a few hundred points.
+//! the frontier of a few hundred points. *New sweep* starts a small λ × β sweep on the loaded
+//! data with the launch form's settings — the same [`run_sweep`] the CLI's `sweep` runs — and
+//! its points appear as they finish.
 
 use super::jobs::Job;
 use super::jobs::Transient;
 use super::AppState;
+use crate::estimators::scl::ComponentFamily;
 use crate::experiments::charts::{svg_lines, Series};
-use crate::experiments::sweep::SweepIndex;
+use crate::experiments::sweep::{run_sweep, SweepIndex, SweepSpec};
 use crate::train::run::RunSummary;
 use egui::Color32;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// The x axis: how much a point cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -115,6 +120,11 @@ pub struct FrontierPane {
     pub x: Complexity,
     pub y: Quality,
     pub log_x: bool,
+    /// The *New sweep* form.
+    pub form: SweepForm,
+    /// Opens (or closes) *New sweep* at the next frame (a lesson's step).
+    #[serde(skip)]
+    pub form_open: Option<bool>,
     /// The sweeps read from the workspace (not saved with the layout).
     #[serde(skip)]
     pub runtime: Transient<FrontierRuntime>,
@@ -126,6 +136,168 @@ pub struct FrontierRuntime {
     /// An Arc: a frame holds the sweeps without copying them.
     pub sweeps: Option<std::sync::Arc<Vec<SweepData>>>,
     job: Option<Job<Vec<SweepData>>>,
+    /// [`AppState::sweep_events`] when the sweeps were last read: a point finished since, so
+    /// read them again.
+    seen_events: usize,
+}
+
+/// A small λ × β sweep to start from the pane: `1:(1−β)*LOW + λ:β*HIGH` at every point (004
+/// §8.3), on the loaded data with the launch form's knobs.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct SweepForm {
+    /// The sweep's directory under `workspace/sweeps/`.
+    pub name: String,
+    /// `LOW/HIGH`, e.g. `pl1/fl`.
+    pub families: String,
+    pub lambdas: String,
+    pub betas: String,
+    /// Points trained at once.
+    pub jobs: usize,
+    /// The point whose selection (004 Fig. 1) is previewed.
+    pub preview_lambda: f64,
+    pub preview_beta: f64,
+}
+
+impl Default for SweepForm {
+    fn default() -> Self {
+        SweepForm {
+            name: "sweep".into(),
+            families: "pl1/fl".into(),
+            lambdas: "0.1, 0.5, 1".into(),
+            betas: "0.5, 1".into(),
+            jobs: 2,
+            preview_lambda: 0.5,
+            preview_beta: 0.5,
+        }
+    }
+}
+
+impl SweepForm {
+    /// The sweep this form describes around the base run `base` (its estimator is replaced).
+    pub fn spec(&self, base: crate::train::spec::RunSpec) -> crate::error::Result<SweepSpec> {
+        use crate::error::Error;
+        let (low, high) = self
+            .families
+            .split_once('/')
+            .ok_or_else(|| Error::invalid("families are LOW/HIGH, e.g. pl1/fl"))?;
+        let spec = SweepSpec {
+            base,
+            low: ComponentFamily::parse(low.trim())?,
+            high: ComponentFamily::parse(high.trim())?,
+            lambdas: crate::util::parse_list(&self.lambdas, "λ")?,
+            betas: crate::util::parse_list(&self.betas, "β")?,
+            sigma2s: vec![],
+            jobs: self.jobs.max(1),
+        };
+        spec.check()?;
+        Ok(spec)
+    }
+
+    /// Whether `name` is a usable directory name.
+    fn name_ok(&self) -> bool {
+        !self.name.is_empty()
+            && self
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+            && !self.name.starts_with('.')
+    }
+}
+
+/// A sweep started from the GUI, running on a background thread.
+pub struct RunningSweep {
+    pub name: String,
+    pub total: usize,
+    /// Points finished (or found finished) so far.
+    pub done: Arc<AtomicUsize>,
+    cancel: Arc<AtomicBool>,
+    job: Job<SweepIndex>,
+}
+
+/// Starts the sweep of `form` on the launch form `base` (its data and knobs); the sweep runs
+/// in `workspace/sweeps/NAME` and resumes there when started again.
+pub fn start_sweep(
+    state: &mut AppState,
+    ctx: &egui::Context,
+    form: &SweepForm,
+    base: &super::launch::LaunchForm,
+) -> Result<(), String> {
+    if let Some(s) = &state.sweep {
+        return Err(format!(
+            "sweep {} is running: wait for it or cancel it",
+            s.name
+        ));
+    }
+    if !form.name_ok() {
+        return Err(format!(
+            "sweep name {:?}: letters, digits, '-', '_' and '.' only",
+            form.name
+        ));
+    }
+    let mut base = base.clone();
+    base.set_estimator("scl");
+    let spec = form.spec(base.to_spec()?).map_err(|e| e.to_string())?;
+    let dir = state.config.workspace.join("sweeps").join(&form.name);
+    let total = spec.points().len();
+    let done = Arc::new(AtomicUsize::new(0));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (d, c, repaint) = (done.clone(), cancel.clone(), ctx.clone());
+    let job = Job::spawn(ctx, format!("sweep {}", form.name), move || {
+        run_sweep(&spec, &dir, &c, &|_| {
+            d.fetch_add(1, Ordering::Relaxed);
+            repaint.request_repaint();
+        })
+        .map_err(|e| e.to_string())
+    });
+    state.info(format!(
+        "started sweep {} ({total} points, {} at once)",
+        form.name,
+        form.jobs.max(1)
+    ));
+    state.sweep = Some(RunningSweep {
+        name: form.name.clone(),
+        total,
+        done,
+        cancel,
+        job,
+    });
+    Ok(())
+}
+
+/// Whether the sweep `name` of the workspace has every point finished.
+pub fn sweep_finished(workspace: &Path, name: &str) -> bool {
+    let dir = workspace.join("sweeps").join(name);
+    let Ok(index) = crate::util::read_json::<SweepIndex>(&dir.join("sweep.json")) else {
+        return false;
+    };
+    index.points.iter().all(|p| {
+        crate::util::read_json::<RunSummary>(&dir.join(&p.dir).join("summary.json"))
+            .is_ok_and(|s| s.status == "finished")
+    })
+}
+
+/// Each frame: counts the running sweep's finished points into [`AppState::sweep_events`] (so
+/// Frontier panes read them) and collects the sweep when it ends.
+pub fn poll_sweep(state: &mut AppState) {
+    let Some(s) = &mut state.sweep else { return };
+    let done = s.done.load(Ordering::Relaxed);
+    let ended = s.job.poll();
+    state.sweep_events = state.sweep_events.max(done);
+    if let Some(r) = ended {
+        let (name, total) = (s.name.clone(), s.total);
+        state.sweep = None;
+        state.sweep_events += 1;
+        match r {
+            Ok(idx) => {
+                let finished = idx.points.iter().filter(|p| p.status == "finished").count();
+                state.info(format!(
+                    "sweep {name}: {finished} of {total} points finished"
+                ));
+            }
+            Err(e) => state.error(format!("sweep {name}: {e}")),
+        }
+    }
 }
 
 /// One finished point of a sweep.
@@ -217,14 +389,31 @@ const SHAPES: [egui_plot::MarkerShape; 6] = [
 ];
 
 pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
+    egui::ScrollArea::vertical()
+        .id_salt("frontier-scroll")
+        .auto_shrink([false, false])
+        .show(ui, |ui| pane(state, p, ui));
+}
+
+fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     ui.heading("Frontier");
+    ui.weak(
+        "Each point is one SCL run of a sweep: how much it cost (x) against how good it is (y). \
+         The grey line joins the points nothing beats on both axes (the empirical Pareto \
+         frontier); the shaded region below it is what no policy of the sweep reached.",
+    );
     // An Arc: the frame holds the sweeps without copying them.
-    let Some(sweeps) = poll_sweeps(state, &mut p.runtime, ui) else {
+    let sweeps = poll_sweeps(state, &mut p.runtime, ui);
+    launcher(state, p, sweeps.as_ref().is_some_and(|s| s.is_empty()), ui);
+    let Some(sweeps) = sweeps else {
         ui.spinner();
         return;
     };
     if sweeps.is_empty() {
-        ui.weak("No sweeps yet: run `piecewise-lab sweep … --out workspace/sweeps/NAME`.");
+        ui.weak(
+            "No sweeps yet: start one above, or run `piecewise-lab sweep … --out \
+             workspace/sweeps/NAME`.",
+        );
         return;
     }
     if p.sweep
@@ -282,6 +471,10 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             heat_map(ui, sweep, other);
         }
     });
+    ui.weak(
+        "Heat maps: each cell is one point (rows λ, columns β); green is the best value of the \
+         map, red the worst, the colours scaled between them; – a point not finished.",
+    );
     let stem = format!("frontier-{}", sweep.name);
     if save_png {
         state.request_png(rect, &stem);
@@ -333,6 +526,137 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     }
 }
 
+/// *New sweep*: the form, the Fig. 1 preview of one point's policy, and the running sweep's
+/// progress. Open at first when there is no sweep yet.
+fn launcher(state: &mut AppState, p: &mut FrontierPane, none_yet: bool, ui: &mut egui::Ui) {
+    let ctx = ui.ctx().clone();
+    if let Some(s) = &state.sweep {
+        let done = s.done.load(Ordering::Relaxed).min(s.total);
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.add(
+                egui::ProgressBar::new(done as f32 / s.total.max(1) as f32)
+                    .desired_width(260.0)
+                    .text(format!("sweep {}: {done} of {} points", s.name, s.total)),
+            );
+            if ui
+                .button("Cancel sweep")
+                .on_hover_text("Stops after the points being trained; starting it again resumes")
+                .clicked()
+            {
+                s.cancel.store(true, Ordering::Relaxed);
+            }
+        });
+    }
+    egui::CollapsingHeader::new("New sweep")
+        .id_salt("frontier-new-sweep")
+        .default_open(none_yet)
+        .open(p.form_open.take())
+        .show(ui, |ui| {
+            ui.weak(
+                "Every point trains SCL with the policy 1:(1−β)·LOW + λ:β·HIGH (004 §8.3): the \
+                 lower family always, with weight 1 − β; the higher one with probability λ and \
+                 weight β. It runs on the loaded data with the Runs pane's settings (iterations, \
+                 prior, threads).",
+            );
+            let f = &mut p.form;
+            egui::Grid::new("sweep-form").num_columns(2).show(ui, |ui| {
+                let row = |ui: &mut egui::Ui, label: &str, v: &mut String, hint: &str| {
+                    let l = ui.label(label);
+                    ui.add(
+                        egui::TextEdit::singleline(v)
+                            .desired_width(180.0)
+                            .hint_text(hint),
+                    )
+                    .labelled_by(l.id);
+                    ui.end_row();
+                };
+                row(ui, "Name", &mut f.name, "a folder under workspace/sweeps");
+                row(
+                    ui,
+                    "Families LOW/HIGH",
+                    &mut f.families,
+                    "pl1/fl, pl1/pl2, …",
+                );
+                row(ui, "λ values", &mut f.lambdas, "0.1, 0.5, 1");
+                row(ui, "β values", &mut f.betas, "0.5, 1");
+                let l = ui.label("Points at once");
+                ui.add(egui::DragValue::new(&mut f.jobs).range(1..=16))
+                    .labelled_by(l.id);
+                ui.end_row();
+            });
+            let base = state.data.as_ref().map(|d| {
+                let mut b = state.launch.clone();
+                b.use_data(&d.source);
+                b
+            });
+            let spec = base
+                .as_ref()
+                .ok_or_else(|| "load a data set first (Data pane)".to_string())
+                .and_then(|b| {
+                    let mut b = b.clone();
+                    b.set_estimator("scl");
+                    b.to_spec()
+                })
+                .and_then(|b| p.form.spec(b).map_err(|e| e.to_string()));
+            ui.horizontal_wrapped(|ui| {
+                let ok = spec.is_ok() && state.sweep.is_none();
+                let points = spec.as_ref().map_or(0, |s| s.points().len());
+                if ui
+                    .add_enabled(ok, egui::Button::new("Start sweep"))
+                    .on_hover_text(
+                        "Train every point in the background; a sweep of this name resumes",
+                    )
+                    .clicked()
+                {
+                    let base = base.clone().expect("checked");
+                    if let Err(e) = start_sweep(state, &ctx, &p.form, &base) {
+                        state.error(format!("cannot start the sweep: {e}"));
+                    } else {
+                        p.sweep = Some(p.form.name.clone());
+                    }
+                }
+                match &spec {
+                    Ok(_) => ui.weak(format!(
+                        "{points} points into {}",
+                        state
+                            .config
+                            .workspace
+                            .join("sweeps")
+                            .join(&p.form.name)
+                            .display()
+                    )),
+                    Err(e) => ui.colored_label(ui.visuals().warn_fg_color, e),
+                };
+            });
+            if let Ok(spec) = &spec {
+                let f = &mut p.form;
+                ui.horizontal_wrapped(|ui| {
+                    ui.label("Preview the selection of the point");
+                    pick_value(ui, "λ", &spec.lambdas, &mut f.preview_lambda);
+                    pick_value(ui, "β", &spec.betas, &mut f.preview_beta);
+                });
+                let policy = spec.policy(f.preview_lambda, f.preview_beta);
+                ui.monospace(format!("policy: {policy}"));
+                super::policy_view::preview(state, &policy, ui);
+            }
+        });
+}
+
+/// A combo box over a sweep's values (the current one kept when it is among them).
+fn pick_value(ui: &mut egui::Ui, label: &str, values: &[f64], v: &mut f64) {
+    if !values.contains(v) {
+        *v = values[values.len() / 2];
+    }
+    egui::ComboBox::new(("sweep-preview", label), label)
+        .selected_text(v.to_string())
+        .show_ui(ui, |ui| {
+            for x in values {
+                ui.selectable_value(v, *x, x.to_string());
+            }
+        });
+}
+
 /// The sweeps under the workspace, read in the background (again on *Reload sweeps*).
 fn poll_sweeps(
     state: &mut AppState,
@@ -359,7 +683,9 @@ fn poll_sweeps(
             r
         })
         .inner;
-    if (rt.sweeps.is_none() || reload) && rt.job.is_none() {
+    let fresh = rt.seen_events != state.sweep_events;
+    if (rt.sweeps.is_none() || reload || fresh) && rt.job.is_none() {
+        rt.seen_events = state.sweep_events;
         let ws = state.config.workspace.clone();
         rt.job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
     }

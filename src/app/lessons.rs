@@ -62,6 +62,11 @@ pub struct Step {
     /// The Constraints pane's runs, left to right (by name).
     #[serde(default)]
     pub constraints: Option<Vec<String>>,
+    /// The SCL sweep shown in the Frontier pane (started when `start` is true).
+    #[serde(default)]
+    pub sweep: Option<LessonSweep>,
+    #[serde(default)]
+    pub theory: TheoryState,
     #[serde(default)]
     pub question: Option<Question>,
 }
@@ -109,6 +114,41 @@ pub struct CurvesState {
     pub metric: Option<Metric>,
     pub x: Option<XAxis>,
     pub log_y: Option<bool>,
+}
+
+/// A λ × β sweep on the step's data (the Frontier pane's *New sweep* form): `1:(1−β)*LOW +
+/// λ:β*HIGH` at every point. Started when `start` is true unless it has finished before (a
+/// sweep resumes in its folder `workspace/sweeps/NAME`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LessonSweep {
+    pub name: String,
+    /// `LOW/HIGH`, e.g. `pl1/fl`.
+    pub families: String,
+    pub lambdas: String,
+    pub betas: String,
+    #[serde(default)]
+    pub start: bool,
+    /// Run knobs as the command line spells them (`max-iter = "50"`).
+    #[serde(default)]
+    pub knobs: BTreeMap<String, String>,
+    /// The point whose selection (004 Fig. 1) the form previews.
+    pub preview_lambda: Option<f64>,
+    pub preview_beta: Option<f64>,
+}
+
+/// The Theory pane's settings a step sets.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TheoryState {
+    pub m: Option<usize>,
+    /// Which mixtures PL(k+1)/PL(k) are drawn, k = 1, 2, 3.
+    pub orders: Option<[bool; 3]>,
+    /// The det ratio (else the trace ratio).
+    pub det: Option<bool>,
+    pub mc_n: Option<usize>,
+    pub mc_reps: Option<usize>,
+    pub mc_lambdas: Option<String>,
 }
 
 /// A run a lesson trains: a name and the command line's knobs (`estimator = "pw"`).
@@ -230,6 +270,11 @@ impl Lesson {
                     return Err(at("a run needs a name".into()));
                 }
             }
+            if let Some(w) = &s.sweep {
+                w.form()
+                    .spec(crate::train::spec::RunSpec::default())
+                    .map_err(|e| at(format!("sweep {}: {e}", w.name)))?;
+            }
         }
         Ok(())
     }
@@ -250,6 +295,13 @@ impl Lesson {
             keep!(pane);
             keep!(tick);
             keep!(constraints);
+            keep!(sweep);
+            keep!(theory.m);
+            keep!(theory.orders);
+            keep!(theory.det);
+            keep!(theory.mc_n);
+            keep!(theory.mc_reps);
+            keep!(theory.mc_lambdas);
             keep!(graph.estimator);
             keep!(graph.pieces);
             keep!(graph.term);
@@ -281,6 +333,22 @@ impl Lesson {
             acc.question = s.question.clone();
         }
         acc
+    }
+}
+
+impl LessonSweep {
+    /// The Frontier pane's form for this sweep.
+    pub fn form(&self) -> super::frontier::SweepForm {
+        let d = super::frontier::SweepForm::default();
+        super::frontier::SweepForm {
+            name: self.name.clone(),
+            families: self.families.clone(),
+            lambdas: self.lambdas.clone(),
+            betas: self.betas.clone(),
+            preview_lambda: self.preview_lambda.unwrap_or(d.preview_lambda),
+            preview_beta: self.preview_beta.unwrap_or(d.preview_beta),
+            ..d
+        }
     }
 }
 
@@ -398,9 +466,20 @@ fn run_named(state: &AppState, name: &str) -> Option<String> {
 
 /// The lesson's runs not finished yet, with their progress.
 pub fn waiting_for(state: &AppState, step: &Step) -> Vec<String> {
-    step.run
-        .iter()
-        .filter_map(|r| {
+    let sweep = step.sweep.as_ref().filter(|w| w.start).and_then(|w| {
+        let running = state.sweep.as_ref().filter(|s| s.name == w.name);
+        running.map(|s| {
+            format!(
+                "sweep {} ({} of {} points)",
+                w.name,
+                s.done.load(std::sync::atomic::Ordering::Relaxed),
+                s.total
+            )
+        })
+    });
+    sweep
+        .into_iter()
+        .chain(step.run.iter().filter_map(|r| {
             let id = run_named(state, &r.name);
             match id.as_deref().and_then(|id| state.runs.get(id)) {
                 Some(e) if e.status == RunStatus::Finished => None,
@@ -412,7 +491,7 @@ pub fn waiting_for(state: &AppState, step: &Step) -> Vec<String> {
                 )),
                 None => Some(format!("{} (not started)", r.name)),
             }
-        })
+        }))
         .collect()
 }
 
@@ -656,7 +735,7 @@ pub fn drawable(ctx: &egui::Context, font: &egui::FontId, text: &str) -> String 
     ctx.fonts_mut(|f| {
         text.chars()
             .map(|c| {
-                if f.has_glyph(font, c) {
+                if c.is_whitespace() || f.has_glyph(font, c) {
                     return c.to_string();
                 }
                 match c {
@@ -674,6 +753,9 @@ pub fn drawable(ctx: &egui::Context, font: &egui::FontId, text: &str) -> String 
                     '←' => "<-".into(),
                     '−' => "-".into(),
                     '′' => "'".into(),
+                    // A hat over the previous letter (θ̂).
+                    '\u{302}' => "^".into(),
+                    '\u{300}'..='\u{36f}' => String::new(),
                     _ => "?".into(),
                 }
             })
@@ -770,6 +852,18 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
             Err(e) => state.error(format!("lesson run {}: {e}", r.name)),
         }
     }
+    if let Some(w) = step.sweep.as_ref().filter(|w| w.start) {
+        let running = state.sweep.as_ref().is_some_and(|s| s.name == w.name);
+        if !running && !super::frontier::sweep_finished(&state.config.workspace, &w.name) {
+            let mut base = LaunchForm::for_data(&source);
+            for (k, v) in &w.knobs {
+                base.knobs.set(k, v);
+            }
+            if let Err(e) = super::frontier::start_sweep(state, ctx, &w.form(), &base) {
+                state.error(format!("lesson sweep {}: {e}", w.name));
+            }
+        }
+    }
     if let Some(names) = &step.tick {
         state.selected = names.iter().filter_map(|n| run_named(state, n)).collect();
     }
@@ -823,6 +917,35 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                 }
                 if let Some(l) = s.log_y {
                     c.log_y = l;
+                }
+            }
+            egui_tiles::Tile::Pane(Pane::Frontier(f)) => {
+                if let Some(w) = &step.sweep {
+                    f.form = w.form();
+                    // The form while the policy is explained; the plot once the sweep runs.
+                    f.form_open = Some(!w.start);
+                    f.sweep = Some(w.name.clone());
+                }
+            }
+            egui_tiles::Tile::Pane(Pane::Theory(t)) => {
+                let s = &step.theory;
+                if let Some(m) = s.m {
+                    t.m = m;
+                }
+                if let Some(o) = s.orders {
+                    t.orders = o;
+                }
+                if let Some(d) = s.det {
+                    t.det = d;
+                }
+                if let Some(n) = s.mc_n {
+                    t.mc_n = n;
+                }
+                if let Some(r) = s.mc_reps {
+                    t.mc_reps = r;
+                }
+                if let Some(l) = &s.mc_lambdas {
+                    t.mc_lambdas = l.clone();
                 }
             }
             egui_tiles::Tile::Pane(Pane::Constraints(c)) => {

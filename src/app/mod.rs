@@ -163,6 +163,10 @@ pub struct AppState {
     pub lessons: lessons::LessonRuntime,
     /// The welcome screen is shown instead of the panes.
     pub welcome: bool,
+    /// The sweep started from a Frontier pane, while it runs.
+    pub sweep: Option<frontier::RunningSweep>,
+    /// Grows as the running sweep's points finish: Frontier panes read the sweeps again.
+    pub sweep_events: usize,
     shot_tx: std::sync::mpsc::Sender<Result<PathBuf, String>>,
     shot_rx: std::sync::mpsc::Receiver<Result<PathBuf, String>>,
 }
@@ -229,6 +233,8 @@ impl Workbench {
             treebank: None,
             lessons: lessons::LessonRuntime::read(&root),
             welcome: !hide_welcome,
+            sweep: None,
+            sweep_events: 0,
             shot_tx,
             shot_rx,
         };
@@ -399,6 +405,7 @@ impl AppState {
             || self.dialog.is_some()
             || !self.model_jobs.is_empty()
             || !self.prediction_jobs.is_empty()
+            || self.sweep.is_some()
     }
 
     /// Whether a data set is being loaded.
@@ -430,6 +437,7 @@ impl AppState {
     /// Collects finished background work.
     fn poll(&mut self) {
         self.runs.poll();
+        frontier::poll_sweep(self);
         match take_finished(&mut self.loading) {
             Some(Ok(d)) => {
                 self.info(format!(

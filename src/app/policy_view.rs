@@ -232,14 +232,32 @@ fn flops_text(x: f64) -> String {
     }
 }
 
+/// At most four characters, for the totals under the items' columns: 496, 3.4k, 52k, 3.4M.
+fn short_flops(x: f64) -> String {
+    let (v, unit) = match x {
+        x if x >= 1e9 => (x / 1e9, "G"),
+        x if x >= 1e6 => (x / 1e6, "M"),
+        x if x >= 1e3 => (x / 1e3, "k"),
+        x => return format!("{x:.0}"),
+    };
+    if v < 10.0 {
+        format!("{v:.1}{unit}")
+    } else {
+        format!("{v:.0}{unit}")
+    }
+}
+
 /// The preview under the editor.
 pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+    // A policy the editor cannot read: the editor says why.
+    if let Ok(policy) = state.launch.policy_spec() {
+        preview(state, &policy, ui);
+    }
+}
+
+/// Fig. 1 for `policy` on the loaded data (the launch form's, or a sweep point's).
+pub fn preview(state: &mut AppState, policy: &SelectionPolicy, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
-    let f = &state.launch;
-    let policy = match f.policy_spec() {
-        Ok(p) => p,
-        Err(_) => return, // the editor says why
-    };
     let Some(data) = &state.data else {
         ui.weak("Load a data set in the Data pane to preview the policy on its items.");
         return;
@@ -255,7 +273,7 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     let pv = &mut state.policy_preview;
     if pv.key != key {
         pv.key = key.clone();
-        pv.grid = Some(build_grid(data.family.as_ref(), items, &policy));
+        pv.grid = Some(build_grid(data.family.as_ref(), items, policy));
     }
     // Relative efficiency: Boltzmann machines small enough to enumerate, with θ0 on file.
     let eff_key = format!("{policy}|{:?}|{}", policy.selection, data.train.path);
@@ -304,11 +322,12 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     let cell = 16.0;
     egui::ScrollArea::both()
         .id_salt("policy-preview")
-        .max_height(320.0)
+        .max_height(600.0)
         .show(ui, |ui| {
             egui::Grid::new("policy-preview-grid")
                 .spacing([2.0, 1.0])
-                .min_col_width(cell)
+                // Wide enough for an item's total under its column ("3.4M").
+                .min_col_width(cell + 12.0)
                 .show(ui, |ui| {
                     ui.label("");
                     for i in 0..grid.items {
@@ -326,7 +345,12 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
                     }
                     ui.label(egui::RichText::new("FLOPs").small());
                     for i in 0..grid.items {
-                        ui.label(egui::RichText::new(flops_text(grid.item_total(i))).small());
+                        ui.label(egui::RichText::new(short_flops(grid.item_total(i))).small())
+                            .on_hover_text(format!(
+                                "item x{}: {} FLOPs",
+                                i + 1,
+                                flops_text(grid.item_total(i))
+                            ));
                     }
                     ui.end_row();
                 });

@@ -68,6 +68,8 @@ pub struct McPoint {
     pub det: Option<f64>,
     pub trace: f64,
     pub reps: usize,
+    /// Parameters: a determinant needs more replications than this.
+    pub dim: usize,
 }
 
 /// What the pane computes: curves, Monte Carlo points and their jobs.
@@ -142,7 +144,8 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
         "Asymptotic variance of SCL relative to the MLE (004 Proposition 2, Fig. 2) on a Boltzmann \
          machine with θ0 = −1 on the first five pairs, +1 on the rest; computed by enumerating \
          every state. The paper's form replaces Z by λ; the exact form takes Z's variance into \
-         account. Points: Monte Carlo of the estimator itself.",
+         account. Dashed: the paper's form; solid: the exact form; points: Monte Carlo of the \
+         estimator itself (fits on fresh data sets drawn from θ0, a fresh Z each).",
     );
     let ctx = ui.ctx().clone();
     ui.horizontal_wrapped(|ui| {
@@ -197,6 +200,19 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
         Some(Ok(c)) => c.clone(),
     };
     let curves = &curves;
+    // 5.10: a singular empirical covariance has no determinant; say so rather than plot 0.
+    if let Some(pt) = mc.iter().find(|pt| p.det && pt.det.is_none()) {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "Monte Carlo with {} replications: the empirical covariance of {} parameters \
+                 needs more than {} replications to have a determinant, so these points are \
+                 drawn in the trace ratio only. Raise the replications (100 or more) or switch \
+                 to the trace ratio.",
+                pt.reps, pt.dim, pt.dim
+            ),
+        );
+    }
     let scope = theory_plot(ui, curves, &mc, p.det);
     let rect = scope.response.rect;
     let (png, svg) = ui
@@ -392,6 +408,7 @@ fn run_mc(
                 det: mc.log_det.map(|d| (d - dm).exp()),
                 trace: mc.trace / tm,
                 reps: mc.reps,
+                dim: mc.dim,
             };
             partial.lock().unwrap().push(pt.clone());
             out.push(pt);

@@ -10,6 +10,7 @@ mod model;
 mod train;
 
 use crate::error::{Error, Result};
+pub(crate) use crate::util::parse_list;
 use crate::util::write_atomic;
 use clap::{Args, Parser, Subcommand};
 use compare::CompareArgs;
@@ -175,15 +176,4 @@ fn emit(out: Option<&Path>, text: &str) -> Result<()> {
                 .map_err(|e| Error::io(Path::new("<stdout>"), e))
         }
     }
-}
-
-/// Comma-separated numbers.
-fn parse_list(text: &str, what: &str) -> Result<Vec<f64>> {
-    text.split(',')
-        .map(|x| {
-            x.trim()
-                .parse::<f64>()
-                .map_err(|_| Error::invalid(format!("{what}: {x:?} is not a number")))
-        })
-        .collect()
 }

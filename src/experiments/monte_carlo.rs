@@ -20,7 +20,11 @@ pub struct MonteCarlo {
     pub n: usize,
     pub reps: usize,
     pub trace: f64,
+    /// `None` when the empirical covariance is singular — always when `reps` ≤ the number of
+    /// parameters, since `reps` centred draws span at most `reps − 1` dimensions.
     pub log_det: Option<f64>,
+    /// Parameters (the covariance is dim × dim).
+    pub dim: usize,
 }
 
 /// Runs the Monte Carlo of [`MonteCarlo`] on rayon's pool; `progress` gets the replications
@@ -93,6 +97,7 @@ pub fn monte_carlo(
         n,
         reps,
         trace: trace(&cov),
-        log_det: log_det(&cov).ok(),
+        log_det: if reps > p { log_det(&cov).ok() } else { None },
+        dim: p,
     })
 }
