@@ -622,6 +622,39 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
             .any(|(j, &(x2, y2, _))| j != i && x2 <= x && y2 < y);
         assert_eq!(on, !beaten, "row {i} of {csv}");
     }
+    // A sweep from the pane (item 4): New sweep on the loaded sample data, two points, and
+    // the points appear as they finish.
+    h.get_by_label("New sweep").click();
+    h.step();
+    for (_, tile) in h.state_mut().tree.tiles.iter_mut() {
+        if let egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Frontier(p)) = tile {
+            p.form.name = "from-the-pane".into();
+            p.form.lambdas = "0.5, 1".into();
+            p.form.betas = "1".into();
+        }
+    }
+    h.step();
+    h.get_by_label_contains("2 points into");
+    h.get_by_label("Start sweep").click();
+    h.step();
+    assert!(h.state().state.sweep.is_some(), "the sweep runs");
+    wait_for(&mut h, "the pane's sweep", 120.0, |w| {
+        w.state.sweep.is_none()
+            && w.tree.tiles.tiles().any(|t| match t {
+                egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Frontier(p)) => p
+                    .runtime
+                    .sweeps
+                    .as_ref()
+                    .and_then(|s| s.iter().find(|s| s.name == "from-the-pane").cloned())
+                    .is_some_and(|s| s.runs.len() == 2),
+                _ => false,
+            })
+    });
+    assert!(piecewise_lab::app::frontier::sweep_finished(
+        ws.path(),
+        "from-the-pane"
+    ));
+    h.get_by_label_contains("from-the-pane (pl1/fl): 2 of 2 points finished");
 }
 
 /// The policy editor's preview of 004 Fig. 1 on 14 samples of the 5-node machine: PL costs
@@ -719,6 +752,10 @@ fn theory_pane_draws_fig2_and_monte_carlo_points() {
     let pt = &theory(h.state()).mc[0];
     assert_eq!((pt.k, pt.lambda, pt.reps), (1, 0.5, 6));
     assert!(pt.trace.is_finite() && pt.trace > 0.0);
+    // Six replications of ten parameters: no determinant, and the pane says so (5.10).
+    assert_eq!((pt.det, pt.dim), (None, 10));
+    h.step();
+    h.get_by_label_contains("needs more than 10 replications");
 }
 
 /// CAMEL from the launch form (pw, camel0, cccp-camel on a loopy grid), its sepset violation as

@@ -416,17 +416,23 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         );
         return;
     }
+    // The sweep shown: the one chosen, unless it is gone (a sweep just started counts: its
+    // index appears once its first point is read).
+    let running = state.sweep.as_ref().map(|s| &s.name);
     if p.sweep
         .as_ref()
-        .is_none_or(|s| !sweeps.iter().any(|w| &w.name == s))
+        .is_none_or(|s| !sweeps.iter().any(|w| &w.name == s) && Some(s) != running)
     {
         p.sweep = Some(sweeps[0].name.clone());
     }
+    let Some(sweep) = sweeps.iter().find(|s| Some(&s.name) == p.sweep.as_ref()) else {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.weak("waiting for the sweep's first point…");
+        });
+        return;
+    };
     let (save_png, save_svg, save_csv) = toolbar(ui, p, &sweeps);
-    let sweep = sweeps
-        .iter()
-        .find(|s| Some(&s.name) == p.sweep.as_ref())
-        .expect("chosen above");
     let pts: Vec<(&SweepRun, [f64; 2])> = sweep
         .runs
         .iter()
