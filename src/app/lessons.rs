@@ -68,6 +68,8 @@ pub struct Step {
     #[serde(default)]
     pub theory: TheoryState,
     #[serde(default)]
+    pub parse: ParseState,
+    #[serde(default)]
     pub question: Option<Question>,
 }
 
@@ -151,6 +153,23 @@ pub struct TheoryState {
     pub mc_lambdas: Option<String>,
 }
 
+/// The Parse pane's state a step sets.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParseState {
+    /// A lesson run's name (picked once it has finished).
+    pub run: Option<String>,
+    /// `"Test"` or `"Training"` sentences.
+    pub set: Option<super::parse_view::SentenceSet>,
+    pub sentence: Option<usize>,
+    /// `"Trees"`, `"Chart"` or `"Terms"`.
+    pub tab: Option<super::parse_view::ParseTab>,
+    pub term: Option<usize>,
+    /// Show the sentence's first term of a kind: `"expansion"` or `"nota"` (once its terms
+    /// are computed); else `term`.
+    pub first: Option<super::parse_view::FirstTerm>,
+}
+
 /// A run a lesson trains: a name and the command line's knobs (`estimator = "pw"`).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -158,6 +177,9 @@ pub struct LessonRun {
     pub name: String,
     #[serde(default)]
     pub knobs: BTreeMap<String, String>,
+    /// The run's own data (a treebank for the Parse pane); else the step's.
+    #[serde(default)]
+    pub data: Option<LessonData>,
 }
 
 /// A question: pick one of `choices` (the `answer`-th is right, counted from 0), or answer on
@@ -296,6 +318,12 @@ impl Lesson {
             keep!(tick);
             keep!(constraints);
             keep!(sweep);
+            keep!(parse.run);
+            keep!(parse.set);
+            keep!(parse.sentence);
+            keep!(parse.tab);
+            keep!(parse.term);
+            keep!(parse.first);
             keep!(theory.m);
             keep!(theory.orders);
             keep!(theory.det);
@@ -333,6 +361,28 @@ impl Lesson {
             acc.question = s.question.clone();
         }
         acc
+    }
+}
+
+impl Lesson {
+    /// The data files the lesson reads that are not here (the shared corpora beside the
+    /// repository, say): the lesson cannot start without them.
+    pub fn missing_files(&self, root: &Path) -> Vec<String> {
+        let mut out = vec![];
+        let datas = self.steps.iter().flat_map(|s| {
+            s.data
+                .iter()
+                .chain(s.run.iter().filter_map(|r| r.data.as_ref()))
+        });
+        for d in datas {
+            let src = d.source(root);
+            for f in [&src.train, &src.test, &src.template] {
+                if !f.is_empty() && !Path::new(f).exists() && !out.contains(f) {
+                    out.push(f.clone());
+                }
+            }
+        }
+        out
     }
 }
 
@@ -423,6 +473,8 @@ pub struct LessonRuntime {
     pub lessons: Vec<(PathBuf, Result<Lesson, String>)>,
     /// The Graph pane's model to pick once its run has finished (a run's name).
     pending_model: Option<String>,
+    /// The Parse pane's run to pick once it has finished (a run's name).
+    pending_parse: Option<String>,
 }
 
 impl LessonRuntime {
@@ -430,6 +482,7 @@ impl LessonRuntime {
         LessonRuntime {
             lessons: read_dir(&root.join("assets/lessons")),
             pending_model: None,
+            pending_parse: None,
         }
     }
 
@@ -541,13 +594,17 @@ fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
             ui.set_width(ui.available_width());
             match l {
                 Ok(lesson) => {
+                    let missing = lesson.missing_files(&state.config.root);
                     ui.horizontal_wrapped(|ui| {
                         if ui
-                            .button(clean(
-                                ui,
-                                &format!("Start: {}", lesson.title),
-                                egui::TextStyle::Button,
-                            ))
+                            .add_enabled(
+                                missing.is_empty(),
+                                egui::Button::new(clean(
+                                    ui,
+                                    &format!("Start: {}", lesson.title),
+                                    egui::TextStyle::Button,
+                                )),
+                            )
                             .on_hover_text(format!("{} steps", lesson.steps.len()))
                             .clicked()
                         {
@@ -561,6 +618,12 @@ fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
                         &format!("{}. {}", n + 1, lesson.summary),
                         egui::TextStyle::Body,
                     ));
+                    if !missing.is_empty() {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("Needs {} (not here).", missing.join(", ")),
+                        );
+                    }
                 }
                 Err(e) => {
                     ui.colored_label(ui.visuals().error_fg_color, e);
@@ -834,7 +897,11 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
         if run_named(state, &r.name).is_some() {
             continue;
         }
-        let mut form = LaunchForm::for_data(&source);
+        let mut form = LaunchForm::for_data(
+            &r.data
+                .as_ref()
+                .map_or_else(|| source.clone(), |d| d.source(&state.config.root)),
+        );
         // The lesson's prior replaces the form's (c2 and σ² are one knob in two spellings).
         if r.knobs.contains_key("c2") || r.knobs.contains_key("sigma2") {
             form.knobs.unset("c2");
@@ -868,6 +935,7 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
         state.selected = names.iter().filter_map(|n| run_named(state, n)).collect();
     }
     state.lessons.pending_model = step.graph.model.clone();
+    state.lessons.pending_parse = step.parse.run.clone();
     let constraints: Option<Vec<String>> = step
         .constraints
         .as_ref()
@@ -919,6 +987,26 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                     c.log_y = l;
                 }
             }
+            egui_tiles::Tile::Pane(Pane::Parse(p)) => {
+                let s = &step.parse;
+                if let Some(v) = s.set {
+                    p.set = v;
+                }
+                if let Some(v) = s.sentence {
+                    p.sentence = v;
+                }
+                if let Some(v) = s.tab {
+                    p.tab = v;
+                }
+                if let Some(v) = s.term {
+                    p.term = v;
+                }
+                p.jump_to = s.first;
+                if s.run.is_some() {
+                    // The lesson trains its own run: the form would only push the picture down.
+                    p.form_open = Some(false);
+                }
+            }
             egui_tiles::Tile::Pane(Pane::Frontier(f)) => {
                 if let Some(w) = &step.sweep {
                     f.form = w.form();
@@ -966,6 +1054,18 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
 
 /// Each frame: picks the Graph pane's model once the lesson's run has finished.
 pub(super) fn settle(wb: &mut Workbench) {
+    if let Some(name) = wb.state.lessons.pending_parse.clone() {
+        if let Some(id) =
+            run_named(&wb.state, &name).filter(|id| wb.state.finished_grammar_runs().contains(id))
+        {
+            for (_, tile) in wb.tree.tiles.iter_mut() {
+                if let egui_tiles::Tile::Pane(Pane::Parse(p)) = tile {
+                    p.run = Some(id.clone());
+                }
+            }
+            wb.state.lessons.pending_parse = None;
+        }
+    }
     let Some(name) = wb.state.lessons.pending_model.clone() else {
         return;
     };

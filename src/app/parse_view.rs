@@ -53,6 +53,13 @@ pub struct ParsePane {
     pub estimator: String,
     pub split_features: bool,
     pub max_iter: usize,
+    /// Show the sentence's first term of this kind once its terms are computed (a lesson's
+    /// step).
+    #[serde(skip)]
+    pub jump_to: Option<FirstTerm>,
+    /// Opens (or closes) *Train a grammar* at the next frame (a lesson's step).
+    #[serde(skip)]
+    pub form_open: Option<bool>,
     #[serde(skip)]
     pub runtime: Transient<ParseRuntime>,
 }
@@ -71,7 +78,28 @@ impl Default for ParsePane {
             estimator: "memm".into(),
             split_features: false,
             max_iter: 300,
+            jump_to: None,
+            form_open: None,
             runtime: Default::default(),
+        }
+    }
+}
+
+/// A kind of training term, for "show the first one".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FirstTerm {
+    /// An MECFG expansion term of a gold constituent.
+    Expansion,
+    /// A NOTA term of a wrong chart edge.
+    Nota,
+}
+
+impl FirstTerm {
+    fn is(self, t: &ChartTerm) -> bool {
+        match self {
+            FirstTerm::Expansion => matches!(t, ChartTerm::Expansion { .. }),
+            FirstTerm::Nota => matches!(t, ChartTerm::Nota { .. }),
         }
     }
 }
@@ -140,6 +168,7 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
     }
     egui::CollapsingHeader::new("Train a grammar")
         .default_open(runs.is_empty())
+        .open(p.form_open.take())
         .show(ui, |ui| train_form(state, p, ui));
     let Some(run_id) = p.run.clone() else {
         ui.label("No finished grammar run yet: train one above.");
@@ -698,12 +727,15 @@ fn draw_chart(
         }
     }
     if let Some(((i, j), colour)) = term {
+        // A white halo: the term's colour alone is lost on the blue cells.
+        let r = cell_rect(origin, size, n, i, j);
         painter.rect_stroke(
-            cell_rect(origin, size, n, i, j),
+            r,
             2.0,
-            Stroke::new(3.0, colour),
+            Stroke::new(6.0, Color32::WHITE),
             egui::StrokeKind::Outside,
         );
+        painter.rect_stroke(r, 2.0, Stroke::new(3.0, colour), egui::StrokeKind::Outside);
     }
     for (k, w) in view.words.iter().enumerate() {
         let r = cell_rect(origin, size, n, k, k + 1);
@@ -779,6 +811,11 @@ fn terms_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut 
              never saw).",
         );
         return;
+    }
+    if let Some(kind) = p.jump_to.take() {
+        if let Some(k) = view.terms.iter().position(|t| kind.is(&t.term)) {
+            p.term = k;
+        }
     }
     p.term = p.term.min(view.terms.len() - 1);
     ui.horizontal(|ui| {
