@@ -429,7 +429,7 @@ fn steps_bp_on_a_boltzmann_machine_and_shows_piecewise_as_messages_at_one() {
     h.get_by_label("messages held at 1 (piecewise)").click();
     h.step();
     h.step();
-    h.get_by_label_contains("piecewise: every message held at 1");
+    h.get_by_label_contains("Piecewise: every message held at 1");
 }
 
 /// Boltzmann runs on generated samples know θ0: Compare plots |θ − θ0| against n per estimator

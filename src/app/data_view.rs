@@ -250,7 +250,7 @@ fn stats_section(state: &mut AppState, ui: &mut egui::Ui) {
         })
         .collect();
     let names: Vec<String> = counts.iter().map(|(l, _)| l.clone()).collect();
-    egui_plot::Plot::new("label-counts")
+    super::plots::pane_plot("label-counts")
         .height(160.0)
         .allow_scroll(false)
         .allow_drag(false)

@@ -467,6 +467,7 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         }
     });
     let scope = frontier_plot(ui, p, &pts, &front, &betas);
+    super::plots::plot_hint(ui);
     let rect = scope.response.rect;
     hover_and_open(state, p, sweep, &pts, &scope);
     // Train and test side by side for likelihoods (004 Figs. 5, 9, 11).
@@ -743,7 +744,7 @@ fn frontier_plot(
     let xf = |x: f64| if p.log_x { x.max(1e-300).log10() } else { x };
     let (lx, better_low) = (p.log_x, p.y.lower_is_better());
     let scope = ui.scope(|ui| {
-        let mut plot = egui_plot::Plot::new("frontier-plot")
+        let mut plot = super::plots::pane_plot("frontier-plot")
             .height(((ui.available_height() - 190.0) * 0.98).max(240.0))
             .x_axis_label(if lx {
                 format!("{} (log)", p.x.label())

@@ -962,6 +962,8 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                 set!(bp_sweeps => bp_sweeps);
                 set!(bp_at_one => bp_at_one);
                 set!(zoom => zoom);
+                // A lesson's zoom is its own; without one, fit the pane.
+                g.fit = s.zoom.is_none();
                 if let Some(t) = s.test {
                     g.split = if t { Split::Test } else { Split::Train };
                 }

@@ -260,6 +260,9 @@ impl Workbench {
         let ctx = ui.ctx().clone();
         if std::mem::take(&mut self.state.load_pending) {
             self.state.load(&ctx);
+            // Solid scroll bars, shown whenever a pane's content overflows: egui's default
+            // floating bars appear only on hover, and a student sees a pane cut off (5.3).
+            ctx.all_styles_mut(|s| s.spacing.scroll = egui::style::ScrollStyle::solid());
         }
         self.state.poll();
         self.state.dropped_files(&ctx);

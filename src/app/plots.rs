@@ -291,7 +291,7 @@ fn curve_plot(
         p.metric.label().to_string()
     };
     let scope = ui.scope(|ui| {
-        let mut plot = egui_plot::Plot::new(id.to_string());
+        let mut plot = pane_plot(id.to_string());
         if lx {
             plot = plot.x_grid_spacer(log_grid);
         }
@@ -332,6 +332,7 @@ fn curve_plot(
                 }
             })
     });
+    plot_hint(ui);
     // The scope's rect includes the axes and their labels (the plot's own rect does not).
     scope.response.rect
 }
@@ -504,7 +505,7 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
     let score_name = format!("{:?}", p.score);
     let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
     let scope = ui.scope(|ui| {
-        egui_plot::Plot::new("fields-plot")
+        pane_plot("fields-plot")
             .height(h)
             .legend(egui_plot::Legend::default())
             .y_axis_label(format!("{score_name} %"))
@@ -773,7 +774,7 @@ fn consistency_series(runs: &[&RunEntry]) -> Vec<Series> {
 
 fn consistency_plot(series: &[Series], ui: &mut egui::Ui, width: f32) -> egui::Rect {
     let scope = ui.scope(|ui| {
-        egui_plot::Plot::new("consistency-plot")
+        pane_plot("consistency-plot")
             .x_grid_spacer(log_grid)
             .y_grid_spacer(log_grid)
             .height(260.0)
@@ -838,7 +839,8 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
             );
         }
     });
-    egui::ScrollArea::vertical()
+    // Both ways: with three runs the tables are wider than a 1400 px window's pane (5.3).
+    egui::ScrollArea::both()
         .id_salt("compare-scroll")
         .show(ui, |ui| {
             if !consistency.is_empty() {
@@ -943,6 +945,17 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
         // The curves may be scrolled out of view: save what is on screen of them.
         state.request_png(rect.intersect(ui.clip_rect()), "compare-curves");
     }
+}
+
+/// A plot inside a scrolling pane: the mouse wheel scrolls the pane, not the plot (5.4: it
+/// panned Compare's curves out of view); drag pans, Ctrl + wheel zooms, a double click resets.
+pub fn pane_plot(id: impl egui::AsIdSalt) -> egui_plot::Plot<'static> {
+    egui_plot::Plot::new(id).allow_scroll(false)
+}
+
+/// The line under a plot that says how to move it.
+pub fn plot_hint(ui: &mut egui::Ui) {
+    ui.weak("Drag to pan · Ctrl + wheel to zoom · double-click to reset the view.");
 }
 
 #[cfg(test)]

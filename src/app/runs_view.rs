@@ -105,7 +105,8 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             ui.label("Estimator");
             estimator_picker(ui, f);
             ui.end_row();
-            knob_widgets::grid_rows(ui, "launch", &ESTIMATOR_KNOBS[1..], &mut f.knobs, &context);
+            let est = knob_widgets::except(&ESTIMATOR_KNOBS[1..], ADVANCED);
+            knob_widgets::grid_rows(ui, "launch", &est, &mut f.knobs, &context);
             let run = knob_widgets::except(RUN_KNOBS, ADVANCED);
             knob_widgets::grid_rows(ui, "launch", &run, &mut f.knobs, &context);
         });
@@ -127,6 +128,8 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                 .show(ui, |ui| {
                     let model = knob_widgets::only(MODEL_KNOBS, ADVANCED);
                     knob_widgets::grid_rows(ui, "launch", &model, &mut f.data.model, &context);
+                    let est = knob_widgets::only(&ESTIMATOR_KNOBS[1..], ADVANCED);
+                    knob_widgets::grid_rows(ui, "launch", &est, &mut f.knobs, &context);
                     let run = knob_widgets::only(RUN_KNOBS, ADVANCED);
                     knob_widgets::grid_rows(ui, "launch", &run, &mut f.knobs, &context);
                 });
@@ -149,6 +152,14 @@ const ADVANCED: &[&str] = &[
     "Init from",
     "Train on",
     "Threads",
+    // Estimator details rarely changed from their papers' settings (the form stays short).
+    "Grammar",
+    "Grammar data",
+    "SCL rounds",
+    "NOTA rounds",
+    "Loopy BP",
+    "BP stops",
+    "Pieces",
 ];
 
 /// The estimators as buttons, one line per kind (likelihoods, pieces, SCL and CAMEL, locally

@@ -214,6 +214,7 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
         );
     }
     let scope = theory_plot(ui, curves, &mc, p.det);
+    super::plots::plot_hint(ui);
     let rect = scope.response.rect;
     let (png, svg) = ui
         .horizontal(|ui| {
@@ -301,7 +302,7 @@ fn theory_plot(
 ) -> egui::InnerResponse<egui_plot::PlotResponse<()>> {
     let what = if det { "det" } else { "trace" };
     ui.scope(|ui| {
-        egui_plot::Plot::new("theory-plot")
+        super::plots::pane_plot("theory-plot")
             .height((ui.available_height() - 60.0).max(220.0))
             .x_axis_label("λ (share of the higher-order family)")
             .y_axis_label(format!("relative {what} (MLE = 1)"))

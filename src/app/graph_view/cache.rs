@@ -63,6 +63,8 @@ pub struct Learned {
     pub phi: Vec<Vec<f64>>,
     pub marginals: Option<(Vec<Vec<f64>>, &'static str)>,
     pub beliefs: Option<(Vec<Vec<f64>>, crate::inference::BpReport)>,
+    /// The model's BP schedule (its beliefs' sweeps count in it).
+    pub schedule: crate::inference::bp::Schedule,
     /// The run's per-state scales (001 §3) with the source states' names, start last.
     pub scales: Option<Vec<(String, f64)>>,
 }
@@ -98,6 +100,7 @@ pub(super) fn learned_for(
         phi: tables,
         marginals: m.exact,
         beliefs: m.beliefs,
+        schedule: model.inference.bp.schedule,
         scales,
     })
 }

@@ -138,6 +138,7 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
         let (zoom_delta, ctrl_scroll) = ui.input(|i| (i.zoom_delta(), i.modifiers.command));
         if zoom_delta != 1.0 && ctrl_scroll {
             pane.zoom = (pane.zoom * zoom_delta).clamp(0.15, 2.5);
+            pane.fit = false;
         }
     }
     let origin = resp.rect.min;
@@ -194,7 +195,6 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
         draw_variables(&scene);
     }
     draw_factors(&scene, pane.selected_factor);
-    draw_legend(&scene);
     if let Some(b) = bp_shown(pane) {
         draw_bp(&scene, b, pane.bp_at_one);
     }
@@ -516,42 +516,11 @@ fn draw_factors(sc: &Scene, selected: Option<usize>) {
     }
 }
 
-/// The template legend, bottom-left of the visible region (clear of the words above the
-/// variables).
-fn draw_legend(sc: &Scene) {
-    let templates = &sc.family.model().templates;
-    let shown: Vec<usize> = (0..templates.len())
-        .filter(|&i| {
-            templates[i].tied_to.is_none()
-                && sc.inst.factors.iter().any(|f| f.template as usize == i)
-        })
-        .collect();
-    let clip = sc.painter.clip_rect();
-    let mut y = clip.max.y - 6.0 - 14.0 * shown.len() as f32;
-    let x = clip.min.x + 6.0;
-    for &i in &shown {
-        sc.painter.rect_filled(
-            Rect::from_min_size(pos2(x, y), vec2(10.0, 10.0)),
-            1.0,
-            template_color(i),
-        );
-        sc.painter.text(
-            pos2(x + 14.0, y + 5.0),
-            egui::Align2::LEFT_CENTER,
-            &templates[i].name,
-            egui::FontId::proportional(11.0),
-            sc.visuals.text_color(),
-        );
-        y += 14.0;
-    }
-}
-
-/// Probabilities as a small bar chart above `p`.
-fn belief_bars(sc: &Scene, p: Pos2, probs: &[f64], color: Color32) {
+/// Probabilities as a small bar chart whose bottom-left corner is `base`.
+fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], color: Color32) {
     let z = sc.z;
     let w = (VAR_R * 1.6 / probs.len().max(1) as f32).max(2.0) * z;
     let h = VAR_R * 1.3 * z;
-    let base = p + vec2(-(w * probs.len() as f32) / 2.0, -VAR_R * z - 4.0);
     sc.painter.rect_filled(
         Rect::from_min_max(
             base - vec2(1.0, h + 1.0),
@@ -605,20 +574,68 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
         }
         if at_one {
             if let Some(pb) = b.piece_beliefs.get(f) {
-                belief_bars(
-                    sc,
-                    sc.to_screen(fp) + vec2(0.0, -FAC_H * z),
-                    pb,
-                    piece_color(f),
-                );
+                let top = sc.to_screen(fp) + vec2(0.0, -FAC_H * z - 3.0);
+                match sc.inst.scope(fac) {
+                    // A pairwise table as a heat grid: 25 bars would each be a sliver (5.5).
+                    &[u, v] => {
+                        let (ku, kv) = (sc.inst.card[u as usize], sc.inst.card[v as usize]);
+                        belief_grid(sc, top, pb, (ku as usize, kv as usize), piece_color(f));
+                    }
+                    _ => {
+                        let w = (VAR_R * 1.6 / pb.len().max(1) as f32).max(2.0) * z;
+                        belief_bars(
+                            sc,
+                            top - vec2(w * pb.len() as f32 / 2.0, 0.0),
+                            pb,
+                            piece_color(f),
+                        )
+                    }
+                }
             }
         }
     }
     if !at_one {
         for &v in &sc.vis_vars {
             if let Some(vb) = b.var_beliefs.get(v) {
-                belief_bars(sc, sc.to_screen(sc.lay.vars[v]), vb, msg_color);
+                // Below and to the right of the variable: above it are its word and gold
+                // label, and on a grid its vertical factors (5.5).
+                let c = sc.to_screen(sc.lay.vars[v]);
+                let base = c + vec2(VAR_R * 0.5 * z + 3.0, (VAR_R * 2.4) * z + 2.0);
+                belief_bars(sc, base, vb, msg_color);
             }
+        }
+    }
+}
+
+/// A pairwise belief as a ku × kv grid above `bottom` (its bottom centre), each cell shaded by
+/// its probability relative to the table's largest.
+fn belief_grid(sc: &Scene, bottom: Pos2, probs: &[f64], (ku, kv): (usize, usize), color: Color32) {
+    if probs.len() != ku * kv || ku == 0 || kv == 0 {
+        return;
+    }
+    let z = sc.z;
+    let cell = ((VAR_R * 1.8) / ku.max(kv) as f32).clamp(2.0, 7.0) * z.max(0.6);
+    let (w, h) = (cell * kv as f32, cell * ku as f32);
+    let min = bottom - vec2(w / 2.0, h);
+    sc.painter.rect_filled(
+        Rect::from_min_size(min - vec2(1.0, 1.0), vec2(w + 2.0, h + 2.0)),
+        1.0,
+        sc.visuals.extreme_bg_color,
+    );
+    let top = probs.iter().copied().fold(1e-300, f64::max);
+    for a in 0..ku {
+        for b in 0..kv {
+            let t = (probs[a * kv + b] / top) as f32;
+            sc.painter.rect_filled(
+                Rect::from_min_size(
+                    min + vec2(b as f32 * cell, a as f32 * cell),
+                    vec2(cell, cell),
+                ),
+                0.0,
+                sc.visuals
+                    .extreme_bg_color
+                    .lerp_to_gamma(color, t.clamp(0.0, 1.0).sqrt()),
+            );
         }
     }
 }

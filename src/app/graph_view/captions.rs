@@ -43,6 +43,30 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
             pane.cache.pieces.len()
         ));
     });
+    // The factors' colours: a row of the caption, not drawn over the graph (it hid y16 on a
+    // grid, 5.5).
+    ui.horizontal_wrapped(|ui| {
+        ui.weak("factors:");
+        let templates = &d.family.model().templates;
+        for (i, t) in templates.iter().enumerate() {
+            if t.tied_to.is_none() && inst.factors.iter().any(|f| f.template as usize == i) {
+                let (r, _) = ui.allocate_exact_size(vec2(11.0, 11.0), Sense::hover());
+                ui.painter().rect_filled(r, 1.0, template_color(i));
+                ui.label(&t.name);
+            }
+        }
+    });
+    // The notation, where it first appears (item 2).
+    let has_words = seq.shape.is_none() && !crate::app::data::word(seq, 0).is_empty();
+    ui.weak(if has_words {
+        "Circles y0, y1, … are the label variables, one per token (the word above, the gold label \
+         under it); y3·h in a formula is y3 at the word \"h\". Squares are factors, coloured by \
+         template (the row above). Click a factor to inspect it, a variable to pick it."
+    } else {
+        "Circles y0, y1, … are the label variables (gold label above each); squares are factors, \
+         coloured by template (the row above). Click a factor to inspect it, a variable \
+         to pick it."
+    });
     if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
         ui.weak(format!(
             "Pieces: {}'s parameter independence diagram (003 Fig. 1) — each dashed region is one \
@@ -149,7 +173,12 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
     ui.weak(extra);
 }
 
-pub(super) fn bp_caption(_state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
+pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
+    // Which bar is which label (item 2).
+    let labels = match (&pane.cache.inst, &state.data) {
+        (Some(inst), Some(d)) if inst.n_vars() > 0 => d.family.labels(inst, 0).names.join(", "),
+        _ => String::new(),
+    };
     if !pane.show_bp {
         return;
     }
@@ -165,9 +194,19 @@ pub(super) fn bp_caption(_state: &AppState, pane: &GraphPane, ui: &mut egui::Ui)
                 None => "does not converge within 1000 sweeps".into(),
             };
             let what = if pane.bp_at_one {
-                "piecewise: every message held at 1, so each factor believes exp(φ_a) alone (small tables beside the factors); BP's beliefs for comparison in the inspector"
+                format!(
+                    "Piecewise: every message held at 1, so each factor believes exp(φ_a) alone, \
+                     normalised over its own table: bars over a unary factor's labels ({labels}), \
+                     a grid over a pairwise factor's label pairs (rows: its first variable; \
+                     brighter = more probable). BP's beliefs for comparison in the inspector \
+                     (click a factor)."
+                )
             } else {
-                "arrows: factor-to-variable messages, width = how much each moved in this sweep; bars: variable beliefs"
+                format!(
+                    "Arrows: factor-to-variable messages, width = how much each moved in this \
+                     sweep. Bars below each variable: its belief over the labels, left to right \
+                     {labels}."
+                )
             };
             ui.label(format!(
                 "BP sweep {} (parallel schedule): largest message change {:.2e}; {conv}. {what}",

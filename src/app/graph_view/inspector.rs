@@ -39,7 +39,9 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
     let slot = &inst.slots[fac.slot as usize];
     let n_obs: usize = inst.parts(slot).iter().map(|p| inst.obs(p).0.len()).sum();
     ui.weak(format!(
-        "{} active observation(s); gold entry outlined.",
+        "{} active observation(s); gold entry outlined. Cell colours run from dark blue (a \
+         table's lowest value; 0 for probabilities) to red (its highest). Each probability table \
+         sums to 1 over its entries.",
         n_obs
     ));
     let learned = match &pane.cache.learned {
@@ -86,76 +88,93 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
         .iter()
         .map(|&v| inst.card[v as usize] as usize)
         .collect();
-    ui.horizontal_top(|ui| {
-        let phi = learned.as_ref().and_then(|lr| lr.phi.get(f).cloned());
-        let (marg, by) = learned
-            .as_ref()
-            .and_then(|lr| lr.marginals.as_ref())
-            .map(|(m, by)| (m.get(f).cloned(), *by))
-            .unwrap_or((None, ""));
-        let beliefs = learned
-            .as_ref()
-            .and_then(|lr| lr.beliefs.as_ref())
-            .map(|(b, r)| (b.get(f).cloned(), *r));
-        heat_table(
-            ui,
-            "log-potential φ",
-            &corner,
-            names,
-            &shape,
-            &gold,
-            phi.as_deref(),
-            false,
-        );
-        if marg.as_ref().is_some_and(|m| !m.is_empty()) {
-            ui.separator();
-            heat_table(
-                ui,
-                &format!("marginal p ({by})"),
-                &corner,
-                names,
-                &shape,
-                &gold,
-                marg.as_deref(),
+    let phi = learned.as_ref().and_then(|lr| lr.phi.get(f).cloned());
+    let (marg, by) = learned
+        .as_ref()
+        .and_then(|lr| lr.marginals.as_ref())
+        .map(|(m, by)| (m.get(f).cloned(), *by))
+        .unwrap_or((None, ""));
+    let beliefs = learned
+        .as_ref()
+        .and_then(|lr| lr.beliefs.as_ref())
+        .map(|(b, r)| (b.get(f).cloned(), *r));
+    let schedule = learned.as_ref().map(|l| l.schedule);
+    let has_model_bp = beliefs.as_ref().is_some_and(|(b, _)| b.is_some());
+    // The tables (title, values, probability?), laid out in rows that fit the pane: side by
+    // side they were cut off at 1400 px (5.3).
+    let mut tables: Vec<(String, Option<Vec<f64>>, bool)> =
+        vec![("log-potential φ".into(), phi, false)];
+    if let Some(m) = marg.filter(|m| !m.is_empty()) {
+        tables.push((format!("marginal p ({by})"), Some(m), true));
+    }
+    if let Some(bp) = bp_shown(pane) {
+        if let (Some(pb), Some(fb)) = (bp.piece_beliefs.get(f), bp.factor_beliefs.get(f)) {
+            tables.push((
+                "piece belief (messages at 1)".into(),
+                Some(pb.clone()),
                 true,
-            );
+            ));
+            tables.push((
+                format!("BP belief after {} sweeps (the stepper)", bp.sweeps),
+                Some(fb.clone()),
+                true,
+            ));
         }
-        if let Some(bp) = bp_shown(pane) {
-            if let (Some(pb), Some(fb)) = (bp.piece_beliefs.get(f), bp.factor_beliefs.get(f)) {
-                ui.separator();
+    }
+    if let Some((Some(b), r)) = beliefs {
+        // The model's own BP, in its schedule: the stepper runs the parallel one, which takes
+        // more sweeps to the same fixed point (5.7).
+        let sched = schedule.map_or("its", |s| crate::inference::bp::Schedule::NAMES[s as usize]);
+        let title = if r.converged {
+            format!(
+                "BP belief (the model's {sched} schedule: converged in {} sweeps)",
+                r.sweeps
+            )
+        } else {
+            format!(
+                "BP belief (the model's {sched} schedule: not converged, residual {:.1e})",
+                r.residual
+            )
+        };
+        tables.push((title, Some(b), true));
+    }
+    let width = table_width(names.len(), shape.last().copied().unwrap_or(1));
+    let per_row = ((ui.available_width() + 8.0) / (width + 8.0))
+        .floor()
+        .max(1.0) as usize;
+    for row in tables.chunks(per_row) {
+        ui.horizontal_top(|ui| {
+            for (k, (title, values, prob)) in row.iter().enumerate() {
+                if k > 0 {
+                    ui.separator();
+                }
                 heat_table(
                     ui,
-                    "piece belief (messages at 1)",
+                    title,
                     &corner,
                     names,
                     &shape,
                     &gold,
-                    Some(pb),
-                    true,
-                );
-                ui.separator();
-                heat_table(
-                    ui,
-                    &format!("BP belief after {} sweeps", bp.sweeps),
-                    &corner,
-                    names,
-                    &shape,
-                    &gold,
-                    Some(fb),
-                    true,
+                    values.as_deref(),
+                    *prob,
                 );
             }
-        }
-        if let Some((Some(b), r)) = beliefs {
-            ui.separator();
-            let title = if r.converged {
-                format!("BP belief ({} sweeps)", r.sweeps)
-            } else {
-                format!("BP belief (not converged, residual {:.1e})", r.residual)
-            };
-            heat_table(ui, &title, &corner, names, &shape, &gold, Some(&b), true);
-        }
-    });
+        });
+        ui.add_space(4.0);
+    }
+    if bp_shown(pane).is_some() && has_model_bp {
+        ui.weak(
+            "The stepper above runs the parallel schedule (every message from the previous \
+             sweep at once), which needs more sweeps than the model's schedule to reach the \
+             same beliefs.",
+        );
+    }
+}
+
+/// The width [`heat_table`] takes for `cols` columns of labels `names`.
+fn table_width(n_names: usize, cols: usize) -> f32 {
+    let cell = if n_names > 12 { 34.0 } else { 52.0 };
+    44.0 + cols as f32 * (cell + 1.0)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -195,6 +214,7 @@ pub fn heat_table(
                 format!("{x:.2}")
             }
         };
+        // Keep in step with `table_width`.
         let cell = vec2(if names.len() > 12 { 34.0 } else { 52.0 }, 16.0);
         let (rows, cols) = match shape {
             [a] => (1, *a),

@@ -25,6 +25,9 @@ pub struct GraphPane {
     pub split: Split,
     pub sequence: usize,
     pub zoom: f32,
+    /// Zoom to fit the pane (5.6): the whole graph when it fits at a readable size, else its
+    /// height with a horizontal scroll (long chains). Moving the zoom turns it off.
+    pub fit: bool,
     pub show_pieces: bool,
     pub node_split: bool,
     pub estimator: String,
@@ -58,6 +61,7 @@ impl Default for GraphPane {
             split: Split::Train,
             sequence: 0,
             zoom: 1.0,
+            fit: true,
             show_pieces: false,
             node_split: false,
             estimator: "pwpl".into(),
@@ -183,13 +187,22 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     poll_bp(state, pane, &ctx);
     let avail = ui.available_height();
     let inspector_h = if pane.selected_factor.is_some() {
-        (avail * 0.45).max(160.0)
+        (avail * 0.4).max(160.0)
     } else {
         0.0
     };
+    let view_h = (avail - inspector_h).max(120.0);
+    if pane.fit {
+        if let Some((_, lay)) = &pane.cache.layout {
+            pane.zoom = fit_zoom(
+                lay.size,
+                egui::vec2(ui.available_width() - 12.0, view_h - 12.0),
+            );
+        }
+    }
     egui::ScrollArea::both()
         .id_salt("graph-canvas")
-        .max_height((avail - inspector_h).max(120.0))
+        .max_height(view_h)
         .auto_shrink([false, true])
         .show(ui, |ui| canvas(state, pane, ui));
     if pane.selected_factor.is_some() {
@@ -231,8 +244,15 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         }
         ui.separator();
         let l = ui.label("Zoom");
-        ui.add(egui::Slider::new(&mut pane.zoom, 0.15..=2.5).logarithmic(true))
-            .labelled_by(l.id);
+        if ui
+            .add(egui::Slider::new(&mut pane.zoom, 0.15..=2.5).logarithmic(true))
+            .labelled_by(l.id)
+            .changed()
+        {
+            pane.fit = false;
+        }
+        ui.checkbox(&mut pane.fit, "Fit")
+            .on_hover_text("Zoom to fit the pane (long chains: fit the height and scroll)");
         ui.checkbox(&mut pane.show_pieces, "Pieces");
         ui.checkbox(&mut pane.node_split, "Node-split graph");
     });
@@ -298,4 +318,33 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             });
         super::hidden_runs_note(ui, hidden);
     });
+}
+
+/// The zoom that fits a layout of `size` into `view`: the whole of it when that stays readable
+/// (≥ 0.6), else its height, between 0.45 (labels still drawn) and 1, with a horizontal scroll.
+pub(crate) fn fit_zoom(size: egui::Vec2, view: egui::Vec2) -> f32 {
+    let both = (view.x / size.x.max(1.0)).min(view.y / size.y.max(1.0));
+    if both >= 0.6 {
+        both.min(1.5)
+    } else {
+        (view.y / size.y.max(1.0)).clamp(0.45, 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_zoom;
+    use egui::vec2;
+
+    /// A grid fits the pane whole; a long chain keeps its height and scrolls (5.6).
+    #[test]
+    fn fit_zoom_fits_grids_and_scrolls_chains() {
+        let grid = fit_zoom(vec2(400.0, 400.0), vec2(600.0, 300.0));
+        assert!((grid - 0.75).abs() < 1e-6, "{grid}");
+        assert!(400.0 * grid <= 300.0 + 1e-3);
+        assert_eq!(fit_zoom(vec2(2400.0, 250.0), vec2(800.0, 300.0)), 1.0);
+        // A grid too big to read whole: its height at a readable zoom, scrolled.
+        assert_eq!(fit_zoom(vec2(3000.0, 3000.0), vec2(800.0, 600.0)), 0.45);
+        assert!(fit_zoom(vec2(100.0, 100.0), vec2(800.0, 600.0)) <= 1.5);
+    }
 }
