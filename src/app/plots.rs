@@ -415,7 +415,7 @@ pub fn curves_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
         .unwrap_or(egui::Rect::NOTHING);
     export_curves(state, p, last_rect, ui, "curves");
     let runs = selected_runs(state);
-    let h = (ui.available_height() - 8.0).max(200.0);
+    let h = (ui.available_height() - 30.0).max(200.0);
     let rect = curve_plot(&runs, p, ui, &format!("curves-{:p}", p as *const _), h);
     ui.ctx().data_mut(|d| d.insert_temp(rect_id, rect));
 }

@@ -303,7 +303,7 @@ fn theory_plot(
     let what = if det { "det" } else { "trace" };
     ui.scope(|ui| {
         super::plots::pane_plot("theory-plot")
-            .height((ui.available_height() - 60.0).max(220.0))
+            .height((ui.available_height() - 84.0).max(220.0))
             .x_axis_label("λ (share of the higher-order family)")
             .y_axis_label(format!("relative {what} (MLE = 1)"))
             .legend(egui_plot::Legend::default())
