@@ -264,6 +264,19 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
             own.len()
         ));
     }
+    // Which fill is which class (item 2).
+    if inst.n_vars() > 0 {
+        ui.horizontal_wrapped(|ui| {
+            ui.weak("fill:");
+            for (k, name) in c.family.labels(inst, 0).names.iter().enumerate() {
+                let (r, _) = ui.allocate_exact_size(vec2(10.0, 10.0), Sense::hover());
+                ui.painter()
+                    .circle_filled(r.center(), 5.0, super::palette(k));
+                ui.weak(name);
+            }
+            ui.weak("· white ring: not gold");
+        });
+    }
     let cells = c.family.layout(inst, &c.item);
     let (lo, hi) = cells.iter().fold(
         ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]),

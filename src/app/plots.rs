@@ -867,10 +867,16 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
                             ui.label(k);
                         }
                         for v in vals {
-                            if *differs {
-                                ui.label(egui::RichText::new(v).color(warn));
+                            // Long paths end in what tells them apart; the whole on hover, so
+                            // three runs fit a 1400 px window's pane (5.3).
+                            let shown = short_value(v);
+                            let r = if *differs {
+                                ui.label(egui::RichText::new(shown).color(warn))
                             } else {
-                                ui.weak(v);
+                                ui.weak(shown)
+                            };
+                            if v.chars().count() > SHORT_VALUE {
+                                r.on_hover_text(v);
                             }
                         }
                         ui.end_row();
@@ -945,6 +951,19 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
         // The curves may be scrolled out of view: save what is on screen of them.
         state.request_png(rect.intersect(ui.clip_rect()), "compare-curves");
     }
+}
+
+/// Characters of a spec value Compare shows before eliding its start.
+const SHORT_VALUE: usize = 28;
+
+/// `v`, or "…" and its last characters when longer than [`SHORT_VALUE`].
+fn short_value(v: &str) -> String {
+    let n = v.chars().count();
+    if n <= SHORT_VALUE {
+        return v.to_string();
+    }
+    let tail: String = v.chars().skip(n - (SHORT_VALUE - 1)).collect();
+    format!("…{tail}")
 }
 
 /// A plot inside a scrolling pane: the mouse wheel scrolls the pane, not the plot (5.4: it
