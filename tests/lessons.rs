@@ -571,7 +571,9 @@ fn lesson_09_grammar_chart_and_nota() {
 #[test]
 fn lesson_text_is_drawable() {
     let ctx = egui::Context::default();
-    let _ = ctx.run_ui(Default::default(), |_| {});
+    // One frame loads the fonts; its texture upload is not needed here.
+    let mut out = ctx.run_ui(Default::default(), |_| {});
+    out.textures_delta.clear();
     let fonts = [
         egui::FontId::proportional(14.0),
         egui::FontId::monospace(12.0),

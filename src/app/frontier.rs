@@ -755,6 +755,28 @@ fn frontier_plot(
         if lx {
             plot = plot.x_grid_spacer(super::plots::log_grid);
         }
+        // One point, or points on one line, leave an axis without extent, which egui_plot
+        // rejects (a sweep's first point): pad each axis around its points.
+        for axis in 0..2 {
+            let vals: Vec<f64> = pts
+                .iter()
+                .map(|(_, q)| if axis == 0 { xf(q[0]) } else { q[1] })
+                .filter(|v| v.is_finite())
+                .collect();
+            let (lo, hi) = vals
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
+                    (a.min(v), b.max(v))
+                });
+            if lo.is_finite() && hi - lo <= 1e-9 * lo.abs().max(1.0) {
+                let pad = (lo.abs() * 0.05).max(1e-3);
+                plot = if axis == 0 {
+                    plot.include_x(lo - pad).include_x(hi + pad)
+                } else {
+                    plot.include_y(lo - pad).include_y(hi + pad)
+                };
+            }
+        }
         plot = plot.x_axis_formatter(move |m, r| super::plots::axis_text(lx, m.value, r));
         plot.show(ui, |plot| {
             if !front.is_empty() {
