@@ -103,7 +103,7 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
         .runs
         .entries
         .iter()
-        .filter(|e| e.summary.is_some())
+        .filter(|e| e.summary.is_some() || e.status.is_live())
         .map(|e| (e.id.clone(), e.label()))
         .collect();
     ui.horizontal_wrapped(|ui| {
@@ -134,10 +134,25 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
         rt.done.insert(k, r.map(Arc::new));
     }
     let mut shown: Vec<(String, Shown)> = vec![];
+    let mut waiting: std::collections::HashMap<String, String> = Default::default();
     for id in p.runs.iter().filter(|r| !r.is_empty()) {
         let Some(entry) = state.runs.get(id) else {
             continue;
         };
+        // A run still training has no model yet: wait for it, and compute nothing (a cached
+        // "still training" error would outlive the run).
+        if entry.status != super::runs::RunStatus::Finished {
+            waiting.insert(
+                entry.label(),
+                format!(
+                    "waiting for the run to finish ({}, iteration {})…",
+                    entry.status.label(),
+                    entry.iteration()
+                ),
+            );
+            shown.push((entry.label(), None));
+            continue;
+        }
         let key = (id.clone(), p.item);
         if !rt.done.contains_key(&key) && !rt.jobs.contains_key(&key) {
             let dir = entry.dir.clone();
@@ -191,7 +206,11 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
                     None => {
                         ui.horizontal(|ui| {
                             ui.spinner();
-                            ui.weak("computing cluster beliefs…");
+                            ui.weak(
+                                waiting
+                                    .get(label)
+                                    .map_or("computing cluster beliefs…", |w| w.as_str()),
+                            );
                         });
                     }
                     Some(Err(e)) => {
