@@ -654,7 +654,16 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
         ws.path(),
         "from-the-pane"
     ));
-    h.get_by_label_contains("from-the-pane (pl1/fl): 2 of 2 points finished");
+    let shown: Vec<String> = h
+        .query_all_by_label_contains("points finished")
+        .map(|n| format!("{:?}", n.accesskit_node().label()))
+        .collect();
+    assert!(
+        h.query_all_by_label_contains("from-the-pane (pl1/fl): 2 of 2 points finished")
+            .next()
+            .is_some(),
+        "{shown:?}"
+    );
 }
 
 /// The policy editor's preview of 004 Fig. 1 on 14 samples of the 5-node machine: PL costs

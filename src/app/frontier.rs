@@ -419,9 +419,12 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     // The sweep shown: the one chosen, unless it is gone (a sweep just started counts: its
     // index appears once its first point is read).
     let running = state.sweep.as_ref().map(|s| &s.name);
+    // Only a list read after the last sweep event may say a sweep is gone (a sweep that just
+    // finished is missing from a list read before it started).
+    let fresh = p.runtime.job.is_none() && p.runtime.seen_events == state.sweep_events;
     if p.sweep
         .as_ref()
-        .is_none_or(|s| !sweeps.iter().any(|w| &w.name == s) && Some(s) != running)
+        .is_none_or(|s| fresh && !sweeps.iter().any(|w| &w.name == s) && Some(s) != running)
     {
         p.sweep = Some(sweeps[0].name.clone());
     }
