@@ -6,12 +6,12 @@ use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 use piecewise_lab::app::runs::RunStatus;
 use piecewise_lab::app::{Config, Settings, Workbench};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+#[macro_use]
+mod workbench;
+use workbench::{root, wait_for};
 
 fn harness(workspace: &Path) -> Harness<'static, Workbench> {
     let wb = Workbench::new(
@@ -48,27 +48,6 @@ fn frontier_sweeps(w: &Workbench) -> bool {
         matches!(t, egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Frontier(p))
             if p.runtime.sweeps.is_some())
     })
-}
-
-/// Steps frames until `cond` holds (background work finishes on its own threads).
-fn wait_for(
-    h: &mut Harness<'_, Workbench>,
-    what: &str,
-    secs: f64,
-    cond: impl Fn(&Workbench) -> bool,
-) {
-    let t = Instant::now();
-    while !cond(h.state()) {
-        assert!(
-            t.elapsed().as_secs_f64() < secs,
-            "timed out after {secs} s waiting for {what}; messages: {:?}",
-            h.state().state.messages
-        );
-        h.step();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.step();
-    h.step();
 }
 
 /// The Runs pane's form in front on the left and Curves on the right, so the graph pane's
@@ -626,13 +605,10 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
     // the points appear as they finish.
     h.get_by_label("New sweep").click();
     h.step();
-    for (_, tile) in h.state_mut().tree.tiles.iter_mut() {
-        if let egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Frontier(p)) = tile {
-            p.form.name = "from-the-pane".into();
-            p.form.lambdas = "0.5, 1".into();
-            p.form.betas = "1".into();
-        }
-    }
+    let form = &mut pane_mut!(h.state_mut(), Frontier).form;
+    form.name = "from-the-pane".into();
+    form.lambdas = "0.5, 1".into();
+    form.betas = "1".into();
     h.step();
     h.get_by_label_contains("2 points into");
     h.get_by_label("Start sweep").click();
@@ -640,15 +616,12 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
     assert!(h.state().state.sweep.is_some(), "the sweep runs");
     wait_for(&mut h, "the pane's sweep", 120.0, |w| {
         w.state.sweep.is_none()
-            && w.tree.tiles.tiles().any(|t| match t {
-                egui_tiles::Tile::Pane(piecewise_lab::app::Pane::Frontier(p)) => p
-                    .runtime
-                    .sweeps
-                    .as_ref()
-                    .and_then(|s| s.iter().find(|s| s.name == "from-the-pane").cloned())
-                    .is_some_and(|s| s.runs.len() == 2),
-                _ => false,
-            })
+            && pane!(w, Frontier)
+                .runtime
+                .sweeps
+                .as_ref()
+                .and_then(|s| s.iter().find(|s| s.name == "from-the-pane").cloned())
+                .is_some_and(|s| s.runs.len() == 2)
     });
     assert!(piecewise_lab::app::frontier::sweep_finished(
         ws.path(),

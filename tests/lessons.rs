@@ -9,15 +9,14 @@ use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 use piecewise_lab::app::data::Split;
-use piecewise_lab::app::lessons::{Check, Lesson, LessonsPane, Step};
+use piecewise_lab::app::lessons::{Check, Lesson, Step};
 use piecewise_lab::app::runs::RunStatus;
-use piecewise_lab::app::{Config, GraphPane, Pane, PaneKind, Settings, Workbench};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use piecewise_lab::app::{Config, PaneKind, Settings, Workbench};
+use std::path::Path;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+#[macro_use]
+mod workbench;
+use workbench::{root, wait_for};
 
 fn harness(workspace: &Path) -> Harness<'static, Workbench> {
     let wb = Workbench::new(
@@ -30,65 +29,6 @@ fn harness(workspace: &Path) -> Harness<'static, Workbench> {
     Harness::builder()
         .with_size(egui::vec2(1500.0, 950.0))
         .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
-}
-
-fn wait_for(
-    h: &mut Harness<'_, Workbench>,
-    what: &str,
-    secs: f64,
-    cond: impl Fn(&Workbench) -> bool,
-) {
-    let t = Instant::now();
-    while !cond(h.state()) {
-        assert!(
-            t.elapsed().as_secs_f64() < secs,
-            "timed out after {secs} s waiting for {what}; messages: {:?}",
-            h.state()
-                .state
-                .messages
-                .iter()
-                .map(|m| &m.text)
-                .collect::<Vec<_>>()
-        );
-        h.step();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    h.step();
-    h.step();
-}
-
-fn graph(w: &Workbench) -> &GraphPane {
-    w.tree
-        .tiles
-        .tiles()
-        .find_map(|t| match t {
-            egui_tiles::Tile::Pane(Pane::Graph(g)) => Some(g),
-            _ => None,
-        })
-        .expect("a Graph pane")
-}
-
-fn graph_mut<'a>(h: &'a mut Harness<'_, Workbench>) -> &'a mut GraphPane {
-    h.state_mut()
-        .tree
-        .tiles
-        .iter_mut()
-        .find_map(|(_, t)| match t {
-            egui_tiles::Tile::Pane(Pane::Graph(g)) => Some(g),
-            _ => None,
-        })
-        .expect("a Graph pane")
-}
-
-fn lessons_pane(w: &Workbench) -> &LessonsPane {
-    w.tree
-        .tiles
-        .tiles()
-        .find_map(|t| match t {
-            egui_tiles::Tile::Pane(Pane::Lessons(l)) => Some(l),
-            _ => None,
-        })
-        .expect("a Lessons pane")
 }
 
 /// The kinds of the panes in front.
@@ -132,7 +72,7 @@ fn settled(w: &Workbench, want: &Step) -> bool {
     let runs_ok = want.run.iter().all(|r| finished(w, &r.name));
     let model_ok = match want.graph.model.as_deref() {
         None | Some("untrained") => true,
-        Some(name) => graph(w).model_run == run_id(w, name),
+        Some(name) => pane!(w, Graph).model_run == run_id(w, name),
     };
     let sweep_ok = match want.sweep.as_ref().filter(|s| s.start) {
         Some(s) => {
@@ -142,26 +82,15 @@ fn settled(w: &Workbench, want: &Step) -> bool {
         None => true,
     };
     let parse_ok = match want.parse.run.as_deref() {
-        Some(name) => parse(w).run == run_id(w, name),
+        Some(name) => pane!(w, Parse).run == run_id(w, name),
         None => true,
     };
     data_ok && runs_ok && model_ok && sweep_ok && parse_ok
 }
 
-fn parse(w: &Workbench) -> &piecewise_lab::app::parse_view::ParsePane {
-    w.tree
-        .tiles
-        .tiles()
-        .find_map(|t| match t {
-            egui_tiles::Tile::Pane(Pane::Parse(p)) => Some(p),
-            _ => None,
-        })
-        .expect("a Parse pane")
-}
-
 /// Asserts the step's state, field by field.
 fn assert_state(w: &Workbench, want: &Step, at: &str) {
-    let g = graph(w);
+    let g = pane!(w, Graph);
     let s = &want.graph;
     macro_rules! same {
         ($f:ident, $g:expr) => {
@@ -218,25 +147,9 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
             .collect();
         assert_eq!(w.state.selected, ids, "{at}: ticked runs");
     }
-    let c = w
-        .tree
-        .tiles
-        .tiles()
-        .find_map(|t| match t {
-            egui_tiles::Tile::Pane(Pane::Curves(c)) => Some(c),
-            _ => None,
-        })
-        .expect("a Curves pane");
+    let c = pane!(w, Curves);
     if let Some(sw) = &want.sweep {
-        let f = w
-            .tree
-            .tiles
-            .tiles()
-            .find_map(|t| match t {
-                egui_tiles::Tile::Pane(Pane::Frontier(f)) => Some(f),
-                _ => None,
-            })
-            .expect("a Frontier pane");
+        let f = pane!(w, Frontier);
         assert_eq!(
             f.sweep.as_deref(),
             Some(sw.name.as_str()),
@@ -244,10 +157,8 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
         );
         assert_eq!(f.form, sw.form(), "{at}: sweep form");
     }
-    if let Some(t) = w.tree.tiles.tiles().find_map(|t| match t {
-        egui_tiles::Tile::Pane(Pane::Theory(t)) => Some(t),
-        _ => None,
-    }) {
+    if want.theory != Default::default() {
+        let t = pane!(w, Theory);
         let s = &want.theory;
         if let Some(m) = s.m {
             assert_eq!(t.m, m, "{at}: theory m");
@@ -263,7 +174,7 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
         }
     }
     if want.parse != Default::default() {
-        let p = parse(w);
+        let p = pane!(w, Parse);
         let s = &want.parse;
         if let Some(v) = s.set {
             assert_eq!(p.set, v, "{at}: parse set");
@@ -288,7 +199,10 @@ fn check_answer(h: &mut Harness<'_, Workbench>) -> (bool, String) {
     h.step();
     h.step();
     h.step();
-    lessons_pane(h.state()).verdict.clone().expect("a verdict")
+    pane!(h.state(), Lessons)
+        .verdict
+        .clone()
+        .expect("a verdict")
 }
 
 fn pick(h: &mut Harness<'_, Workbench>, choice: &str) {
@@ -305,13 +219,15 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
     h.get_by_label(&format!("Question: {}", q.ask));
     match q.check {
         Some(c @ (Check::Clamped | Check::Free | Check::Summed)) => {
-            let right = graph(h.state()).term_vars(c).expect("a term is shown");
+            let right = pane!(h.state(), Graph)
+                .term_vars(c)
+                .expect("a term is shown");
             assert!(!right.is_empty(), "{at}: the term has no {c:?} variables");
             // Wrong: one variable short.
-            graph_mut(h).picked_vars = right[1..].iter().copied().collect();
+            pane_mut!(h.state_mut(), Graph).picked_vars = right[1..].iter().copied().collect();
             let (ok, why) = check_answer(h);
             assert!(!ok && why.contains("1 missing"), "{at}: {why}");
-            graph_mut(h).picked_vars = right.iter().copied().collect();
+            pane_mut!(h.state_mut(), Graph).picked_vars = right.iter().copied().collect();
             let (ok, why) = check_answer(h);
             assert!(ok, "{at}: {why}");
         }
@@ -380,7 +296,7 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
         let want = lesson.state_at(i);
         let at = format!("{file} step {} ({})", i + 1, want.title);
         wait_for(&mut h, &at, 300.0, |w| settled(w, &want));
-        assert_eq!(lessons_pane(h.state()).step, i, "{at}");
+        assert_eq!(pane!(h.state(), Lessons).step, i, "{at}");
         assert!(
             h.query_all_by_label(&want.title).next().is_some(),
             "{at}: title not shown"
@@ -391,8 +307,9 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
         if i == 0 {
             h.get_by_label("Try it yourself").click();
             h.step();
-            graph_mut(&mut h).estimator = "scl".into();
-            graph_mut(&mut h).node_split = !graph(h.state()).node_split;
+            pane_mut!(h.state_mut(), Graph).estimator = "scl".into();
+            let split = pane!(h.state(), Graph).node_split;
+            pane_mut!(h.state_mut(), Graph).node_split = !split;
             h.step();
             h.get_by_label("Restore this step").click();
             h.step();
@@ -409,7 +326,7 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
         h.step();
     }
     assert!(
-        lessons_pane(h.state()).lesson.is_none(),
+        pane!(h.state(), Lessons).lesson.is_none(),
         "Finish returns to the list"
     );
     h.get_by_label(&format!("Start: {}", lesson.title));
@@ -468,9 +385,9 @@ fn lesson_06_loopy_models() {
         h.get_by_label("Next >").click();
     }
     wait_for(&mut h, "the inspector's tables", 60.0, |w| {
-        graph(w).inspected_distributions().len() >= 3
+        pane!(w, Graph).inspected_distributions().len() >= 3
     });
-    let tables = graph(h.state()).inspected_distributions();
+    let tables = pane!(h.state(), Graph).inspected_distributions();
     assert!(
         tables.iter().any(|(t, _)| t.contains("enumeration")),
         "{tables:?}"
@@ -515,16 +432,7 @@ fn lesson_08_stochastic_composite_likelihood() {
         assert_eq!(s["status"], "finished", "{p}");
     }
     // The Frontier pane read them: six points on the plot.
-    let f = h
-        .state()
-        .tree
-        .tiles
-        .tiles()
-        .find_map(|t| match t {
-            egui_tiles::Tile::Pane(Pane::Frontier(f)) => Some(f),
-            _ => None,
-        })
-        .unwrap();
+    let f = pane!(h.state(), Frontier);
     let sweeps = f.runtime.sweeps.clone().expect("read");
     let s = sweeps.iter().find(|s| s.name == "lesson8").unwrap();
     assert_eq!((s.runs.len(), s.total), (6, 6));
@@ -548,8 +456,8 @@ fn lesson_09_grammar_chart_and_nota() {
         h.step();
     }
     wait_for(&mut h, "the NOTA term", 60.0, |w| {
-        parse(w).view().is_some_and(|v| {
-            v.terms.get(parse(w).term).is_some_and(|t| {
+        pane!(w, Parse).view().is_some_and(|v| {
+            v.terms.get(pane!(w, Parse).term).is_some_and(|t| {
                 matches!(
                     t.term,
                     piecewise_lab::grammar::train::ChartTerm::Nota { .. }
@@ -557,7 +465,7 @@ fn lesson_09_grammar_chart_and_nota() {
             })
         })
     });
-    let p = parse(h.state());
+    let p = pane!(h.state(), Parse);
     let v = p.view().unwrap();
     let t = &v.terms[p.term];
     assert!(t.title.contains("not gold"), "{}", t.title);

@@ -471,6 +471,9 @@ pub struct LessonsPane {
 #[derive(Default)]
 pub struct LessonRuntime {
     pub lessons: Vec<(PathBuf, Result<Lesson, String>)>,
+    /// Per lesson file, the data files it needs that are not here (looked up when the lessons
+    /// are read, not every frame).
+    missing: std::collections::HashMap<PathBuf, Vec<String>>,
     /// The Graph pane's model to pick once its run has finished (a run's name).
     pending_model: Option<String>,
     /// The Parse pane's run to pick once it has finished (a run's name).
@@ -479,8 +482,14 @@ pub struct LessonRuntime {
 
 impl LessonRuntime {
     pub fn read(root: &Path) -> LessonRuntime {
+        let lessons = read_dir(&root.join("assets/lessons"));
+        let missing = lessons
+            .iter()
+            .filter_map(|(p, l)| Some((p.clone(), l.as_ref().ok()?.missing_files(root))))
+            .collect();
         LessonRuntime {
-            lessons: read_dir(&root.join("assets/lessons")),
+            lessons,
+            missing,
             pending_model: None,
             pending_parse: None,
         }
@@ -594,7 +603,7 @@ fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
             ui.set_width(ui.available_width());
             match l {
                 Ok(lesson) => {
-                    let missing = lesson.missing_files(&state.config.root);
+                    let missing = state.lessons.missing.get(path).cloned().unwrap_or_default();
                     ui.horizontal_wrapped(|ui| {
                         if ui
                             .add_enabled(
@@ -875,6 +884,20 @@ fn check_runs(state: &AppState, q: &Question, c: Check, picked: Option<usize>) -
     }
 }
 
+/// The Runs form's defaults on `data` with a lesson's knobs (the command line's names) on top.
+fn lesson_form(data: &DataSource, knobs: &BTreeMap<String, String>) -> LaunchForm {
+    let mut form = LaunchForm::for_data(data);
+    // The lesson's prior replaces the form's (c2 and σ² are one knob in two spellings).
+    if knobs.contains_key("c2") || knobs.contains_key("sigma2") {
+        form.knobs.unset("c2");
+        form.knobs.unset("sigma2");
+    }
+    for (k, v) in knobs {
+        form.knobs.set(k, v);
+    }
+    form
+}
+
 /// Serves [`AppCommand::Lesson`]: sets the workbench to a step's state as the user's clicks
 /// would.
 pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
@@ -897,19 +920,11 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
         if run_named(state, &r.name).is_some() {
             continue;
         }
-        let mut form = LaunchForm::for_data(
-            &r.data
-                .as_ref()
-                .map_or_else(|| source.clone(), |d| d.source(&state.config.root)),
-        );
-        // The lesson's prior replaces the form's (c2 and σ² are one knob in two spellings).
-        if r.knobs.contains_key("c2") || r.knobs.contains_key("sigma2") {
-            form.knobs.unset("c2");
-            form.knobs.unset("sigma2");
-        }
-        for (k, v) in &r.knobs {
-            form.knobs.set(k, v);
-        }
+        let data = r
+            .data
+            .as_ref()
+            .map_or_else(|| source.clone(), |d| d.source(&state.config.root));
+        let mut form = lesson_form(&data, &r.knobs);
         form.knobs.set(crate::train::spec::NAME.name, &r.name);
         match form.to_spec() {
             Ok(spec) => {
@@ -922,10 +937,7 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
     if let Some(w) = step.sweep.as_ref().filter(|w| w.start) {
         let running = state.sweep.as_ref().is_some_and(|s| s.name == w.name);
         if !running && !super::frontier::sweep_finished(&state.config.workspace, &w.name) {
-            let mut base = LaunchForm::for_data(&source);
-            for (k, v) in &w.knobs {
-                base.knobs.set(k, v);
-            }
+            let base = lesson_form(&source, &w.knobs);
             if let Err(e) = super::frontier::start_sweep(state, ctx, &w.form(), &base) {
                 state.error(format!("lesson sweep {}: {e}", w.name));
             }

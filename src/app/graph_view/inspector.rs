@@ -44,8 +44,12 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
          sums to 1 over its entries.",
         n_obs
     ));
+    // What this function reads of the learned tables (the tables themselves: `factor_tables`).
     let learned = match &pane.cache.learned {
-        Some((_, _, _, Ok(l))) => Some(l.clone()),
+        Some((_, _, _, Ok(l))) => Some((
+            l.scales.clone(),
+            l.beliefs.as_ref().is_some_and(|(b, _)| b.get(f).is_some()),
+        )),
         Some((_, _, _, Err(e))) => {
             ui.colored_label(ui.visuals().error_fg_color, e);
             None
@@ -66,7 +70,7 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
         pane.selected_factor = None;
         return;
     }
-    if let Some(sc) = learned.as_ref().and_then(|l| l.scales.as_ref()) {
+    if let Some(sc) = learned.as_ref().and_then(|l| l.0.as_ref()) {
         // Which scale multiplies this factor: its position's source state (y_{t−1}), or the
         // start's at t = 0.
         let row = if scope.len() == 2 {
@@ -88,56 +92,9 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
         .iter()
         .map(|&v| inst.card[v as usize] as usize)
         .collect();
-    let phi = learned.as_ref().and_then(|lr| lr.phi.get(f).cloned());
-    let (marg, by) = learned
-        .as_ref()
-        .and_then(|lr| lr.marginals.as_ref())
-        .map(|(m, by)| (m.get(f).cloned(), *by))
-        .unwrap_or((None, ""));
-    let beliefs = learned
-        .as_ref()
-        .and_then(|lr| lr.beliefs.as_ref())
-        .map(|(b, r)| (b.get(f).cloned(), *r));
-    let schedule = learned.as_ref().map(|l| l.schedule);
-    let has_model_bp = beliefs.as_ref().is_some_and(|(b, _)| b.is_some());
-    // The tables (title, values, probability?), laid out in rows that fit the pane: side by
-    // side they were cut off at 1400 px (5.3).
-    let mut tables: Vec<(String, Option<Vec<f64>>, bool)> =
-        vec![("log-potential φ".into(), phi, false)];
-    if let Some(m) = marg.filter(|m| !m.is_empty()) {
-        tables.push((format!("marginal p ({by})"), Some(m), true));
-    }
-    if let Some(bp) = bp_shown(pane) {
-        if let (Some(pb), Some(fb)) = (bp.piece_beliefs.get(f), bp.factor_beliefs.get(f)) {
-            tables.push((
-                "piece belief (messages at 1)".into(),
-                Some(pb.clone()),
-                true,
-            ));
-            tables.push((
-                format!("BP belief after {} sweeps (the stepper)", bp.sweeps),
-                Some(fb.clone()),
-                true,
-            ));
-        }
-    }
-    if let Some((Some(b), r)) = beliefs {
-        // The model's own BP, in its schedule: the stepper runs the parallel one, which takes
-        // more sweeps to the same fixed point (5.7).
-        let sched = schedule.map_or("its", |s| crate::inference::bp::Schedule::NAMES[s as usize]);
-        let title = if r.converged {
-            format!(
-                "BP belief (the model's {sched} schedule: converged in {} sweeps)",
-                r.sweeps
-            )
-        } else {
-            format!(
-                "BP belief (the model's {sched} schedule: not converged, residual {:.1e})",
-                r.residual
-            )
-        };
-        tables.push((title, Some(b), true));
-    }
+    let has_model_bp = learned.as_ref().is_some_and(|l| l.1);
+    // Laid out in rows that fit the pane: side by side they were cut off at 1400 px (5.3).
+    let tables = factor_tables(pane, f);
     let width = table_width(names.len(), shape.last().copied().unwrap_or(1));
     let per_row = ((ui.available_width() + 8.0) / (width + 8.0))
         .floor()
@@ -169,6 +126,58 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
              same beliefs.",
         );
     }
+}
+
+/// The factor `f`'s tables as the inspector shows them — (title, values, a probability
+/// table?): the learned log-potentials, the exact marginal, the BP stepper's piece and factor
+/// beliefs, and the model's own BP belief.
+pub(super) fn factor_tables(pane: &GraphPane, f: usize) -> Vec<(String, Option<Vec<f64>>, bool)> {
+    let learned = match &pane.cache.learned {
+        Some((_, _, _, Ok(l))) => Some(l),
+        _ => None,
+    };
+    let phi = learned.and_then(|lr| lr.phi.get(f).cloned());
+    let mut tables: Vec<(String, Option<Vec<f64>>, bool)> =
+        vec![("log-potential φ".into(), phi, false)];
+    if let Some((m, by)) = learned.and_then(|lr| lr.marginals.as_ref()) {
+        if let Some(m) = m.get(f).filter(|m| !m.is_empty()) {
+            tables.push((format!("marginal p ({by})"), Some(m.clone()), true));
+        }
+    }
+    if let Some(bp) = bp_shown(pane) {
+        if let (Some(pb), Some(fb)) = (bp.piece_beliefs.get(f), bp.factor_beliefs.get(f)) {
+            tables.push((
+                "piece belief (messages at 1)".into(),
+                Some(pb.clone()),
+                true,
+            ));
+            tables.push((
+                format!("BP belief after {} sweeps (the stepper)", bp.sweeps),
+                Some(fb.clone()),
+                true,
+            ));
+        }
+    }
+    if let Some((Some(b), r, l)) =
+        learned.and_then(|l| l.beliefs.as_ref().map(|(b, r)| (b.get(f), r, l)))
+    {
+        // The model's own BP, in its schedule: the stepper runs the parallel one, which takes
+        // more sweeps to the same fixed point (5.7).
+        let sched = crate::inference::bp::Schedule::NAMES[l.schedule as usize];
+        let title = if r.converged {
+            format!(
+                "BP belief (the model's {sched} schedule: converged in {} sweeps)",
+                r.sweeps
+            )
+        } else {
+            format!(
+                "BP belief (the model's {sched} schedule: not converged, residual {:.1e})",
+                r.residual
+            )
+        };
+        tables.push((title, Some(b.clone()), true));
+    }
+    tables
 }
 
 /// The width [`heat_table`] takes for `cols` columns of labels `names`.

@@ -112,28 +112,12 @@ impl GraphPane {
         let Some(f) = self.selected_factor else {
             return vec![];
         };
-        let mut out = vec![];
-        if let Some((_, _, _, Ok(l))) = &self.cache.learned {
-            if let Some((m, by)) = &l.marginals {
-                out.extend(m.get(f).map(|t| (format!("marginal ({by})"), t.clone())));
-            }
-            if let Some((b, _)) = &l.beliefs {
-                out.extend(b.get(f).map(|t| ("BP belief".to_string(), t.clone())));
-            }
-        }
-        if let Some(bp) = bp_shown(self) {
-            out.extend(
-                bp.piece_beliefs
-                    .get(f)
-                    .map(|t| ("piece belief".to_string(), t.clone())),
-            );
-            out.extend(
-                bp.factor_beliefs
-                    .get(f)
-                    .map(|t| ("BP stepper belief".to_string(), t.clone())),
-            );
-        }
-        out
+        factor_tables(self, f)
+            .into_iter()
+            .filter_map(|(title, values, probability)| {
+                Some((title, values.filter(|_| probability)?))
+            })
+            .collect()
     }
 
     /// The number of terms of the shown estimator on the shown item.

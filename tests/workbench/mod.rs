@@ -1,0 +1,67 @@
+//! What the GUI tests share: the app's root, waiting for background work, finding a pane.
+#![allow(dead_code, unused_macros)]
+
+use egui_kittest::Harness;
+use piecewise_lab::app::Workbench;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// The repository (where `sample_data/` and `assets/` are).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Steps frames until `cond` holds (background work finishes on its own threads), then two
+/// more so the picture shows it.
+pub fn wait_for(
+    h: &mut Harness<'_, Workbench>,
+    what: &str,
+    secs: f64,
+    cond: impl Fn(&Workbench) -> bool,
+) {
+    let t = Instant::now();
+    while !cond(h.state()) {
+        assert!(
+            t.elapsed().as_secs_f64() < secs,
+            "timed out after {secs} s waiting for {what}; messages: {:?}",
+            h.state()
+                .state
+                .messages
+                .iter()
+                .map(|m| &m.text)
+                .collect::<Vec<_>>()
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.step();
+    h.step();
+}
+
+/// The first pane of a kind: `pane!(workbench, Graph)`.
+macro_rules! pane {
+    ($w:expr, $kind:ident) => {
+        $w.tree
+            .tiles
+            .tiles()
+            .find_map(|t| match t {
+                egui_tiles::Tile::Pane(piecewise_lab::app::Pane::$kind(p)) => Some(p),
+                _ => None,
+            })
+            .expect(concat!("a ", stringify!($kind), " pane"))
+    };
+}
+
+/// The first pane of a kind, to change: `pane_mut!(workbench, Graph)`.
+macro_rules! pane_mut {
+    ($w:expr, $kind:ident) => {
+        $w.tree
+            .tiles
+            .iter_mut()
+            .find_map(|(_, t)| match t {
+                egui_tiles::Tile::Pane(piecewise_lab::app::Pane::$kind(p)) => Some(p),
+                _ => None,
+            })
+            .expect(concat!("a ", stringify!($kind), " pane"))
+    };
+}
