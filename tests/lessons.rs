@@ -147,6 +147,13 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
             .collect();
         assert_eq!(w.state.selected, ids, "{at}: ticked runs");
     }
+    if want.cluster.is_some() {
+        assert_eq!(
+            pane!(w, Constraints).selected,
+            want.cluster,
+            "{at}: cluster"
+        );
+    }
     let c = pane!(w, Curves);
     if let Some(sw) = &want.sweep {
         let f = pane!(w, Frontier);

@@ -307,7 +307,11 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
         },
     );
     let span = [(hi[0] - lo[0]).max(1.0), (hi[1] - lo[1]).max(1.0)];
-    let step = ((width - 30.0) / span[0]).clamp(8.0, 60.0);
+    // As large as the column allows, leaving room below for a selected cluster's tables.
+    let room = ui.available_height() - 30.0 - if selected.is_some() { 230.0 } else { 0.0 };
+    let step = ((width - 30.0) / span[0])
+        .min(room / span[1])
+        .clamp(8.0, 100.0);
     let size = vec2(width, span[1] * step + 30.0);
     let (rect, resp) = ui.allocate_exact_size(size, Sense::click());
     let painter = ui.painter_at(rect);

@@ -62,6 +62,9 @@ pub struct Step {
     /// The Constraints pane's runs, left to right (by name).
     #[serde(default)]
     pub constraints: Option<Vec<String>>,
+    /// The cluster (factor index) the Constraints pane shows the beliefs of.
+    #[serde(default)]
+    pub cluster: Option<usize>,
     /// The SCL sweep shown in the Frontier pane (started when `start` is true).
     #[serde(default)]
     pub sweep: Option<LessonSweep>,
@@ -317,6 +320,7 @@ impl Lesson {
             keep!(pane);
             keep!(tick);
             keep!(constraints);
+            keep!(cluster);
             keep!(sweep);
             keep!(parse.run);
             keep!(parse.set);
@@ -1055,6 +1059,7 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                     c.runs = rs.clone();
                     c.runs_touched = true;
                 }
+                c.selected = step.cluster;
             }
             _ => {}
         }

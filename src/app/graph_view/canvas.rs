@@ -52,6 +52,19 @@ impl Scene<'_> {
         }
     }
 
+    /// A label over a patch of the background, so hull outlines and edges passing under it do
+    /// not cross its letters.
+    fn label(&self, at: Pos2, text: impl ToString, font: egui::FontId, color: Color32) {
+        let galley = self.painter.layout_no_wrap(text.to_string(), font, color);
+        if galley.size().x <= 0.0 {
+            return;
+        }
+        let rect = egui::Align2::CENTER_CENTER.anchor_size(at, galley.size());
+        self.painter
+            .rect_filled(rect.expand(1.0), 2.0, self.visuals.panel_fill);
+        self.painter.galley(rect.min, galley, color);
+    }
+
     fn in_term_factor(&self, f: usize) -> bool {
         self.term
             .as_ref()
@@ -364,27 +377,49 @@ fn draw_copies(sc: &Scene) {
             Stroke::new(1.0, Scene::faded(sc.visuals.weak_text_color())),
         );
         if sc.text_ok {
-            sc.painter.text(
+            sc.label(
                 sc.to_screen(p) + vec2(0.0, -VAR_R * 2.3 * z),
-                egui::Align2::CENTER_CENTER,
                 sc.word(v),
                 font.clone(),
                 sc.visuals.text_color(),
             );
         }
     }
+    // The copies a term's factors use take the term's colours (free, clamped, summed).
+    let in_term: std::collections::HashSet<usize> = sc
+        .term
+        .as_ref()
+        .map(|t| {
+            t.factors
+                .iter()
+                .flat_map(|&f| sc.lay.factor_copies[f as usize].iter().copied())
+                .collect()
+        })
+        .unwrap_or_default();
     for &c in sc.vis_copies {
         let (orig, _piece, p) = sc.lay.copies[c as usize];
         if !sc.visible(p) {
             continue;
         }
         let s = sc.to_screen(p);
-        sc.painter.circle(
-            s,
-            VAR_R * 0.75 * z,
-            sc.visuals.extreme_bg_color,
-            Stroke::new(1.5, sc.visuals.text_color()),
-        );
+        let role = in_term
+            .contains(&(c as usize))
+            .then(|| sc.var_role(orig))
+            .flatten();
+        let (fill, stroke, text) = match role {
+            Some(c) if c == SUMMED => (
+                sc.visuals.extreme_bg_color,
+                Stroke::new(2.5, c),
+                sc.visuals.text_color(),
+            ),
+            Some(c) => (c, Stroke::new(2.0, c.gamma_multiply(0.7)), Color32::WHITE),
+            None => (
+                sc.visuals.extreme_bg_color,
+                Stroke::new(1.5, sc.visuals.text_color()),
+                sc.visuals.text_color(),
+            ),
+        };
+        sc.painter.circle(s, VAR_R * 0.75 * z, fill, stroke);
         sc.painter.line_segment(
             [s, sc.to_screen(sc.lay.vars[orig as usize])],
             Stroke::new(0.5, Scene::faded(sc.visuals.weak_text_color())),
@@ -395,7 +430,7 @@ fn draw_copies(sc: &Scene) {
                 egui::Align2::CENTER_CENTER,
                 sc.family.var_name(orig),
                 small.clone(),
-                sc.visuals.text_color(),
+                text,
             );
         }
     }
@@ -454,9 +489,8 @@ fn draw_variables(sc: &Scene) {
             small.clone(),
             tc,
         );
-        sc.painter.text(
+        sc.label(
             s + vec2(0.0, -VAR_R * 2.3 * z),
-            egui::Align2::CENTER_CENTER,
             sc.word(v),
             font.clone(),
             visuals.text_color(),
@@ -476,13 +510,7 @@ fn draw_variables(sc: &Scene) {
             ),
             _ => g.to_string(),
         };
-        sc.painter.text(
-            s + vec2(0.0, -VAR_R * 1.5 * z),
-            egui::Align2::CENTER_CENTER,
-            gtext,
-            small.clone(),
-            gc,
-        );
+        sc.label(s + vec2(0.0, -VAR_R * 1.5 * z), gtext, small.clone(), gc);
     }
 }
 

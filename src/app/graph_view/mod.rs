@@ -170,30 +170,50 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     poll_learned(state, pane, &ctx);
     poll_bp(state, pane, &ctx);
     let avail = ui.available_height();
-    let inspector_h = if pane.selected_factor.is_some() {
+    let width = ui.available_width();
+    // A grid is about as tall as wide: in a wide pane its inspector goes beside it, so the
+    // picture keeps the pane's height; a chain is wide and flat, its inspector goes below.
+    let flat = pane.cache.layout.as_ref().is_none_or(|(_, l)| l.flat);
+    let beside = pane.selected_factor.is_some() && !flat && width > 1.5 * avail;
+    let inspector_h = if pane.selected_factor.is_some() && !beside {
         (avail * 0.4).max(160.0)
     } else {
         0.0
     };
     let view_h = (avail - inspector_h).max(120.0);
+    let view_w = if beside { width * 0.5 } else { width };
     if pane.fit {
         if let Some((_, lay)) = &pane.cache.layout {
-            pane.zoom = fit_zoom(
-                lay.size,
-                egui::vec2(ui.available_width() - 12.0, view_h - 12.0),
-            );
+            pane.zoom = fit_zoom(lay.size, egui::vec2(view_w - 12.0, view_h - 12.0));
         }
     }
-    egui::ScrollArea::both()
-        .id_salt("graph-canvas")
-        .max_height(view_h)
-        .auto_shrink([false, true])
-        .show(ui, |ui| canvas(state, pane, ui));
-    if pane.selected_factor.is_some() {
-        ui.separator();
+    let graph = |state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui| {
+        egui::ScrollArea::both()
+            .id_salt("graph-canvas")
+            .max_height(view_h)
+            .auto_shrink([false, true])
+            .show(ui, |ui| canvas(state, pane, ui));
+    };
+    let inspect = |state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui| {
         egui::ScrollArea::both()
             .id_salt("factor-inspector")
             .show(ui, |ui| inspector(state, pane, ui));
+    };
+    if beside {
+        ui.horizontal_top(|ui| {
+            ui.allocate_ui(egui::vec2(view_w, view_h), |ui| {
+                ui.set_width(view_w);
+                graph(state, pane, ui)
+            });
+            ui.separator();
+            ui.vertical(|ui| inspect(state, pane, ui));
+        });
+    } else {
+        graph(state, pane, ui);
+        if pane.selected_factor.is_some() {
+            ui.separator();
+            inspect(state, pane, ui);
+        }
     }
 }
 
