@@ -172,3 +172,101 @@ fn parsing_table2_runs_quick() {
     }
     assert!(md.contains("81.7 / 83.1") && md.contains("— quick"), "{md}");
 }
+
+fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+}
+
+/// The numbers of a report (seconds left out: they are the machine's, not the method's).
+fn numbers(dir: &std::path::Path, name: &str) -> Vec<(String, String, f64)> {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.json"))).unwrap())
+            .unwrap();
+    let mut out = vec![];
+    for t in json["tables"].as_array().unwrap() {
+        for row in t["rows"].as_array().unwrap() {
+            for c in row["cells"].as_array().unwrap() {
+                if !c.is_null() && c["metric"] != "seconds" {
+                    out.push((
+                        row["label"].to_string(),
+                        c["metric"].to_string(),
+                        c["ours"]["mean"].as_f64().unwrap(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `reproduce NAME --plan` writes the unfinished runs as command lines by stage (000-table6's
+/// skip-chain BP starts from the linear chain, so it waits a stage); run by a scheduler (two at
+/// a time, as `parallel -j2`) and collected by `reproduce NAME`, they give the report a
+/// `reproduce NAME` alone gives, and nothing runs twice.
+#[test]
+fn a_planned_reproduction_gives_the_same_report() {
+    let Some(data) = data() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "000-table6";
+    let reproduce = |out: &std::path::Path, plan: bool| {
+        let mut c = bin();
+        c.args(["reproduce", name, "--quick", "--threads", "1", "--data"])
+            .arg(&data)
+            .arg("--out")
+            .arg(out);
+        if plan {
+            c.arg("--plan");
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o
+    };
+    let alone = tmp.path().join("alone");
+    reproduce(&alone, false);
+    let planned = tmp.path().join("planned");
+    let o = reproduce(&planned, true);
+    let lines = String::from_utf8(o.stdout).unwrap();
+    let plan = planned.join("plan").join(name);
+    let stages: Vec<String> = (1..)
+        .map(|k| plan.join(format!("stage-{k}.txt")))
+        .take_while(|f| f.exists())
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .collect();
+    assert_eq!(stages.len(), 2, "the skip-chain BP runs wait for the chain");
+    assert!(
+        stages[1].lines().all(|l| l.contains("seminars/bp")),
+        "{}",
+        stages[1]
+    );
+    assert_eq!(stages.concat(), lines, "stdout lists the stages in order");
+    assert!(
+        !planned.join(format!("{name}.json")).exists(),
+        "--plan runs nothing"
+    );
+    for stage in &stages {
+        let lines: Vec<&str> = stage.lines().collect();
+        for pair in lines.chunks(2) {
+            let kids: Vec<_> = pair
+                .iter()
+                .map(|l| {
+                    std::process::Command::new("bash")
+                        .arg("-c")
+                        .arg(l)
+                        .spawn()
+                        .unwrap()
+                })
+                .collect();
+            for mut k in kids {
+                assert!(k.wait().unwrap().success());
+            }
+        }
+    }
+    let o = reproduce(&planned, false);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("reused").count(),
+        lines.lines().count(),
+        "every planned run is reused: {err}"
+    );
+    assert_eq!(numbers(&planned, name), numbers(&alone, name));
+}

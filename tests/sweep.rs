@@ -117,3 +117,79 @@ fn a_killed_sweep_resumes_without_losing_or_repeating_points() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("another sweep"));
 }
+
+/// `sweep --plan` writes one `train` line per unfinished point and runs nothing; the lines run
+/// by a scheduler (here two at a time, as `parallel -j2` would) and the same sweep started
+/// again give every point finished, none run twice, and the table.
+#[test]
+fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("bm.txt");
+    let o = bin()
+        .args([
+            "generate",
+            "boltzmann",
+            "--m",
+            "5",
+            "--n",
+            "1000",
+            "--seed",
+            "4",
+            "--out",
+        ])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let out = tmp.path().join("sweep");
+    let sweep = |plan: bool| {
+        let mut c = bin();
+        c.args(["sweep", "--model", "boltzmann", "--families", "pl1/fl"])
+            .args(["--lambdas", "0.5,1", "--betas", "0.5,1", "--sigma2", "10"])
+            .args(["--threads", "1", "--train"])
+            .arg(&data)
+            .arg("--out")
+            .arg(&out);
+        if plan {
+            c.arg("--plan");
+        }
+        c.output().unwrap()
+    };
+    let o = sweep(true);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines: Vec<String> = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(lines.len(), 4, "one line per point: {lines:?}");
+    assert!(finished(&out).is_empty(), "--plan runs nothing");
+    let stage = std::fs::read_to_string(out.join("plan/stage-1.txt")).unwrap();
+    assert_eq!(stage.lines().collect::<Vec<_>>(), lines);
+    // Two at a time, as `parallel -j2 < stage-1.txt` runs them.
+    for pair in lines.chunks(2) {
+        let kids: Vec<_> = pair
+            .iter()
+            .map(|l| Command::new("bash").arg("-c").arg(l).spawn().unwrap())
+            .collect();
+        for mut k in kids {
+            assert!(k.wait().unwrap().success());
+        }
+    }
+    let runs = finished(&out);
+    assert_eq!(runs.len(), 4);
+    // Planned again: nothing left to do.
+    let o = sweep(true);
+    assert!(o.status.success());
+    assert!(
+        o.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // The sweep collects them without running any again.
+    let o = sweep(false);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(finished(&out), runs, "no point run twice");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().filter(|l| l.contains(",finished,")).count(), 4);
+}

@@ -23,6 +23,11 @@ pub struct ReproduceArgs {
     /// Output folder (default: reproductions, or reproductions-quick with --quick).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Do not run: write the unfinished runs as command lines, one per run
+    /// (OUT/plan/NAME/stage-K.txt), for a scheduler (Slurm array, GNU parallel); the same
+    /// command without --plan afterwards collects them into the report (docs/cluster.md).
+    #[arg(long)]
+    pub plan: bool,
     /// The shared corpora.
     #[arg(long, default_value = "../shared/data")]
     pub data: PathBuf,
@@ -71,6 +76,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         list,
         quick,
         out,
+        plan,
         data,
         threads,
         nota_threshold,
@@ -106,6 +112,12 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         }),
         threads,
     };
+    if name == "001-table2" && plan {
+        return Err(Error::invalid(
+            "001-table2 trains its grammars in one process (they share the chart's features): \
+             it has no --plan; run it on one machine",
+        ));
+    }
     if name == "001-table2" {
         use crate::experiments::reproduce::parsing::{table2, Table2Options};
         let mut grammar = crate::grammar::GrammarOptions::default();
@@ -142,6 +154,18 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         return Ok(());
     }
     let e = reproduce::experiment(&name, &o)?;
+    if plan {
+        let p = reproduce::plan(&e, &o)?;
+        for line in p.lines() {
+            println!("{line}");
+        }
+        let mut again = format!("piecewise-lab reproduce {name} --out {}", o.out.display());
+        if quick {
+            again.push_str(" --quick");
+        }
+        eprintln!("{}", crate::experiments::plan::describe(&p, &again));
+        return Ok(());
+    }
     let total: usize = e.groups.iter().map(|g| g.runs.len()).sum();
     eprintln!("{}: {} runs in {}", e.title, total, o.out.display());
     let results = reproduce::run_all(&e, &o, &mut |ev| match ev {
@@ -194,6 +218,10 @@ pub struct SweepArgs {
     /// Sweep directory (resumed when it exists).
     #[arg(long)]
     pub out: PathBuf,
+    /// Do not run: write the unfinished points as command lines (OUT/plan/stage-1.txt) for a
+    /// scheduler; the same command without --plan afterwards writes the table.
+    #[arg(long)]
+    pub plan: bool,
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
@@ -224,6 +252,17 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             .unwrap_or_default(),
         jobs: a.jobs,
     };
+    if a.plan {
+        let p = crate::experiments::sweep::plan_sweep(&spec, &a.out)?;
+        for line in p.lines() {
+            println!("{line}");
+        }
+        eprintln!(
+            "{}",
+            crate::experiments::plan::describe(&p, "the same sweep command without --plan")
+        );
+        return Ok(());
+    }
     let total = spec.points().len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let on_event = |e: SweepEvent| {

@@ -4,5 +4,6 @@
 
 pub mod charts;
 pub mod monte_carlo;
+pub mod plan;
 pub mod reproduce;
 pub mod sweep;

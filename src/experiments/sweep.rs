@@ -133,13 +133,13 @@ pub enum SweepEvent {
     Failed(SweepPoint, String),
 }
 
-/// Runs (or resumes) a sweep in `dir`. `cancel` stops it between points.
-pub fn run_sweep(
+/// The sweep's points with their status read off the runs in `dir` (finished ones reported as
+/// skipped), after checking that `dir` holds no other sweep; writes the index.
+fn open_index(
     spec: &SweepSpec,
     dir: &Path,
-    cancel: &AtomicBool,
     on_event: &(dyn Fn(SweepEvent) + Sync),
-) -> Result<SweepIndex> {
+) -> Result<Vec<SweepPoint>> {
     spec.check()?;
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let index_path = dir.join("sweep.json");
@@ -163,11 +163,49 @@ pub fn run_sweep(
             }
         }
     }
+    write_json_atomic(
+        &index_path,
+        &SweepIndex {
+            spec: spec.clone(),
+            points: points.clone(),
+        },
+    )?;
+    Ok(points)
+}
+
+/// Writes the sweep's unfinished points as a plan (`dir/plan/stage-1.txt`, one `train` command
+/// line per point) for a scheduler to run; `sweep` started again on `dir` then finds them
+/// finished and writes the table.
+pub fn plan_sweep(spec: &SweepSpec, dir: &Path) -> Result<super::plan::Plan> {
+    let points = open_index(spec, dir, &|_| {})?;
+    let runs: Vec<super::plan::PlannedRun> = points
+        .iter()
+        .map(|p| super::plan::PlannedRun {
+            spec: spec.run_spec(p, spec.base.threads),
+            dir: dir.join(&p.dir),
+        })
+        .collect();
+    let finished: std::collections::HashSet<PathBuf> = points
+        .iter()
+        .filter(|p| p.status == "finished")
+        .map(|p| dir.join(&p.dir))
+        .collect();
+    super::plan::write_plan(&runs, &dir.join("plan"), &|r| finished.contains(&r.dir))
+}
+
+/// Runs (or resumes) a sweep in `dir`. `cancel` stops it between points.
+pub fn run_sweep(
+    spec: &SweepSpec,
+    dir: &Path,
+    cancel: &AtomicBool,
+    on_event: &(dyn Fn(SweepEvent) + Sync),
+) -> Result<SweepIndex> {
+    let points = open_index(spec, dir, on_event)?;
+    let index_path = dir.join("sweep.json");
     let index = Mutex::new(SweepIndex {
         spec: spec.clone(),
         points,
     });
-    write_json_atomic(&index_path, &*index.lock().unwrap())?;
     let todo: Vec<usize> = index
         .lock()
         .unwrap()

@@ -16,7 +16,7 @@ mod tasks;
 
 pub use catalogue::experiment;
 pub use report::{figure, machine, report};
-pub use runner::{run_all, run_dir, Event};
+pub use runner::{plan, run_all, run_dir, Event};
 
 use crate::error::Result;
 use crate::eval::Metrics;

@@ -57,10 +57,36 @@ pub fn run_dir(o: &Options, group: &str, k: usize) -> PathBuf {
     o.out.join("runs").join(group).join(k.to_string())
 }
 
-/// The run in `dir` when it finished with exactly `spec`.
+/// The run in `dir` when it finished with `spec` — the same spec but for its thread count,
+/// which changes how long a run takes, not what it computes (so runs planned with
+/// `--threads 1` for GNU parallel are reused by a `reproduce` on all cores).
 pub(super) fn finished(dir: &Path, spec: &RunSpec) -> Option<RunSummary> {
     let s: RunSummary = crate::util::read_json(&dir.join("summary.json")).ok()?;
-    let old: serde_json::Value = crate::util::read_json(&dir.join("spec.json")).ok()?;
-    let new = crate::util::versioned(serde_json::to_value(spec).ok()?);
+    let mut old: serde_json::Value = crate::util::read_json(&dir.join("spec.json")).ok()?;
+    let mut new = crate::util::versioned(serde_json::to_value(spec).ok()?);
+    for v in [&mut old, &mut new] {
+        if let Some(m) = v.as_object_mut() {
+            m.remove("threads");
+        }
+    }
     (s.status == "finished" && old == new).then_some(s)
+}
+
+/// The experiment's unfinished runs as command lines for a scheduler
+/// (`OUT/plan/NAME/stage-K.txt`); `reproduce NAME` afterwards collects them into the report.
+pub fn plan(e: &Experiment, o: &Options) -> Result<crate::experiments::plan::Plan> {
+    use crate::experiments::plan::{write_plan, PlannedRun};
+    let runs: Vec<PlannedRun> = e
+        .groups
+        .iter()
+        .flat_map(|g| {
+            g.runs.iter().enumerate().map(|(k, spec)| PlannedRun {
+                spec: spec.clone(),
+                dir: run_dir(o, &g.name, k),
+            })
+        })
+        .collect();
+    write_plan(&runs, &o.out.join("plan").join(e.name), &|r| {
+        finished(&r.dir, &r.spec).is_some()
+    })
 }
