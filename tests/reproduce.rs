@@ -43,7 +43,7 @@ fn every_experiment_runs_quick_and_reports() {
         .map(|e| e.0)
         .filter(|n| *n != "001-table2")
         .collect();
-    assert_eq!(names.len(), 7);
+    assert_eq!(names.len(), 10);
     for name in &names {
         let e = reproduce::experiment(name, &o).unwrap();
         let mut reused = 0;
@@ -83,7 +83,33 @@ fn every_experiment_runs_quick_and_reports() {
                 }
             }
         }
-        assert!(md.contains("(paper)") && md.contains("--quick"), "{name}");
+        // Our numbers beside the paper's where it has some (000-fig4 and 004-consistency:
+        // none, so no empty paper columns).
+        assert!(md.contains("--quick"), "{name}");
+        let has_paper = json["tables"].as_array().unwrap().iter().any(|t| {
+            t["rows"].as_array().unwrap().iter().any(|r| {
+                r["cells"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| !c.is_null() && !c["paper"].is_null())
+            })
+        });
+        assert_eq!(md.contains("(paper)"), has_paper, "{name}: paper columns");
+        assert_eq!(
+            has_paper,
+            !["000-fig4", "004-consistency"].contains(name),
+            "{name}"
+        );
+        // Every claim is decided on the results: holds or does not hold, with its evidence.
+        for c in json["claims"].as_array().unwrap() {
+            let v = c["verdict"].as_str().unwrap();
+            assert!(v == "holds" || v == "does not hold", "{name}: {c}");
+            assert!(md.contains(&format!("**{v}**")), "{name}");
+        }
+        if name.starts_with("001-table1") || *name == "004-consistency" {
+            assert!(!json["claims"].as_array().unwrap().is_empty(), "{name}");
+        }
         let svg = std::fs::read_to_string(dir.path().join(format!("{name}.svg"))).unwrap();
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{name}");
     }

@@ -338,17 +338,7 @@ fn generate_boltzmann(a: Generate) -> Result<()> {
     };
     let samples = synth_loopy::boltzmann_samples(m, &theta, &biases, n, seed)?;
     // The generating parameters ride along as comments: runs report ‖θ̂ − θ0‖.
-    let join = |v: &[f64]| {
-        v.iter()
-            .map(|x| x.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let mut text = format!("# theta: {}\n", join(&theta));
-    if !biases.is_empty() {
-        text += &format!("# biases: {}\n", join(&biases));
-    }
-    text += &crate::data::samples::format_samples(&samples);
+    let text = crate::graph::boltzmann::samples_with_theta(&theta, &biases, &samples);
     write_atomic(&out, text.as_bytes())?;
     eprintln!("wrote {n} samples of {m} variables to {}", out.display());
     Ok(())

@@ -256,7 +256,13 @@ pub type WhiskerSeries = (String, Vec<Option<(f64, f64)>>);
 
 /// Lines over a logarithmic x axis, each point `(value, half-width)` with whiskers (the reports
 /// draw means ± one standard error).
-pub fn svg_whisker_lines(title: &str, x_label: &str, xs: &[f64], ys: &[WhiskerSeries]) -> String {
+pub fn svg_whisker_lines(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    xs: &[f64],
+    ys: &[WhiskerSeries],
+) -> String {
     use std::fmt::Write;
     let (w, h, ml, mb, mt) = (760.0, 420.0, 60.0, 60.0, 40.0);
     let vals: Vec<f64> = ys
@@ -290,12 +296,13 @@ pub fn svg_whisker_lines(title: &str, x_label: &str, xs: &[f64], ys: &[WhiskerSe
     }
     let _ = write!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text><text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">test accuracy (%)</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text><text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">{}</text>"#,
         w / 2.0,
         h - mb + 40.0,
         esc(x_label),
         h / 2.0,
-        h / 2.0
+        h / 2.0,
+        esc(y_label)
     );
     for (i, (name, v)) in ys.iter().enumerate() {
         let col = PALETTE[i % PALETTE.len()];

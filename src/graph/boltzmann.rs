@@ -289,6 +289,22 @@ impl Family for BoltzmannMachine {
     }
 }
 
+/// A sample file with its generating parameters as the `# theta:` (and `# biases:`) comments
+/// that `reference_theta` reads back, so runs on it report ‖θ̂ − θ0‖.
+pub fn samples_with_theta(theta: &[f64], biases: &[f64], samples: &[Sequence]) -> String {
+    let join = |v: &[f64]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut text = format!("# theta: {}\n", join(theta));
+    if !biases.is_empty() {
+        text += &format!("# biases: {}\n", join(biases));
+    }
+    text + &format_samples(samples)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

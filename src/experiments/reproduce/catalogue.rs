@@ -18,6 +18,9 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "000-table7" => table7(o),
         "000-table8" => table8(o),
         "000-fig4" => fig4(o),
+        "004-consistency" => super::scl::consistency(o),
+        "001-table1-ner" => super::nota::table1(o, super::nota::Task::Ner),
+        "001-table1-pos" => super::nota::table1(o, super::nota::Task::Pos),
         other => Err(Error::invalid(format!(
             "no experiment {other:?}; reproduce knows: {}",
             EXPERIMENTS
@@ -73,6 +76,7 @@ pub(super) fn table4(o: &Options) -> Result<Experiment> {
         }],
         figure: Figure::Bars(1),
         analysis: None,
+        claims: vec![],
     })
 }
 
@@ -110,6 +114,7 @@ pub(super) fn table5(o: &Options) -> Result<Experiment> {
         }],
         figure: Figure::Bars(1),
         analysis: Some(bp_vs_exact),
+        claims: vec![],
     })
 }
 
@@ -177,6 +182,7 @@ pub(super) fn table6_or_9(o: &Options, name: &str) -> Result<Experiment> {
             }],
             figure: Figure::Bars(2),
             analysis: None,
+            claims: vec![],
         }
     } else {
         let paper = [
@@ -239,6 +245,7 @@ pub(super) fn table6_or_9(o: &Options, name: &str) -> Result<Experiment> {
             }],
             figure: Figure::Bars(4),
             analysis: None,
+            claims: vec![],
         }
     })
 }
@@ -283,13 +290,13 @@ pub(super) fn table7(o: &Options) -> Result<Experiment> {
         }],
         figure: Figure::Bars(2),
         analysis: None,
+        claims: vec![],
     })
 }
 
-pub(super) fn table8(o: &Options) -> Result<Experiment> {
-    let sizes = |full: &str, quick: &str| sizes(o, full, quick);
-    let ests = ["ml", "pl", "pw", "pwpl"];
-    // POS: the Treebank sample, first 3,000 sentences the pool, the rest the test set.
+/// The Penn Treebank sample with `augment`'s word columns: its first 3,000 sentences the pool
+/// that training sets are drawn from, the rest the test set (quick: 60 and 30).
+pub(super) fn ptb_pool(o: &Options) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
     let ptb = need(o.data.join("ptb-wsj-sample").join("treebank.tsv"))?;
     let mut c = read_conll_with(&ptb, LabelColumn::Last)?;
     for s in &mut c.sequences {
@@ -310,6 +317,13 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
     )?;
     let rest = &c.sequences[3000.min(c.sequences.len())..];
     let ptest = write_items(&rest[..test_n.min(rest.len())], &w.join("ptb-test.conll"))?;
+    Ok((pool, ptest))
+}
+
+pub(super) fn table8(o: &Options) -> Result<Experiment> {
+    let sizes = |full: &str, quick: &str| sizes(o, full, quick);
+    let ests = ["ml", "pl", "pw", "pwpl"];
+    let (pool, ptest) = ptb_pool(o)?;
     let template = Some(bundled_template(o, "pos.tpl", POS_TEMPLATE)?);
     let chain = |f: Factorisation| {
         ModelSpec::LinearChain(ChainOptions {
@@ -366,6 +380,7 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
         }],
         figure: Figure::Bars(4),
         analysis: None,
+        claims: vec![],
     })
 }
 
@@ -460,6 +475,7 @@ pub(super) fn fig4(o: &Options) -> Result<Experiment> {
             metric: Metric::TokenAccuracy,
         },
         analysis: None,
+        claims: vec![],
     })
 }
 

@@ -9,9 +9,11 @@
 //! it checks the machinery, not the numbers, and is what the tests run.
 
 mod catalogue;
+mod nota;
 pub mod parsing;
 mod report;
 mod runner;
+mod scl;
 mod tasks;
 
 pub use catalogue::experiment;
@@ -55,6 +57,18 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "PWPL vs PL learning curves on the α-mixture HMM data",
     ),
     (
+        "001-table1-ner",
+        "MEMM, CRF and CRF-PT (NOTA: exhaustive, sampled, error-driven; per-state scales; local and global decoding) on Dutch NER",
+    ),
+    (
+        "001-table1-pos",
+        "MEMM, CRF and CRF-PT on POS tagging, the Penn Treebank sample",
+    ),
+    (
+        "004-consistency",
+        "Boltzmann machines, m = 5 and 9: ‖θ̂ − θ0‖ of ML, PL, BP and SCL as n grows",
+    ),
+    (
         "001-table2",
         "parsing the WSJ sample: GENERATIVE, MECFG, PT-CFG and the global CRF-CFG",
     ),
@@ -84,10 +98,24 @@ pub enum Metric {
     LayerAccuracy(String),
     /// Seconds in the optimiser.
     Seconds,
+    /// ‖θ̂ − θ0‖ on data generated from known parameters (a Boltzmann sample file).
+    ParamError,
+    /// Segment precision and recall (conlleval) on the test data.
+    SegmentPrecision,
+    SegmentRecall,
+    /// Segment F1 and token accuracy on the training data (runs with `eval_train`).
+    TrainSegmentF1,
+    TrainTokenAccuracy,
 }
 
 impl Metric {
     fn of(&self, s: &RunSummary) -> Option<f64> {
+        match self {
+            Metric::ParamError => return s.param_error,
+            Metric::TrainSegmentF1 => return s.train.as_ref().map(|t| t.segments.f1),
+            Metric::TrainTokenAccuracy => return s.train.as_ref().map(|t| t.token_accuracy),
+            _ => {}
+        }
         let t: &Metrics = s.test.as_ref()?;
         match self {
             Metric::SegmentF1 => Some(t.segments.f1),
@@ -95,6 +123,25 @@ impl Metric {
             Metric::LabelF1(l) => Some(t.labels.get(l).map_or(0.0, |p| p.f1)),
             Metric::LayerAccuracy(l) => t.layers.get(l).map(|m| m.token_accuracy),
             Metric::Seconds => Some(s.train_seconds),
+            Metric::SegmentPrecision => Some(t.segments.precision),
+            Metric::SegmentRecall => Some(t.segments.recall),
+            Metric::ParamError | Metric::TrainSegmentF1 | Metric::TrainTokenAccuracy => None,
+        }
+    }
+
+    /// The axis label of a figure of this metric.
+    pub fn label(&self) -> String {
+        match self {
+            Metric::SegmentF1 => "segment F1 (%)".into(),
+            Metric::TokenAccuracy => "test accuracy (%)".into(),
+            Metric::LabelF1(l) => format!("{l} F1 (%)"),
+            Metric::LayerAccuracy(l) => format!("{l} accuracy (%)"),
+            Metric::Seconds => "seconds".into(),
+            Metric::ParamError => "‖θ̂ − θ0‖".into(),
+            Metric::SegmentPrecision => "segment precision (%)".into(),
+            Metric::SegmentRecall => "segment recall (%)".into(),
+            Metric::TrainSegmentF1 => "training segment F1 (%)".into(),
+            Metric::TrainTokenAccuracy => "training accuracy (%)".into(),
         }
     }
 }
@@ -143,6 +190,16 @@ pub enum Figure {
     },
 }
 
+/// A claim of the paper checked on the results: `Some((holds, evidence))`, or `None` when the
+/// results lack what it needs.
+pub type ClaimCheck = Box<dyn Fn(&Results) -> Option<(bool, String)>>;
+
+/// One of the paper's claims (or the issue's) and how the results decide it.
+pub struct Claim {
+    pub says: String,
+    pub check: ClaimCheck,
+}
+
 /// Extra analysis after the runs (e.g. BP against exact inference at the trained weights).
 type Analysis = fn(&Experiment, &Options) -> Result<Section>;
 
@@ -162,6 +219,8 @@ pub struct Experiment {
     pub tables: Vec<Table>,
     pub figure: Figure,
     pub analysis: Option<Analysis>,
+    /// Claims decided on the results: "holds" or "does not hold" in the report.
+    pub claims: Vec<Claim>,
 }
 
 /// Summary statistics of one cell over repetitions.

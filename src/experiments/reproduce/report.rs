@@ -86,11 +86,22 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     let mut tables_json = vec![];
     for t in &e.tables {
         let _ = writeln!(md, "\n## {}\n", t.title);
+        // A table the paper has no numbers for shows ours alone.
+        let has_paper = t
+            .rows
+            .iter()
+            .flat_map(|(_, cells)| cells.iter().flatten())
+            .any(|c| c.paper.is_some());
         let mut head = "| |".to_string();
         let mut rule = "|---|".to_string();
         for c in &t.columns {
-            let _ = write!(head, " {c} (ours) | {c} (paper) |");
-            rule.push_str("---:|---:|");
+            if has_paper {
+                let _ = write!(head, " {c} (ours) | {c} (paper) |");
+                rule.push_str("---:|---:|");
+            } else {
+                let _ = write!(head, " {c} |");
+                rule.push_str("---:|");
+            }
         }
         let _ = writeln!(md, "{head}\n{rule}");
         let mut rows_json = vec![];
@@ -102,19 +113,17 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
                     Some(c) => {
                         let s = stat(results, c);
                         let seconds = c.metric == Metric::Seconds;
-                        let _ = write!(
-                            line,
-                            " {} | {} |",
-                            fmt_stat(&s, seconds),
-                            fmt_paper(&c.paper)
-                        );
+                        let _ = write!(line, " {} |", fmt_stat(&s, seconds));
+                        if has_paper {
+                            let _ = write!(line, " {} |", fmt_paper(&c.paper));
+                        }
                         cells_json.push(serde_json::json!({
                             "group": c.group, "metric": c.metric, "ours": s,
                             "paper": c.paper.map(|(m, sd)| serde_json::json!({"mean": m, "sd": sd})),
                         }));
                     }
                     None => {
-                        line.push_str(" — | — |");
+                        line.push_str(if has_paper { " — | — |" } else { " — |" });
                         cells_json.push(serde_json::Value::Null);
                     }
                 }
@@ -131,6 +140,21 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         let s = a(e, o)?;
         let _ = writeln!(md, "\n## {}\n\n{}", s.title, s.markdown);
         analysis_json = serde_json::json!({ "title": s.title, "data": s.json });
+    }
+    let mut claims_json = vec![];
+    if !e.claims.is_empty() {
+        let _ = writeln!(md, "\n## Claims\n");
+        for c in &e.claims {
+            let (verdict, evidence) = match (c.check)(results) {
+                Some((true, ev)) => ("holds", ev),
+                Some((false, ev)) => ("does not hold", ev),
+                None => ("not decided", "the results lack what it needs".to_string()),
+            };
+            let _ = writeln!(md, "- **{verdict}** — {}: {evidence}", c.says);
+            claims_json.push(serde_json::json!({
+                "says": c.says, "verdict": verdict, "evidence": evidence,
+            }));
+        }
     }
     let _ = writeln!(
         md,
@@ -165,7 +189,8 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     let json = serde_json::json!({
         "name": e.name, "title": e.title, "quick": o.quick, "date": date,
         "commit": commit(), "machine": machine(), "protocol": e.protocol,
-        "tables": tables_json, "analysis": analysis_json, "runs": runs_json,
+        "tables": tables_json, "analysis": analysis_json, "claims": claims_json,
+        "runs": runs_json,
     });
     write_json_atomic(&o.out.join(format!("{}.json", e.name)), &json)?;
     write_atomic(
@@ -209,7 +234,7 @@ pub fn figure(e: &Experiment, results: &Results) -> String {
                     )
                 })
                 .collect();
-            svg_whisker_lines(&e.title, x_label, xs, &ys)
+            svg_whisker_lines(&e.title, x_label, &metric.label(), xs, &ys)
         }
     }
 }
