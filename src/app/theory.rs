@@ -7,11 +7,11 @@
 use super::jobs::Transient;
 use super::jobs::{take_finished, Job};
 use super::AppState;
-use crate::data::synth_loopy::paper_theta;
-use crate::estimators::scl::{Selection, SelectionPolicy};
+use crate::estimators::scl::Selection;
 use crate::eval::asymptotic::{asymptotic_variance, log_det, trace};
 use crate::experiments::monte_carlo::monte_carlo;
-use crate::graph::boltzmann::{BoltzmannMachine, BoltzmannOptions};
+pub use crate::experiments::scl_theory::TheoryCurve;
+use crate::experiments::scl_theory::{fig2_curves, mixture, Machine};
 use crate::graph::Family;
 use egui::Color32;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -53,13 +53,6 @@ impl Default for TheoryPane {
     }
 }
 
-/// One curve: (λ, det paper, det exact, trace paper, trace exact) per grid point.
-#[derive(Clone, Debug)]
-pub struct TheoryCurve {
-    pub k: usize,
-    pub points: Vec<[f64; 5]>,
-}
-
 /// A Monte Carlo point: relative det and trace of the empirical variance.
 #[derive(Clone, Debug)]
 pub struct McPoint {
@@ -97,37 +90,12 @@ impl TheoryRuntime {
     }
 }
 
-fn mixture(k: usize, lambda: f64, selection: Selection) -> Result<SelectionPolicy, String> {
-    let text = format!("{lambda}:1*pl{} + {}:1*pl{k}", k + 1, 1.0 - lambda);
-    SelectionPolicy::parse(&text, selection, 0).map_err(|e| e.to_string())
-}
-
-fn machine(m: usize) -> Result<(BoltzmannMachine, crate::graph::Instance, Vec<f64>), String> {
-    let bm = BoltzmannMachine::new(m, BoltzmannOptions::default()).map_err(|e| e.to_string())?;
-    let inst = bm.graph().map_err(|e| e.to_string())?;
-    let theta = bm.theta(&paper_theta(m), &[]).map_err(|e| e.to_string())?;
-    Ok((bm, inst, theta))
-}
-
 /// The curves of Fig. 2 for the pane's settings: λ = 0, 0.05, …, 1 for each order.
 pub fn compute_curves(p: &TheoryPane) -> Result<Vec<TheoryCurve>, String> {
-    let (bm, inst, theta) = machine(p.m)?;
-    let mut out = vec![];
-    for k in 1..=3 {
-        if !p.orders[k - 1] || k + 1 > p.m {
-            continue;
-        }
-        let mut points = vec![];
-        for i in 0..=20 {
-            let l = i as f64 / 20.0;
-            let e = asymptotic_variance(bm.model(), &inst, &theta, &mixture(k, l, p.selection)?)
-                .and_then(|v| v.efficiency())
-                .map_err(|e| e.to_string())?;
-            points.push([l, e.det_paper, e.det_exact, e.trace_paper, e.trace_exact]);
-        }
-        out.push(TheoryCurve { k, points });
-    }
-    Ok(out)
+    let ks: Vec<usize> = (1..=3).filter(|&k| p.orders[k - 1]).collect();
+    Machine::new(p.m, None)
+        .and_then(|machine| fig2_curves(&machine, &ks, 20, p.selection))
+        .map_err(|e| e.to_string())
 }
 
 fn order_color(k: usize) -> Color32 {
@@ -390,11 +358,11 @@ fn run_mc(
     cancel: &AtomicBool,
     partial: &std::sync::Mutex<Vec<McPoint>>,
 ) -> Result<Vec<McPoint>, String> {
-    let (bm, inst, theta) = machine(p.m)?;
+    let Machine { bm, inst, theta } = Machine::new(p.m, None).map_err(|e| e.to_string())?;
     let mut out = vec![];
     for &k in orders {
         for &l in lambdas {
-            let policy = mixture(k, l, p.selection)?;
+            let policy = mixture(k, l, p.selection).map_err(|e| e.to_string())?;
             let v = asymptotic_variance(bm.model(), &inst, &theta, &policy)
                 .map_err(|e| e.to_string())?;
             let base = done.load(Ordering::Relaxed);

@@ -2,9 +2,7 @@
 
 use super::knobs::{run_spec, RunKnobs, SclKnobs};
 use super::parse_list;
-use crate::data::synth_loopy;
 use crate::error::{Error, Result};
-use crate::graph::boltzmann::BoltzmannOptions;
 use clap::Args;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
@@ -317,39 +315,37 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
         scl,
         json,
     } = a;
-    let theta = theta.as_deref();
-    let scl = &scl;
     use crate::estimators::scl::{component_flops, components};
-    use crate::eval::asymptotic::asymptotic_variance;
-    use crate::graph::boltzmann::BoltzmannMachine;
+    use crate::experiments::scl_theory::Machine;
     use crate::graph::Family;
     if !(2..=12).contains(&m) {
         return Err(Error::invalid(
             "theory enumerates 2^m states: m must be in 2..=12",
         ));
     }
-    let theta = match theta {
-        Some(t) => parse_list(t, "--theta")?,
-        None => synth_loopy::paper_theta(m),
-    };
-    let bm = BoltzmannMachine::new(m, BoltzmannOptions::default())?;
-    let theta = bm.theta(&theta, &[])?;
-    let inst = bm.graph()?;
+    let couplings = theta
+        .as_deref()
+        .map(|t| parse_list(t, "--theta"))
+        .transpose()?;
+    let machine = Machine::new(m, couplings.as_deref())?;
     let policy = crate::estimators::SelectionPolicy::from_settings(&scl.0, 0)?;
-    let p = bm.model().n_params;
-    // Expected FLOPs per example: each family's components times their selection rates.
-    let mut flops = 0.0;
-    let mut rows = vec![];
-    for part in policy.groups.iter().flatten() {
-        let comps = components(part.family, &inst);
-        let per: f64 = comps
-            .iter()
-            .map(|a| component_flops(part.family, &inst, a, p))
-            .sum();
-        flops += part.lambda * per;
-        rows.push((part.family.to_string(), comps.len(), per));
-    }
-    let e = asymptotic_variance(bm.model(), &inst, &theta, &policy)?.efficiency()?;
+    let p = machine.bm.model().n_params;
+    // Each family's components and their FLOPs when all are selected.
+    let rows: Vec<(String, usize, f64)> = policy
+        .groups
+        .iter()
+        .flatten()
+        .map(|part| {
+            let comps = components(part.family, &machine.inst);
+            let per: f64 = comps
+                .iter()
+                .map(|a| component_flops(part.family, &machine.inst, a, p))
+                .sum();
+            (part.family.to_string(), comps.len(), per)
+        })
+        .collect();
+    let flops = machine.expected_flops(&policy);
+    let e = machine.efficiency(&policy)?;
     if json {
         println!(
             "{}",

@@ -40,10 +40,12 @@ enum Command {
     Gui(GuiArgs),
     /// Train a model and record the run in a directory.
     Train(TrainArgs),
-    /// Run one of the piecewise paper's experiments with its protocol and write a report
-    /// (NAME.md, NAME.json, NAME.svg) with our numbers beside the paper's: 000-table4 …
-    /// 000-table9, 000-fig4 (`--list` names them). Runs go to OUT/runs/TASK/ESTIMATOR/REP and
-    /// are reused when started again with the same OUT.
+    /// Run one of the papers' experiments with its protocol and write a report (NAME.md,
+    /// NAME.json, NAME.svg) with our numbers beside the paper's and its claims decided:
+    /// 000-table4 … 000-table9, 000-fig4, 001-table1-ner/pos, 001-table2, 004-fig1, 004-fig2,
+    /// 004-consistency (`--list` names them). Runs go to OUT/runs/TASK/ESTIMATOR/REP and are
+    /// reused when started again with the same OUT; `--plan` writes them as command lines for
+    /// a cluster instead.
     Reproduce(ReproduceArgs),
     /// Sweep an SCL policy over a grid of λ and β (and σ²): `1:(1−β)*LOW + λ:β*HIGH` for
     /// `--families LOW/HIGH` (004's convention), one run directory per point, an index

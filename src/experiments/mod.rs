@@ -6,4 +6,5 @@ pub mod charts;
 pub mod monte_carlo;
 pub mod plan;
 pub mod reproduce;
+pub mod scl_theory;
 pub mod sweep;

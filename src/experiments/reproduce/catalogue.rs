@@ -19,6 +19,8 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "000-table8" => table8(o),
         "000-fig4" => fig4(o),
         "004-consistency" => super::scl::consistency(o),
+        "004-fig1" => super::scl::fig1(o),
+        "004-fig2" => super::scl::fig2(o),
         "001-table1-ner" => super::nota::table1(o, super::nota::Task::Ner),
         "001-table1-pos" => super::nota::table1(o, super::nota::Task::Pos),
         other => Err(Error::invalid(format!(
@@ -559,5 +561,6 @@ pub(super) fn bp_vs_exact(e: &Experiment, o: &Options) -> Result<Section> {
         title: "BP against exact inference on the factorial CRF".into(),
         markdown: md,
         json: serde_json::Value::Object(json),
+        ..Section::default()
     })
 }

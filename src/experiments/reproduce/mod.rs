@@ -65,6 +65,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "MEMM, CRF and CRF-PT on POS tagging, the Penn Treebank sample",
     ),
     (
+        "004-fig1",
+        "three SCL policies on a 5-node Boltzmann machine: FLOPs and relative efficiency",
+    ),
+    (
+        "004-fig2",
+        "asymptotic variance of PL(k+1)/PL(k) mixtures against λ, m = 5, both forms",
+    ),
+    (
         "004-consistency",
         "Boltzmann machines, m = 5 and 9: ‖θ̂ − θ0‖ of ML, PL, BP and SCL as n grows",
     ),
@@ -188,6 +196,8 @@ pub enum Figure {
         series: Vec<(String, Vec<String>)>,
         metric: Metric,
     },
+    /// The analysis draws it (computations without runs: 004's theory figures).
+    Analysis,
 }
 
 /// A claim of the paper checked on the results: `Some((holds, evidence))`, or `None` when the
@@ -209,6 +219,10 @@ pub struct Section {
     pub title: String,
     pub markdown: String,
     pub json: serde_json::Value,
+    /// The figure, for experiments whose figure is the analysis's ([`Figure::Analysis`]).
+    pub svg: Option<String>,
+    /// Claims the analysis decides (an experiment without runs has no results to check).
+    pub claims: Vec<(String, bool, String)>,
 }
 
 pub struct Experiment {

@@ -136,23 +136,31 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         }));
     }
     let mut analysis_json = serde_json::Value::Null;
+    let mut analysis_svg = None;
+    let mut decided: Vec<(String, Option<(bool, String)>)> = e
+        .claims
+        .iter()
+        .map(|c| (c.says.clone(), (c.check)(results)))
+        .collect();
     if let Some(a) = e.analysis {
         let s = a(e, o)?;
         let _ = writeln!(md, "\n## {}\n\n{}", s.title, s.markdown);
         analysis_json = serde_json::json!({ "title": s.title, "data": s.json });
+        analysis_svg = s.svg;
+        decided.extend(s.claims.into_iter().map(|(c, ok, ev)| (c, Some((ok, ev)))));
     }
     let mut claims_json = vec![];
-    if !e.claims.is_empty() {
+    if !decided.is_empty() {
         let _ = writeln!(md, "\n## Claims\n");
-        for c in &e.claims {
-            let (verdict, evidence) = match (c.check)(results) {
+        for (says, d) in decided {
+            let (verdict, evidence) = match d {
                 Some((true, ev)) => ("holds", ev),
                 Some((false, ev)) => ("does not hold", ev),
                 None => ("not decided", "the results lack what it needs".to_string()),
             };
-            let _ = writeln!(md, "- **{verdict}** — {}: {evidence}", c.says);
+            let _ = writeln!(md, "- **{verdict}** — {says}: {evidence}");
             claims_json.push(serde_json::json!({
-                "says": c.says, "verdict": verdict, "evidence": evidence,
+                "says": says, "verdict": verdict, "evidence": evidence,
             }));
         }
     }
@@ -195,7 +203,9 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     write_json_atomic(&o.out.join(format!("{}.json", e.name)), &json)?;
     write_atomic(
         &o.out.join(format!("{}.svg", e.name)),
-        figure(e, results).as_bytes(),
+        analysis_svg
+            .unwrap_or_else(|| figure(e, results))
+            .as_bytes(),
     )?;
     write_atomic(&o.out.join(format!("{}.md", e.name)), md.as_bytes())?;
     Ok(md)
@@ -205,6 +215,8 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
 pub fn figure(e: &Experiment, results: &Results) -> String {
     match &e.figure {
         Figure::Bars(n) => bars(e, results, *n),
+        // Written by the analysis; without one, an empty frame.
+        Figure::Analysis => svg_open(200.0, 40.0, &e.title) + "</svg>",
         Figure::Lines {
             x_label,
             xs,
