@@ -75,7 +75,7 @@ pub fn fig2_curves(
 ) -> Result<Vec<TheoryCurve>> {
     let m = machine.inst.n_vars();
     let mut out = vec![];
-    for &k in ks.iter().filter(|&&k| k + 1 <= m) {
+    for &k in ks.iter().filter(|&&k| k < m) {
         let mut points = vec![];
         for i in 0..=steps {
             let l = i as f64 / steps as f64;
