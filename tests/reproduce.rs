@@ -43,7 +43,7 @@ fn every_experiment_runs_quick_and_reports() {
         .map(|e| e.0)
         .filter(|n| *n != "001-table2")
         .collect();
-    assert_eq!(names.len(), 12);
+    assert_eq!(names.len(), 13);
     for name in &names {
         let e = reproduce::experiment(name, &o).unwrap();
         let mut reused = 0;
@@ -53,6 +53,10 @@ fn every_experiment_runs_quick_and_reports() {
             }
         })
         .unwrap();
+        if *name == "000-fig4" {
+            // Fig. 3 ran PL and PWPL at Fig. 4's largest size on the same data sets.
+            assert_eq!(reused, 2, "{name} reuses Fig. 3's runs");
+        }
         if *name == "000-table9" {
             // Table 6 ran the chain, bp, pl and pw on the same splits: only pwpl is new.
             assert_eq!(reused, 4, "{name} reuses Table 6's runs");
@@ -98,7 +102,14 @@ fn every_experiment_runs_quick_and_reports() {
         assert_eq!(md.contains("(paper)"), has_paper, "{name}: paper columns");
         assert_eq!(
             has_paper,
-            !["000-fig4", "004-consistency", "004-fig1", "004-fig2"].contains(name),
+            ![
+                "000-fig3",
+                "000-fig4",
+                "004-consistency",
+                "004-fig1",
+                "004-fig2"
+            ]
+            .contains(name),
             "{name}"
         );
         // Every claim is decided on the results: holds or does not hold, with its evidence.
@@ -107,7 +118,7 @@ fn every_experiment_runs_quick_and_reports() {
             assert!(v == "holds" || v == "does not hold", "{name}: {c}");
             assert!(md.contains(&format!("**{v}**")), "{name}");
         }
-        if name.starts_with("001-table1") || name.starts_with("004-") {
+        if name.starts_with("001-table1") || name.starts_with("004-") || *name == "000-fig3" {
             assert!(!json["claims"].as_array().unwrap().is_empty(), "{name}");
         }
         let svg = std::fs::read_to_string(dir.path().join(format!("{name}.svg"))).unwrap();

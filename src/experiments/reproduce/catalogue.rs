@@ -18,6 +18,7 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "000-table7" => table7(o),
         "000-table8" => table8(o),
         "000-fig4" => fig4(o),
+        "000-fig3" => fig3(o),
         "004-consistency" => super::scl::consistency(o),
         "004-fig1" => super::scl::fig1(o),
         "004-fig2" => super::scl::fig2(o),
@@ -389,7 +390,17 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
 /// 000 Fig. 4: PWPL and PL test accuracy against the number of training sequences, on data
 /// from the α-mixture of a first- and a second-order HMM (eq. 43–44; 5 states, 26 symbols,
 /// length 25), averaged over generating distributions.
-pub(super) fn fig4(o: &Options) -> Result<Experiment> {
+/// Fig. 4's (and Fig. 3's) α-mixture HMM data sets: the alphas, distributions per α, training
+/// set sizes and test sequences; each data set written as a train and a test file.
+struct HmmData {
+    alphas: Vec<f64>,
+    dists: usize,
+    sizes: Vec<usize>,
+    n_test: usize,
+    files: Vec<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+fn hmm_data(o: &Options) -> Result<HmmData> {
     let (alphas, dists, sizes, n_test): (Vec<f64>, usize, Vec<usize>, usize) = if o.quick {
         (vec![0.5], 1, vec![10, 40], 50)
     } else {
@@ -402,38 +413,63 @@ pub(super) fn fig4(o: &Options) -> Result<Experiment> {
     };
     let max_n = *sizes.iter().max().unwrap();
     let w = o.out.join("data");
-    let template = Some(bundled_template(o, "hmm.tpl", HMM_TEMPLATE)?);
-    let mut data = vec![];
+    let mut files = vec![];
     for (ai, &a) in alphas.iter().enumerate() {
         for d in 0..dists {
             let seed = (ai * 1000 + d) as u64;
             let all = crate::data::synth::hmm_mixture(a, seed, max_n + n_test, 25);
             let tr = write_items(&all[..max_n], &w.join(format!("hmm-{a}-{d}-train.conll")))?;
             let te = write_items(&all[max_n..], &w.join(format!("hmm-{a}-{d}-test.conll")))?;
-            data.push((tr, te));
+            files.push((tr, te));
         }
     }
+    Ok(HmmData {
+        alphas,
+        dists,
+        sizes,
+        n_test,
+        files,
+    })
+}
+
+/// Estimator `e` trained on the first `n` sequences of every HMM data set: one group, a run
+/// per data set (`fig4/E-N`, shared by Figs. 3 and 4).
+fn hmm_group(o: &Options, h: &HmmData, e: &str, n: usize) -> Result<Group> {
+    let template = Some(bundled_template(o, "hmm.tpl", HMM_TEMPLATE)?);
+    Ok(Group {
+        name: format!("fig4/{e}-{n}"),
+        runs: h
+            .files
+            .iter()
+            .enumerate()
+            .map(|(k, (tr, te))| {
+                let mut s = base_spec(o, tr.clone(), te.clone(), ModelSpec::default());
+                s.name = Some(format!("{e}-{n}-{k}"));
+                s.template = template.clone();
+                s.estimator = estimator(e);
+                s.train_sample = Some(n);
+                s.decode = Decoder::Viterbi;
+                s
+            })
+            .collect(),
+    })
+}
+
+pub(super) fn fig4(o: &Options) -> Result<Experiment> {
+    let h = hmm_data(o)?;
     let mut gs = vec![];
     for e in ["pl", "pwpl"] {
-        for &n in &sizes {
-            gs.push(Group {
-                name: format!("fig4/{e}-{n}"),
-                runs: data
-                    .iter()
-                    .enumerate()
-                    .map(|(k, (tr, te))| {
-                        let mut s = base_spec(o, tr.clone(), te.clone(), ModelSpec::default());
-                        s.name = Some(format!("{e}-{n}-{k}"));
-                        s.template = template.clone();
-                        s.estimator = estimator(e);
-                        s.train_sample = Some(n);
-                        s.decode = Decoder::Viterbi;
-                        s
-                    })
-                    .collect(),
-            });
+        for &n in &h.sizes {
+            gs.push(hmm_group(o, &h, e, n)?);
         }
     }
+    let HmmData {
+        alphas,
+        dists,
+        sizes,
+        n_test,
+        ..
+    } = h;
     let rows = sizes
         .iter()
         .map(|n| {
@@ -563,4 +599,96 @@ pub(super) fn bp_vs_exact(e: &Experiment, o: &Options) -> Result<Section> {
         json: serde_json::Value::Object(json),
         ..Section::default()
     })
+}
+
+/// 000 Fig. 3: piecewise against pseudolikelihood on the α-mixture HMM data, one point per
+/// generating distribution, trained on its 1,000 sequences (Fig. 4's largest size, whose PL and
+/// PWPL runs it shares); PW ≡ PWPL there (§5.2.1).
+pub(super) fn fig3(o: &Options) -> Result<Experiment> {
+    let h = hmm_data(o)?;
+    let n = *h.sizes.iter().max().unwrap();
+    let gs = ["pw", "pwpl", "pl"]
+        .iter()
+        .map(|e| hmm_group(o, &h, e, n))
+        .collect::<Result<Vec<_>>>()?;
+    let g = move |e: &str| format!("fig4/{e}-{n}");
+    let acc = move |r: &Results, e: &str| -> Option<Vec<f64>> {
+        r.get(&g(e))?
+            .iter()
+            .map(|(_, s)| Metric::TokenAccuracy.of(s))
+            .collect()
+    };
+    let claims = vec![
+        Claim {
+            says: "PWPL performs almost identically to PW (000 §5.2.1: mean difference in test error 0.002, correlation 0.999); here: mean |difference| below 0.5 points and correlation above 0.99".into(),
+            check: Box::new(move |r| {
+                let (pw, pwpl) = (acc(r, "pw")?, acc(r, "pwpl")?);
+                let n = pw.len() as f64;
+                let diff = pw.iter().zip(&pwpl).map(|(a, b)| (a - b).abs()).sum::<f64>() / n;
+                let corr = correlation(&pw, &pwpl);
+                Some((
+                    diff < 0.5 && corr > 0.99,
+                    format!(
+                        "mean |PW − PWPL| = {diff:.3} points, correlation {corr:.4} over {} data sets",
+                        pw.len()
+                    ),
+                ))
+            }),
+        },
+        Claim {
+            says: "PL is slightly better than PWPL overall, but not significantly (000 §5.2.1: paired t-test p > 0.1)".into(),
+            check: Box::new(move |r| {
+                let (pl, pwpl) = (acc(r, "pl")?, acc(r, "pwpl")?);
+                let t = crate::eval::significance::paired_t(&pl, &pwpl);
+                Some((
+                    t.mean_difference > 0.0 && !(t.p <= 0.1),
+                    format!(
+                        "mean PL − PWPL = {:+.3} points, paired t p = {:.3} over {} data sets",
+                        t.mean_difference,
+                        t.p,
+                        pl.len()
+                    ),
+                ))
+            }),
+        },
+    ];
+    Ok(Experiment {
+        name: "000-fig3",
+        title: "000 Fig. 3: piecewise against pseudolikelihood on synthetic data".into(),
+        protocol: vec![
+            format!(
+                "Data: Fig. 4's α-mixture HMM data sets (eq. 43–44; 5 states, 26 symbols, length 25): α ∈ {:?}, {} generating distribution(s) per α (the paper: 25), {} test sequences each; every model trained on the first {n} training sequences of its data set.",
+                h.alphas, h.dists, h.n_test
+            ),
+            "Model: first-order linear chain, assets/templates/hmm.tpl; σ² = 10; Viterbi decoding. Estimators pw, pwpl and pl (the pl and pwpl runs are 000-fig4's at the same size: one OUT folder shares them).".into(),
+            "Figure: one point per data set, PL's test accuracy against PW's and PWPL's; on the diagonal the two agree.".into(),
+        ],
+        groups: gs,
+        tables: vec![Table {
+            title: format!("Mean test accuracy over the data sets ({n} training sequences)"),
+            columns: vec!["accuracy".into()],
+            rows: vec![
+                ("PW".into(), vec![cell(&g("pw"), Metric::TokenAccuracy, None)]),
+                ("PWPL".into(), vec![cell(&g("pwpl"), Metric::TokenAccuracy, None)]),
+                ("PL".into(), vec![cell(&g("pl"), Metric::TokenAccuracy, None)]),
+            ],
+        }],
+        figure: Figure::Scatter {
+            x: ("PL test accuracy (%)".into(), g("pl")),
+            ys: vec![("PW".into(), g("pw")), ("PWPL".into(), g("pwpl"))],
+            metric: Metric::TokenAccuracy,
+        },
+        analysis: None,
+        claims,
+    })
+}
+
+/// Pearson's correlation of two equally long samples.
+fn correlation(a: &[f64], b: &[f64]) -> f64 {
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let cov: f64 = a.iter().zip(b).map(|(x, y)| (x - ma) * (y - mb)).sum();
+    let va: f64 = a.iter().map(|x| (x - ma).powi(2)).sum();
+    let vb: f64 = b.iter().map(|y| (y - mb).powi(2)).sum();
+    cov / (va * vb).sqrt()
 }

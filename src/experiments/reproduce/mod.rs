@@ -53,6 +53,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "skip-chain CRF, seminars, four fields: BP, PL, PW, PWPL",
     ),
     (
+        "000-fig3",
+        "PW against PL (and PWPL) on the α-mixture HMM data, one point per data set",
+    ),
+    (
         "000-fig4",
         "PWPL vs PL learning curves on the α-mixture HMM data",
     ),
@@ -198,6 +202,13 @@ pub enum Figure {
     },
     /// The analysis draws it (computations without runs: 004's theory figures).
     Analysis,
+    /// One point per run: the x group's metric against each y group's, run k against run k
+    /// (the same data set), with the diagonal.
+    Scatter {
+        x: (String, String),
+        ys: Vec<(String, String)>,
+        metric: Metric,
+    },
 }
 
 /// A claim of the paper checked on the results: `Some((holds, evidence))`, or `None` when the

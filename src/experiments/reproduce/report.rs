@@ -215,6 +215,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
 pub fn figure(e: &Experiment, results: &Results) -> String {
     match &e.figure {
         Figure::Bars(n) => bars(e, results, *n),
+        Figure::Scatter { x, ys, metric } => scatter(e, results, x, ys, metric),
         // Written by the analysis; without one, an empty frame.
         Figure::Analysis => svg_open(200.0, 40.0, &e.title) + "</svg>",
         Figure::Lines {
@@ -249,6 +250,65 @@ pub fn figure(e: &Experiment, results: &Results) -> String {
             svg_whisker_lines(&e.title, x_label, &metric.label(), xs, &ys)
         }
     }
+}
+
+/// Per-run pairs of a metric: x's run k against each y group's run k, and the diagonal.
+fn scatter(
+    e: &Experiment,
+    results: &Results,
+    x: &(String, String),
+    ys: &[(String, String)],
+    metric: &Metric,
+) -> String {
+    use crate::experiments::charts::{svg_lines, Series};
+    let values = |g: &str| -> Vec<Option<f64>> {
+        results
+            .get(g)
+            .map(|rs| rs.iter().map(|(_, s)| metric.of(s)).collect())
+            .unwrap_or_default()
+    };
+    let xv = values(&x.1);
+    let colors = [[70, 120, 220], [220, 120, 60], [60, 160, 90]];
+    let mut series: Vec<Series> = ys
+        .iter()
+        .zip(colors.iter().cycle())
+        .map(|((label, g), &color)| Series {
+            name: label.clone(),
+            color,
+            points: xv
+                .iter()
+                .zip(values(g))
+                .filter_map(|(a, b)| Some([(*a)?, b?]))
+                .collect(),
+            markers: true,
+        })
+        .collect();
+    let all: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().flat_map(|p| [p[0], p[1]]))
+        .collect();
+    if let (Some(lo), Some(hi)) = (
+        all.iter().cloned().reduce(f64::min),
+        all.iter().cloned().reduce(f64::max),
+    ) {
+        series.push(Series {
+            name: "x = y".into(),
+            color: [150, 150, 150],
+            points: vec![[lo, lo], [hi, hi]],
+            markers: false,
+        });
+    }
+    let y_label = ys
+        .iter()
+        .map(|y| y.0.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    svg_lines(
+        &e.title,
+        &x.0,
+        &format!("{y_label}: {}", metric.label()),
+        &series,
+    )
 }
 
 /// Grouped bars: one group per row of the first table, one bar per of its first `n` columns;
