@@ -43,7 +43,7 @@ fn every_experiment_runs_quick_and_reports() {
         .map(|e| e.0)
         .filter(|n| *n != "001-table2")
         .collect();
-    assert_eq!(names.len(), 13);
+    assert_eq!(names.len(), 14);
     for name in &names {
         let e = reproduce::experiment(name, &o).unwrap();
         let mut reused = 0;
@@ -107,7 +107,8 @@ fn every_experiment_runs_quick_and_reports() {
                 "000-fig4",
                 "004-consistency",
                 "004-fig1",
-                "004-fig2"
+                "004-fig2",
+                "004-fig3"
             ]
             .contains(name),
             "{name}"

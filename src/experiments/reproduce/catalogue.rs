@@ -22,6 +22,7 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "004-consistency" => super::scl::consistency(o),
         "004-fig1" => super::scl::fig1(o),
         "004-fig2" => super::scl::fig2(o),
+        "004-fig3" => super::scl::fig3(o),
         "001-table1-ner" => super::nota::table1(o, super::nota::Task::Ner),
         "001-table1-pos" => super::nota::table1(o, super::nota::Task::Pos),
         other => Err(Error::invalid(format!(

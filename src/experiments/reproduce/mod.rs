@@ -77,6 +77,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "asymptotic variance of PL(k+1)/PL(k) mixtures against λ, m = 5, both forms",
     ),
     (
+        "004-fig3",
+        "accuracy–complexity frontier of PL1/PL2, PL1/PL3, PL2/PL3 policies, m = 9",
+    ),
+    (
         "004-consistency",
         "Boltzmann machines, m = 5 and 9: ‖θ̂ − θ0‖ of ML, PL, BP and SCL as n grows",
     ),

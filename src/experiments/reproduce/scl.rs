@@ -6,6 +6,7 @@ use super::*;
 use crate::error::{Error, Result};
 use crate::estimators::scl::{Selection, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
+use crate::eval::asymptotic::Efficiency;
 use crate::experiments::scl_theory::{fig2_curves, Machine, TheoryCurve};
 use crate::graph::boltzmann::{samples_with_theta, BoltzmannOptions};
 use crate::graph::ModelSpec;
@@ -470,4 +471,177 @@ fn fig2_analysis(_e: &Experiment, o: &Options) -> Result<Section> {
         svg: Some(svg),
         claims,
     })
+}
+
+/// 004 Fig. 3's families on the 9-node machine: `λ1 β1 LOW + λ2 (1 − β1) HIGH`.
+const FIG3_FAMILIES: [(usize, usize); 3] = [(1, 2), (1, 3), (2, 3)];
+
+pub(super) fn fig3(o: &Options) -> Result<Experiment> {
+    let (m, grid) = fig3_grid(o);
+    Ok(analysis_only(
+        "004-fig3",
+        "004 Fig. 3: accuracy and complexity of SCL policies on a 9-node Boltzmann machine",
+        vec![
+            format!("Model: the fully connected Boltzmann machine on m = {m} binary variables at θ0 = ±1 alternating in pair order (004 does not give its m = 9 θ0)."),
+            format!("Policies (004 Fig. 3): λ1 β1 PL(a) + λ2 (1 − β1) PL(b) for (a, b) = (1, 2), (1, 3), (2, 3); λ1, λ2 ∈ {:?}, β1 ∈ {:?}; independent selection.", grid.0, grid.1),
+            "Each policy a point: x its relative efficiency (det of the asymptotic variance over the MLE's, 004 eq. 8, by enumerating the 512 states; the paper's form of Prop. 2 and the exact form for random selection), y its expected FLOPs per example (004 §3.1). The frontier: the points no other point beats on both.".into(),
+        ],
+        fig3_analysis,
+    ))
+}
+
+/// m and the (λ, β) grids: the paper's m = 9, or a small machine for `--quick`.
+fn fig3_grid(o: &Options) -> (usize, (Vec<f64>, Vec<f64>)) {
+    if o.quick {
+        (4, (vec![0.5, 1.0], vec![0.5]))
+    } else {
+        (9, (vec![0.25, 0.5, 0.75, 1.0], vec![0.25, 0.5, 0.75]))
+    }
+}
+
+/// Indices of the points not dominated in both coordinates (lower is better in each).
+fn frontier(points: &[(f64, f64)]) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..points.len())
+        .filter(|&i| {
+            !points.iter().enumerate().any(|(j, q)| {
+                j != i
+                    && q.0 <= points[i].0
+                    && q.1 <= points[i].1
+                    && (q.0 < points[i].0 || q.1 < points[i].1)
+            })
+        })
+        .collect();
+    idx.sort_by(|&a, &b| points[a].0.total_cmp(&points[b].0));
+    idx
+}
+
+fn fig3_analysis(_e: &Experiment, o: &Options) -> Result<Section> {
+    use crate::experiments::charts::{svg_lines, Series};
+    use std::fmt::Write;
+    let (m, (lambdas, betas)) = fig3_grid(o);
+    let machine = Machine::new(m, None)?;
+    // (family, λ1, λ2, β1, FLOPs, efficiency)
+    let mut pts = vec![];
+    for &(a, b) in &FIG3_FAMILIES {
+        if b > m {
+            continue;
+        }
+        for &l1 in &lambdas {
+            for &l2 in &lambdas {
+                for &b1 in &betas {
+                    let text = format!("{l1}:{b1}*pl{a} + {l2}:{}*pl{b}", 1.0 - b1);
+                    let policy = SelectionPolicy::parse(&text, Selection::Independent, 0)?;
+                    let e = machine.efficiency(&policy)?;
+                    pts.push(((a, b), l1, l2, b1, machine.expected_flops(&policy), e));
+                }
+            }
+        }
+    }
+    let mut md = String::new();
+    let mut claims = vec![];
+    let mut json = vec![];
+    for (form, det) in [
+        (
+            "paper's form",
+            (|e: &Efficiency| e.det_paper) as fn(&Efficiency) -> f64,
+        ),
+        ("exact form", |e: &Efficiency| e.det_exact),
+    ] {
+        let xy: Vec<(f64, f64)> = pts.iter().map(|p| (det(&p.5), p.4)).collect();
+        let front = frontier(&xy);
+        let _ = writeln!(
+            md,
+            "**Frontier, {form}** (relative efficiency, FLOPs per example, policy):\n\n| rel. efficiency | FLOPs | family | λ1 | λ2 | β1 |\n|---:|---:|---|---:|---:|---:|"
+        );
+        for &i in &front {
+            let p = &pts[i];
+            let _ = writeln!(
+                md,
+                "| {:.3} | {:.0} | PL{}/PL{} | {} | {} | {} |",
+                xy[i].0, p.4, p.0 .0, p.0 .1, p.1, p.2, p.3
+            );
+        }
+        md.push('\n');
+        let families: std::collections::BTreeSet<(usize, usize)> =
+            front.iter().map(|&i| pts[i].0).collect();
+        let best = front.first().map(|&i| pts[i].0);
+        let cheapest = front.last().map(|&i| pts[i].0);
+        claims.push((
+            format!("Higher orders buy accuracy with computation ({form}): the most accurate point on the frontier uses PL3, the cheapest uses PL1, and the frontier mixes families"),
+            best.is_some_and(|f| f.1 == 3 || m < 3)
+                && cheapest.is_some_and(|f| f.0 == 1)
+                && families.len() > 1,
+            {
+                let name = |f: Option<(usize, usize)>| {
+                    f.map_or("none".to_string(), |(a, b)| format!("PL{a}/PL{b}"))
+                };
+                format!(
+                    "{} frontier points from {}; most accurate {}, cheapest {}",
+                    front.len(),
+                    families
+                        .iter()
+                        .map(|&f| name(Some(f)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    name(best),
+                    name(cheapest)
+                )
+            },
+        ));
+        json.push(serde_json::json!({
+            "form": form,
+            "frontier": front.iter().map(|&i| serde_json::json!({
+                "family": [pts[i].0 .0, pts[i].0 .1], "lambda1": pts[i].1, "lambda2": pts[i].2,
+                "beta1": pts[i].3, "flops": pts[i].4, "efficiency": det(&pts[i].5),
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    let colors = [[70, 120, 220], [220, 120, 60], [60, 160, 90]];
+    let mut series: Vec<Series> = FIG3_FAMILIES
+        .iter()
+        .zip(colors)
+        .map(|(&f, color)| Series {
+            name: format!("PL{}/PL{}", f.0, f.1),
+            color,
+            points: pts
+                .iter()
+                .filter(|p| p.0 == f)
+                .map(|p| [p.5.det_paper, p.4])
+                .collect(),
+            markers: true,
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.5.det_paper, p.4)).collect();
+    series.push(Series {
+        name: "frontier".into(),
+        color: [90, 90, 90],
+        points: frontier(&xy).iter().map(|&i| [xy[i].0, xy[i].1]).collect(),
+        markers: false,
+    });
+    let svg = svg_lines(
+        &format!("004 Fig. 3: SCL policies on a {m}-node Boltzmann machine (paper's form)"),
+        "relative efficiency (det ratio to the MLE's)",
+        "FLOPs per example",
+        &series,
+    );
+    Ok(Section {
+        title: "Accuracy–complexity frontier".into(),
+        markdown: md,
+        json: serde_json::json!({ "points": pts.len(), "frontiers": json }),
+        svg: Some(svg),
+        claims,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frontier;
+
+    #[test]
+    fn the_frontier_keeps_exactly_the_undominated_points() {
+        let pts = [(1.0, 5.0), (2.0, 2.0), (3.0, 3.0), (4.0, 1.0), (2.0, 2.0)];
+        // (3, 3) is beaten by (2, 2); the tie (2, 2) twice dominates neither.
+        assert_eq!(frontier(&pts), vec![0, 1, 4, 3]);
+    }
 }
