@@ -26,26 +26,24 @@ fn finished(dir: &Path) -> BTreeMap<String, String> {
     out
 }
 
-#[test]
-fn a_killed_sweep_resumes_without_losing_or_repeating_points() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("bm.txt");
+/// Exact samples of an m-node Boltzmann machine written to `dir/bm.txt`.
+fn boltzmann_data(dir: &Path, m: u32, n: u32, seed: u32) -> std::path::PathBuf {
+    let data = dir.join("bm.txt");
     let o = bin()
-        .args([
-            "generate",
-            "boltzmann",
-            "--m",
-            "6",
-            "--n",
-            "4000",
-            "--seed",
-            "3",
-            "--out",
-        ])
+        .args(["generate", "boltzmann"])
+        .args(["--m", &m.to_string(), "--n", &n.to_string()])
+        .args(["--seed", &seed.to_string(), "--out"])
         .arg(&data)
         .output()
         .unwrap();
     assert!(o.status.success());
+    data
+}
+
+#[test]
+fn a_killed_sweep_resumes_without_losing_or_repeating_points() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = boltzmann_data(tmp.path(), 6, 4000, 3);
     let out = tmp.path().join("sweep");
     let args = |c: &mut Command| {
         c.args(["sweep", "--model", "boltzmann", "--families", "pl1/fl"])
@@ -124,23 +122,7 @@ fn a_killed_sweep_resumes_without_losing_or_repeating_points() {
 #[test]
 fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
     let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("bm.txt");
-    let o = bin()
-        .args([
-            "generate",
-            "boltzmann",
-            "--m",
-            "5",
-            "--n",
-            "1000",
-            "--seed",
-            "4",
-            "--out",
-        ])
-        .arg(&data)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let data = boltzmann_data(tmp.path(), 5, 1000, 4);
     let out = tmp.path().join("sweep");
     let sweep = |plan: bool| {
         let mut c = bin();

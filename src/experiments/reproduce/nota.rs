@@ -154,17 +154,7 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
     };
     let base: Box<dyn Fn(bool) -> Result<RunSpec>> = match task {
         Task::Ner => {
-            let dir = o.data.join("conll2002-ned");
-            let (train, test) = (need(dir.join("ned.train"))?, need(dir.join("ned.testb"))?);
-            let (train, test) = if o.quick {
-                let w = o.out.join("data");
-                (
-                    head_file(&train, Some(60), &w.join("ner-train.conll"))?,
-                    head_file(&test, Some(40), &w.join("ner-testb.conll"))?,
-                )
-            } else {
-                (train, test)
-            };
+            let (train, test) = ner_files(o, "ned.testb")?;
             let lex = lexicons(o);
             Box::new(move |pair| {
                 let model = ModelSpec::LinearChain(ChainOptions {

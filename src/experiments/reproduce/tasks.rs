@@ -121,20 +121,26 @@ pub(super) fn lexicons(o: &Options) -> PathBuf {
     o.data.join("lexicons")
 }
 
+/// Dutch CoNLL-2002's `ned.train` and the test file `test` (`ned.testa`, the development set,
+/// or `ned.testb`); `--quick` takes the first 60 and 40 sentences.
+pub(super) fn ner_files(o: &Options, test: &str) -> Result<(PathBuf, PathBuf)> {
+    let dir = o.data.join("conll2002-ned");
+    let (train, test_file) = (need(dir.join("ned.train"))?, need(dir.join(test))?);
+    if o.quick {
+        let w = o.out.join("data");
+        Ok((
+            head_file(&train, Some(60), &w.join("ner-train.conll"))?,
+            head_file(&test_file, Some(40), &w.join(format!("ner-{test}.conll")))?,
+        ))
+    } else {
+        Ok((train, test_file))
+    }
+}
+
 /// Dutch CoNLL-2002 with 000 Table 1's features, one factor per edge with observation weights
 /// per label pair (the papers' Ψ_t(y_t, y_{t−1}, x)), observed feature–label pairs.
 pub(super) fn ner_task(o: &Options) -> Result<(PathBuf, PathBuf, ModelSpec)> {
-    let dir = o.data.join("conll2002-ned");
-    let (train, test) = (need(dir.join("ned.train"))?, need(dir.join("ned.testa"))?);
-    let (train, test) = if o.quick {
-        let w = o.out.join("data");
-        (
-            head_file(&train, Some(60), &w.join("ner-train.conll"))?,
-            head_file(&test, Some(40), &w.join("ner-test.conll"))?,
-        )
-    } else {
-        (train, test)
-    };
+    let (train, test) = ner_files(o, "ned.testa")?;
     let model = ModelSpec::LinearChain(ChainOptions {
         extractor: Extractor::Ner,
         factorisation: Factorisation::EdgePair,
