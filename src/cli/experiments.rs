@@ -315,9 +315,7 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
         scl,
         json,
     } = a;
-    use crate::estimators::scl::{component_flops, components};
     use crate::experiments::scl_theory::Machine;
-    use crate::graph::Family;
     if !(2..=12).contains(&m) {
         return Err(Error::invalid(
             "theory enumerates 2^m states: m must be in 2..=12",
@@ -329,19 +327,14 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
         .transpose()?;
     let machine = Machine::new(m, couplings.as_deref())?;
     let policy = crate::estimators::SelectionPolicy::from_settings(&scl.0, 0)?;
-    let p = machine.bm.model().n_params;
     // Each family's components and their FLOPs when all are selected.
     let rows: Vec<(String, usize, f64)> = policy
         .groups
         .iter()
         .flatten()
         .map(|part| {
-            let comps = components(part.family, &machine.inst);
-            let per: f64 = comps
-                .iter()
-                .map(|a| component_flops(part.family, &machine.inst, a, p))
-                .sum();
-            (part.family.to_string(), comps.len(), per)
+            let (c, per) = machine.family_flops(part.family);
+            (part.family.to_string(), c, per)
         })
         .collect();
     let flops = machine.expected_flops(&policy);

@@ -5,7 +5,9 @@
 
 use crate::data::synth_loopy::paper_theta;
 use crate::error::Result;
-use crate::estimators::scl::{component_flops, components, Selection, SelectionPolicy};
+use crate::estimators::scl::{
+    component_flops, components, ComponentFamily, Selection, SelectionPolicy,
+};
 use crate::eval::asymptotic::{asymptotic_variance, Efficiency};
 use crate::graph::boltzmann::{BoltzmannMachine, BoltzmannOptions};
 use crate::graph::{Family, Instance};
@@ -35,19 +37,24 @@ impl Machine {
     /// Expected paper FLOPs per example (004 §3.1): each family's components' costs times its
     /// selection rate λ.
     pub fn expected_flops(&self, policy: &SelectionPolicy) -> f64 {
-        let p = self.bm.model().n_params;
         policy
             .groups
             .iter()
             .flatten()
-            .map(|part| {
-                let per: f64 = components(part.family, &self.inst)
-                    .iter()
-                    .map(|a| component_flops(part.family, &self.inst, a, p))
-                    .sum();
-                part.lambda * per
-            })
+            .map(|part| part.lambda * self.family_flops(part.family).1)
             .sum()
+    }
+
+    /// A family's components on this machine and their FLOPs per example when all are
+    /// selected.
+    pub fn family_flops(&self, family: ComponentFamily) -> (usize, f64) {
+        let p = self.bm.model().n_params;
+        let comps = components(family, &self.inst);
+        let per = comps
+            .iter()
+            .map(|a| component_flops(family, &self.inst, a, p))
+            .sum();
+        (comps.len(), per)
     }
 }
 

@@ -21,7 +21,6 @@ pub use report::{figure, machine, report};
 pub use runner::{plan, run_all, run_dir, Event};
 
 use crate::error::Result;
-use crate::eval::Metrics;
 use crate::train::run::RunSummary;
 use crate::train::spec::RunSpec;
 use std::path::PathBuf;
@@ -126,22 +125,18 @@ pub enum Metric {
 
 impl Metric {
     fn of(&self, s: &RunSummary) -> Option<f64> {
+        let test = || s.test.as_ref();
         match self {
-            Metric::ParamError => return s.param_error,
-            Metric::TrainSegmentF1 => return s.train.as_ref().map(|t| t.segments.f1),
-            Metric::TrainTokenAccuracy => return s.train.as_ref().map(|t| t.token_accuracy),
-            _ => {}
-        }
-        let t: &Metrics = s.test.as_ref()?;
-        match self {
-            Metric::SegmentF1 => Some(t.segments.f1),
-            Metric::TokenAccuracy => Some(t.token_accuracy),
-            Metric::LabelF1(l) => Some(t.labels.get(l).map_or(0.0, |p| p.f1)),
-            Metric::LayerAccuracy(l) => t.layers.get(l).map(|m| m.token_accuracy),
+            Metric::SegmentF1 => Some(test()?.segments.f1),
+            Metric::TokenAccuracy => Some(test()?.token_accuracy),
+            Metric::LabelF1(l) => Some(test()?.labels.get(l).map_or(0.0, |p| p.f1)),
+            Metric::LayerAccuracy(l) => test()?.layers.get(l).map(|m| m.token_accuracy),
             Metric::Seconds => Some(s.train_seconds),
-            Metric::SegmentPrecision => Some(t.segments.precision),
-            Metric::SegmentRecall => Some(t.segments.recall),
-            Metric::ParamError | Metric::TrainSegmentF1 | Metric::TrainTokenAccuracy => None,
+            Metric::ParamError => s.param_error,
+            Metric::SegmentPrecision => Some(test()?.segments.precision),
+            Metric::SegmentRecall => Some(test()?.segments.recall),
+            Metric::TrainSegmentF1 => s.train.as_ref().map(|t| t.segments.f1),
+            Metric::TrainTokenAccuracy => s.train.as_ref().map(|t| t.token_accuracy),
         }
     }
 
