@@ -25,6 +25,9 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "004-fig3" => super::scl::fig3(o),
         "001-table1-ner" => super::nota::table1(o, super::nota::Task::Ner),
         "001-table1-pos" => super::nota::table1(o, super::nota::Task::Pos),
+        "002-table1" => super::camel::table1(o),
+        "002-table2" => super::camel::table2(o),
+        "002-table3" => super::camel::table3(o),
         other => Err(Error::invalid(format!(
             "no experiment {other:?}; reproduce knows: {}",
             EXPERIMENTS

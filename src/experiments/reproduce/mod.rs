@@ -8,6 +8,7 @@
 //! `--quick` runs the same protocol shrunk (few items, one or two repetitions, few iterations):
 //! it checks the machinery, not the numbers, and is what the tests run.
 
+mod camel;
 mod catalogue;
 mod nota;
 pub mod parsing;
@@ -84,6 +85,18 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "Boltzmann machines, m = 5 and 9: ‖θ̂ − θ0‖ of ML, PL, BP and SCL as n grows",
     ),
     (
+        "002-table1",
+        "CAMEL on named entities (Dutch), skip-chain CRF: PW, CAMEL(0), LBP, CCCP-CAMEL (both starts)",
+    ),
+    (
+        "002-table2",
+        "CAMEL on seminar announcements, skip-chain CRF, four folds",
+    ),
+    (
+        "002-table3",
+        "CAMEL on segmentation (generated, 84 shared weights), 8- and 4-connected grids, three folds",
+    ),
+    (
         "001-table2",
         "parsing the WSJ sample: GENERATIVE, MECFG, PT-CFG and the global CRF-CFG",
     ),
@@ -121,6 +134,16 @@ pub enum Metric {
     /// Segment F1 and token accuracy on the training data (runs with `eval_train`).
     TrainSegmentF1,
     TrainTokenAccuracy,
+    /// 002's macro F1: the mean F1 of the entity types (conlleval segments) when the labels are
+    /// BIO tags, else of the labels other than `O` (token F1; the seminar fields).
+    MacroF1,
+    /// 002's micro F1: conlleval's overall F1 for BIO tags, else token F1 pooled over the labels
+    /// other than `O`.
+    MicroF1,
+    /// CAMEL fits after the piecewise start (CCCP: linearisations of g); CAMEL runs only.
+    OuterLoops,
+    /// L-BFGS iterations (all of CAMEL's fits together).
+    Iterations,
 }
 
 impl Metric {
@@ -137,6 +160,32 @@ impl Metric {
             Metric::SegmentRecall => Some(test()?.segments.recall),
             Metric::TrainSegmentF1 => s.train.as_ref().map(|t| t.segments.f1),
             Metric::TrainTokenAccuracy => s.train.as_ref().map(|t| t.token_accuracy),
+            Metric::MacroF1 => {
+                let t = test()?;
+                let f1s: Vec<f64> = if bio(t) {
+                    t.segment_types.values().map(|p| p.f1).collect()
+                } else {
+                    fields(t).map(|p| p.f1).collect()
+                };
+                Some(f1s.iter().sum::<f64>() / f1s.len().max(1) as f64)
+            }
+            Metric::MicroF1 => {
+                let t = test()?;
+                if bio(t) {
+                    return Some(t.segments.f1);
+                }
+                let (c, pr, g) = fields(t).fold((0, 0, 0), |a, p| {
+                    (a.0 + p.correct, a.1 + p.predicted, a.2 + p.gold)
+                });
+                Some(crate::eval::metrics::Prf::from_counts(c, pr, g).f1)
+            }
+            Metric::OuterLoops => (!s.camel_fits.is_empty()).then(|| {
+                s.camel_fits
+                    .iter()
+                    .filter(|f| f.phase != "piecewise")
+                    .count() as f64
+            }),
+            Metric::Iterations => Some(s.iterations as f64),
         }
     }
 
@@ -153,8 +202,25 @@ impl Metric {
             Metric::SegmentRecall => "segment recall (%)".into(),
             Metric::TrainSegmentF1 => "training segment F1 (%)".into(),
             Metric::TrainTokenAccuracy => "training accuracy (%)".into(),
+            Metric::MacroF1 => "macro F1 (%)".into(),
+            Metric::MicroF1 => "micro F1 (%)".into(),
+            Metric::OuterLoops => "outer loops".into(),
+            Metric::Iterations => "iterations".into(),
         }
     }
+}
+
+/// Whether the labels are BIO tags (a `-` in some label): segments, not tokens, are scored.
+fn bio(t: &crate::eval::metrics::Metrics) -> bool {
+    t.labels.keys().any(|l| l.contains('-'))
+}
+
+/// The token scores of the labels other than `O`.
+fn fields(t: &crate::eval::metrics::Metrics) -> impl Iterator<Item = &crate::eval::metrics::Prf> {
+    t.labels
+        .iter()
+        .filter(|(l, _)| l.as_str() != "O")
+        .map(|(_, p)| p)
 }
 
 /// A named set of runs: one spec per repetition (random subset, fold).
