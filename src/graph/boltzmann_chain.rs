@@ -7,7 +7,9 @@
 //! k-th order pseudolikelihood takes k consecutive (label, word) pairs: p(X_2, Y_2 | Y_1, Y_3),
 //! p(X_2, X_3, Y_2, Y_3 | Y_1, Y_4), …, the components of §8.3.1. The word vocabulary is the
 //! training vocabulary plus `<unk>`, which stands for every word seen fewer than `min_count`
-//! times in training (and every unseen word at test time). At test time the task is tagging:
+//! times in training (and every unseen word at test time); with `vocabulary`, the words of that
+//! file join it at any count — 004 models "each of the possible 21,589 tokens" of CoNLL-2000,
+//! so a word unseen in training is its own outcome with untrained weights, not `<unk>`. At test time the task is tagging:
 //! labels are decoded by Viterbi given the words; the held-out log-likelihood is log p(x, y).
 
 use super::family::Family;
@@ -21,11 +23,17 @@ use std::path::Path;
 pub struct BoltzmannChainOptions {
     /// Training words seen fewer times than this become `<unk>` (1: only unseen words do).
     pub min_count: usize,
+    /// The words of this CoNLL file (first column) join the vocabulary whatever their count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<std::path::PathBuf>,
 }
 
 impl Default for BoltzmannChainOptions {
     fn default() -> Self {
-        BoltzmannChainOptions { min_count: 1 }
+        BoltzmannChainOptions {
+            min_count: 1,
+            vocabulary: None,
+        }
     }
 }
 
@@ -80,12 +88,21 @@ impl BoltzmannChain {
                 labels.insert(l.clone());
             }
         }
-        let mut words: Vec<String> = counts
+        let mut words: std::collections::BTreeSet<String> = counts
             .iter()
             .filter(|&(_, &c)| c >= options.min_count)
             .map(|(w, _)| w.to_string())
-            .filter(|w| w != UNK)
             .collect();
+        if let Some(v) = &options.vocabulary {
+            let extra = read_corpus(v)?;
+            for s in &extra.sequences {
+                for cols in &s.columns {
+                    words.insert(Self::word_of(cols).to_string());
+                }
+            }
+        }
+        words.remove(UNK);
+        let mut words: Vec<String> = words.into_iter().collect();
         words.push(UNK.into());
         let bc = BoltzmannChain::new(
             LabelSet::new(labels.into_iter().collect()),

@@ -418,6 +418,17 @@ pub static POS_LEXICON: Knob = Knob {
     default: "",
     applies: Applies::Families(&["factorial"]),
 };
+pub static VOCABULARY: Knob = Knob {
+    row: "Boltzmann chain",
+    name: "vocabulary",
+    label: "vocabulary",
+    help: "Boltzmann chain: the words of this CoNLL file (first column) join the vocabulary \
+           whatever their training count, as 004 §8.3.1 models \"each of the possible 21,589 \
+           tokens\" of CoNLL-2000 (train and test); empty: the training words and <unk>",
+    kind: Kind::Path,
+    default: "",
+    applies: Applies::Families(&["boltzmann-chain"]),
+};
 pub static PAIRWISE: Knob = Knob {
     row: "Grid",
     name: "pairwise",
@@ -525,6 +536,7 @@ pub static MODEL_KNOBS: &[&Knob] = &[
     &MIN_FREQ,
     &MAX_SKIP_EDGES,
     &POS_LEXICON,
+    &VOCABULARY,
     &PAIRWISE,
     &NEIGHBOURHOOD,
     &BIASES,
@@ -572,6 +584,7 @@ impl ModelSpec {
             }),
             FamilyKind::BoltzmannChain => ModelSpec::BoltzmannChain(BoltzmannChainOptions {
                 min_count: min_freq.max(1) as usize,
+                vocabulary: s.path(&VOCABULARY),
             }),
             // (Observed feature–label pairs unless `--features` says otherwise: Ψ1 has 45²
             // columns.)
@@ -638,7 +651,10 @@ impl ModelSpec {
                 set_unless_default(s, &NEIGHBOURHOOD, choice_name(&o.neighbourhood));
             }
             ModelSpec::Boltzmann(o) => set_unless_default(s, &BIASES, o.biases),
-            ModelSpec::BoltzmannChain(o) => set_unless_default(s, &MIN_FREQ, o.min_count),
+            ModelSpec::BoltzmannChain(o) => {
+                set_unless_default(s, &MIN_FREQ, o.min_count);
+                set_unless_default(s, &VOCABULARY, path(&o.vocabulary));
+            }
             ModelSpec::Grammar(o) => {
                 set_unless_default(s, &SPLIT_FEATURES, o.grammar.split);
                 set_unless_default(s, &HORIZONTAL, o.grammar.binarisation.horizontal);

@@ -15,6 +15,7 @@ pub mod parsing;
 mod report;
 mod runner;
 mod scl;
+mod scl_text;
 mod tasks;
 
 pub use catalogue::experiment;
@@ -97,6 +98,14 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
         "CAMEL on segmentation (generated, 84 shared weights), 8- and 4-connected grids, three folds",
     ),
     (
+        "004-crf",
+        "SCL for the CRF on CoNLL-2000: PL1/FL and PL1/PL2 grids, the β heuristic, win–win",
+    ),
+    (
+        "004-boltzmann-chain",
+        "SCL for the Boltzmann chain on CoNLL-2000: PL1/FL and PL1/PL2 grids, the β heuristic, win–win, <unk>",
+    ),
+    (
         "001-table2",
         "parsing the WSJ sample: GENERATIVE, MECFG, PT-CFG and the global CRF-CFG",
     ),
@@ -144,6 +153,12 @@ pub enum Metric {
     OuterLoops,
     /// L-BFGS iterations (all of CAMEL's fits together).
     Iterations,
+    /// Negative log-likelihood per test sentence, nats: the scale of 004 §8.3's "perplexity".
+    SentenceNll,
+    /// The same on the training data (runs with `eval_train`).
+    TrainSentenceNll,
+    /// Per-token perplexity exp(−ℓ / tokens) on the test data.
+    Perplexity,
 }
 
 impl Metric {
@@ -186,6 +201,9 @@ impl Metric {
                     .count() as f64
             }),
             Metric::Iterations => Some(s.iterations as f64),
+            Metric::SentenceNll => sentence_nll(test()?),
+            Metric::TrainSentenceNll => sentence_nll(s.train.as_ref()?),
+            Metric::Perplexity => test()?.perplexity(),
         }
     }
 
@@ -206,8 +224,16 @@ impl Metric {
             Metric::MicroF1 => "micro F1 (%)".into(),
             Metric::OuterLoops => "outer loops".into(),
             Metric::Iterations => "iterations".into(),
+            Metric::SentenceNll => "test NLL per sentence".into(),
+            Metric::TrainSentenceNll => "training NLL per sentence".into(),
+            Metric::Perplexity => "test perplexity per token".into(),
         }
     }
+}
+
+fn sentence_nll(t: &crate::eval::metrics::Metrics) -> Option<f64> {
+    let ll = t.log_likelihood?;
+    (t.log_likelihood_sequences > 0).then(|| -ll / t.log_likelihood_sequences as f64)
 }
 
 /// Whether the labels are BIO tags (a `-` in some label): segments, not tokens, are scored.
