@@ -43,7 +43,7 @@ fn every_experiment_runs_quick_and_reports() {
         .map(|e| e.0)
         .filter(|n| *n != "001-table2")
         .collect();
-    assert_eq!(names.len(), 19);
+    assert_eq!(names.len(), 20);
     for name in &names {
         let e = reproduce::experiment(name, &o).unwrap();
         let mut reused = 0;

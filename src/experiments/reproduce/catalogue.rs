@@ -26,6 +26,7 @@ pub fn experiment(name: &str, o: &Options) -> Result<Experiment> {
         "001-table1-ner" => super::nota::table1(o, super::nota::Task::Ner),
         "001-table1-pos" => super::nota::table1(o, super::nota::Task::Pos),
         "002-table1" => super::camel::table1(o),
+        "003-fig1" => super::diagrams::fig1(o),
         "004-crf" => super::scl_text::experiment(o, super::scl_text::Model::Crf),
         "004-boltzmann-chain" => {
             super::scl_text::experiment(o, super::scl_text::Model::BoltzmannChain)

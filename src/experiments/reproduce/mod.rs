@@ -10,6 +10,7 @@
 
 mod camel;
 mod catalogue;
+mod diagrams;
 mod nota;
 pub mod parsing;
 mod report;
@@ -68,6 +69,10 @@ pub const EXPERIMENTS: &[(&str, &str)] = &[
     (
         "001-table1-pos",
         "MEMM, CRF and CRF-PT on POS tagging, the Penn Treebank sample",
+    ),
+    (
+        "003-fig1",
+        "parameter independence diagrams of MEMM, PL, CRF, PW and CRF-PT, from the estimators' terms",
     ),
     (
         "004-fig1",

@@ -1,0 +1,213 @@
+//! 003 Fig. 1: parameter independence diagrams — each estimator's pieces drawn on a short
+//! linear chain. The pieces are not drawn from a description: they are the terms the
+//! estimator itself builds on the instance (`Estimator::terms`), each a dashed region around
+//! the variables it normalises over and the factors it contains, so the figure shows what the
+//! code trains. (003's Table 1 is 001's Table 1: `001-table1-ner`, `001-table1-pos`.)
+
+use super::*;
+use crate::error::Result;
+use crate::estimators::terms::{Nota, TermList};
+use crate::estimators::EstimatorSpec;
+use crate::experiments::charts::{esc, svg_open, PALETTE};
+use crate::graph::chain::{ChainOptions, Factorisation};
+use crate::graph::{Instance, ModelSpec};
+use std::fmt::Write;
+
+/// The diagrams: estimator name, 003's title, what each piece normalises.
+const DIAGRAMS: [(&str, &str, &str); 5] = [
+    (
+        "memm",
+        "MEMM",
+        "one piece per position: p̃(y_t | y_{t−1}, x_t), the next-state classifier of each source state",
+    ),
+    (
+        "pl",
+        "Pseudo-likelihood",
+        "one piece per position: p̃(y_t | y_{t−1}, y_{t+1}, x), both neighbours clamped",
+    ),
+    (
+        "ml",
+        "Linear-chain CRF",
+        "one piece: the whole chain, normalised by forward–backward",
+    ),
+    (
+        "pw",
+        "Piecewise (000)",
+        "one piece per factor: p̃(y_{t−1}, y_t | x), no variable clamped",
+    ),
+    (
+        "nota",
+        "CRF-PT (001 eq. 6)",
+        "the MEMM's pieces, plus a NOTA term for every wrong source state (same pieces, not drawn again)",
+    ),
+];
+
+/// A 4-token chain with 000's edge factor Ψ_t(y_t, y_{t−1}, x): the instance the diagrams
+/// are drawn on.
+fn chain(o: &Options) -> Result<(std::sync::Arc<dyn crate::graph::family::Family>, Instance)> {
+    let path = o.out.join("data").join("003-diagram.conll");
+    crate::util::write_atomic(
+        &path,
+        b"He PRP B-NP\nreckons VBZ B-VP\nthe DT B-NP\ndeficit NN I-NP\n\n",
+    )?;
+    let spec = ModelSpec::LinearChain(ChainOptions {
+        factorisation: Factorisation::EdgePair,
+        ..ChainOptions::default()
+    });
+    let corpus = spec.read(&path)?;
+    let (family, mut insts) = spec.fit(&corpus, None)?;
+    Ok((family, insts.remove(0)))
+}
+
+pub(super) fn fig1(_o: &Options) -> Result<Experiment> {
+    Ok(Experiment {
+        name: "003-fig1",
+        title: "003 Fig. 1: parameter independence diagrams, from the estimators' own terms".into(),
+        protocol: vec![
+            "A 4-token chain (\"He reckons the deficit\", CoNLL-2000 style) with the edge factor Ψ_t(y_t, y_{t−1}, x) of 000 and 001 — one factor per label pair, observation features inside it.".into(),
+            "For each estimator, `Estimator::terms` on that instance — the code the training runs — gives its terms; each distinct (factors, free variables) pair is one piece, drawn as a dashed region around its free variables (grey) and factors (squares). Clamped (conditioned) variables stay outside the region; observations x_t are black, as in 003.".into(),
+            "003's bi-directional CMM is not an estimator here; piecewise (000) is added beside 003's four.".into(),
+        ],
+        groups: vec![],
+        tables: vec![],
+        figure: Figure::Analysis,
+        analysis: Some(draw),
+        claims: vec![],
+    })
+}
+
+/// Where variable `v` (y_v) is drawn in a panel whose top is `top`.
+fn var_xy(v: u32, top: f64) -> (f64, f64) {
+    (90.0 + 130.0 * v as f64, top + 60.0)
+}
+
+fn draw(_e: &Experiment, o: &Options) -> Result<Section> {
+    let (model, inst) = chain(o)?;
+    let (w, panel) = (780.0, 190.0);
+    let h = 40.0 + panel * DIAGRAMS.len() as f64;
+    let mut svg = svg_open(
+        w,
+        h,
+        "Parameter independence diagrams (003 Fig. 1), from each estimator's terms",
+    );
+    let mut md =
+        String::from("| estimator | pieces | NOTA terms | each piece |\n|---|---:|---:|---|\n");
+    let mut json = vec![];
+    for (i, (name, title, says)) in DIAGRAMS.iter().enumerate() {
+        let top = 40.0 + panel * i as f64;
+        let est = EstimatorSpec::from_name(name)?;
+        let mut list = TermList::default();
+        est.build(model.model())?.terms(&inst, &mut list);
+        let mut pieces: Vec<(Vec<u32>, Vec<u32>)> = vec![];
+        let mut nota = 0;
+        for t in list.iter() {
+            if t.nota == Nota::Outcome {
+                nota += 1;
+                continue;
+            }
+            let p = (t.factors.to_vec(), t.free.to_vec());
+            if !pieces.contains(&p) {
+                pieces.push(p);
+            }
+        }
+        let _ = write!(
+            svg,
+            r##"<text x="16" y="{:.0}" font-size="13" font-weight="bold">{}</text><text x="16" y="{:.0}" fill="#444">{}</text>"##,
+            top + 4.0,
+            esc(title),
+            top + 20.0,
+            esc(&format!(
+                "{} {} — {says}",
+                pieces.len(),
+                if pieces.len() == 1 { "piece" } else { "pieces" }
+            ))
+        );
+        // Factor positions: between the variables of its scope, a little below them.
+        let fpos = |f: u32| -> (f64, f64) {
+            let sc = inst.scope(&inst.factors[f as usize]);
+            let xs: Vec<f64> = sc.iter().map(|&v| var_xy(v, top).0).collect();
+            let x = xs.iter().sum::<f64>() / xs.len() as f64;
+            (if sc.len() == 1 { x - 40.0 } else { x }, top + 100.0)
+        };
+        // Pieces first (under the graph), each inset a little more so overlaps stay visible.
+        for (k, (fs, free)) in pieces.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = free
+                .iter()
+                .map(|&v| var_xy(v, top))
+                .chain(fs.iter().map(|&f| fpos(f)))
+                .collect();
+            let pad = 22.0 - 3.0 * (k % 4) as f64;
+            let (x0, x1) = pts
+                .iter()
+                .fold((f64::MAX, f64::MIN), |a, p| (a.0.min(p.0), a.1.max(p.0)));
+            let (y0, y1) = pts
+                .iter()
+                .fold((f64::MAX, f64::MIN), |a, p| (a.0.min(p.1), a.1.max(p.1)));
+            let _ = write!(
+                svg,
+                r#"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" rx="18" fill="none" stroke="{}" stroke-width="1.6" stroke-dasharray="6 4"/>"#,
+                x0 - pad,
+                y0 - pad,
+                x1 - x0 + 2.0 * pad,
+                y1 - y0 + 2.0 * pad,
+                PALETTE[k % PALETTE.len()]
+            );
+        }
+        // Edges, factors, variables, observations.
+        for (fi, f) in inst.factors.iter().enumerate() {
+            let (fx, fy) = fpos(fi as u32);
+            let sc = inst.scope(f);
+            for &v in sc {
+                let (vx, vy) = var_xy(v, top);
+                let _ = write!(
+                    svg,
+                    r##"<line x1="{fx:.1}" y1="{fy:.1}" x2="{vx:.1}" y2="{vy:.1}" stroke="#888"/>"##
+                );
+            }
+            // The observation x_t of the factor's last variable.
+            let (ox, oy) = (var_xy(*sc.last().unwrap_or(&0), top).0, top + 150.0);
+            let _ = write!(
+                svg,
+                r##"<line x1="{fx:.1}" y1="{fy:.1}" x2="{ox:.1}" y2="{oy:.1}" stroke="#bbb"/><rect x="{:.1}" y="{:.1}" width="14" height="14" fill="#333"/><text x="{fx:.1}" y="{:.1}" fill="white" font-size="9" text-anchor="middle">{}</text>"##,
+                fx - 7.0,
+                fy - 7.0,
+                fy + 3.5,
+                f.template + 1
+            );
+        }
+        for v in 0..inst.n_vars() as u32 {
+            let (x, y) = var_xy(v, top);
+            let _ = write!(
+                svg,
+                r##"<circle cx="{x:.1}" cy="{y:.1}" r="11" fill="#bbb" stroke="#555"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="10">y{}</text><circle cx="{x:.1}" cy="{:.1}" r="8" fill="#111"/><text x="{:.1}" y="{:.1}" font-size="10">x{}</text>"##,
+                y + 4.0,
+                v + 1,
+                top + 150.0,
+                x + 12.0,
+                top + 154.0,
+                v + 1
+            );
+        }
+        let _ = writeln!(
+            md,
+            "| {title} (`{name}`) | {} | {nota} | {} |",
+            pieces.len(),
+            says.replace('|', "\\|")
+        );
+        json.push(
+            serde_json::json!({"estimator": name, "pieces": pieces.len(), "nota_terms": nota,
+            "free": pieces.iter().map(|p| p.1.clone()).collect::<Vec<_>>(),
+            "factors": pieces.iter().map(|p| p.0.clone()).collect::<Vec<_>>()}),
+        );
+    }
+    svg.push_str("</svg>\n");
+    Ok(Section {
+        title: "The diagrams".into(),
+        markdown: format!(
+            "{md}\nSquares are factors (the digit is the template whose weights they share across positions), grey circles the labels y_t, black circles the observations x_t; each dashed region is one piece: the variables it normalises over and the factors it holds. Conditioned neighbours sit outside the region.\n"
+        ),
+        json: serde_json::Value::Array(json),
+        svg: Some(svg),
+        claims: vec![],
+    })
+}
