@@ -87,8 +87,9 @@ fn every_experiment_runs_quick_and_reports() {
                 }
             }
         }
-        // Our numbers beside the paper's where it has some (000-fig4, 004's theory figures and
-        // consistency: none in the tables, so no empty paper columns).
+        // Our numbers beside the paper's where it has some (000-fig4, 003's diagrams, 004's
+        // theory figures, consistency and §8.3 grids: none in the tables, so no empty paper
+        // columns).
         assert!(md.contains("--quick"), "{name}");
         let has_paper = json["tables"].as_array().unwrap().iter().any(|t| {
             t["rows"].as_array().unwrap().iter().any(|r| {
@@ -105,7 +106,10 @@ fn every_experiment_runs_quick_and_reports() {
             ![
                 "000-fig3",
                 "000-fig4",
+                "003-fig1",
                 "004-consistency",
+                "004-crf",
+                "004-boltzmann-chain",
                 "004-fig1",
                 "004-fig2",
                 "004-fig3"
@@ -119,8 +123,43 @@ fn every_experiment_runs_quick_and_reports() {
             assert!(v == "holds" || v == "does not hold", "{name}: {c}");
             assert!(md.contains(&format!("**{v}**")), "{name}");
         }
-        if name.starts_with("001-table1") || name.starts_with("004-") || *name == "000-fig3" {
+        if name.starts_with("001-table1")
+            || name.starts_with("002-")
+            || name.starts_with("004-")
+            || *name == "000-fig3"
+        {
             assert!(!json["claims"].as_array().unwrap().is_empty(), "{name}");
+        }
+        if *name == "003-fig1" {
+            // 003 §2's definitions on a 4-token chain: the MEMM and PL predict one label per
+            // piece, the CRF is one piece over every label, PW one piece per factor (the start
+            // factor and three edges), CRF-PT the MEMM's pieces plus NOTA terms.
+            let d = &json["analysis"]["data"];
+            let by = |e: &str| {
+                d.as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|x| x["estimator"] == e)
+                    .unwrap()
+                    .clone()
+            };
+            for e in ["memm", "pl", "nota"] {
+                let free = by(e)["free"].as_array().unwrap().clone();
+                assert_eq!(free.len(), 4, "{e}");
+                assert!(free.iter().all(|f| f.as_array().unwrap().len() == 1), "{e}");
+            }
+            assert_eq!(by("ml")["free"], serde_json::json!([[0, 1, 2, 3]]));
+            assert_eq!(by("pw")["pieces"], 4);
+            assert!(by("pw")["factors"].as_array().unwrap().iter().all(|f| f
+                .as_array()
+                .unwrap()
+                .len()
+                == 1));
+            assert!(by("nota")["nota_terms"].as_u64().unwrap() > 0);
+            assert_eq!(by("memm")["nota_terms"], 0);
+            // PL's pieces hold both neighbouring factors of an inner label, the MEMM's one.
+            let nf = |e: &str, k: usize| by(e)["factors"][k].as_array().unwrap().len();
+            assert_eq!((nf("pl", 1), nf("memm", 1)), (2, 1));
         }
         let svg = std::fs::read_to_string(dir.path().join(format!("{name}.svg"))).unwrap();
         assert!(

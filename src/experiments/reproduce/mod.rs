@@ -371,3 +371,42 @@ impl Stat {
 
 /// The finished runs of every group, by group name.
 pub type Results = std::collections::BTreeMap<String, Vec<(PathBuf, RunSummary)>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(gold: &[&str], pred: &[&str]) -> RunSummary {
+        let v = |x: &[&str]| vec![x.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+        RunSummary {
+            test: Some(crate::eval::metrics::score(&v(gold), &v(pred))),
+            ..RunSummary::default()
+        }
+    }
+
+    /// 002's macro and micro F1, counted by hand.
+    #[test]
+    fn macro_and_micro_f1_by_hand() {
+        // Seminar-style fields (no BIO): speaker 1 right of 2 gold, 1 predicted → P 1, R ½,
+        // F1 ⅔; stime 1 right of 1 gold, 2 predicted → F1 ⅔; pooled: 2 right, 3 predicted,
+        // 3 gold → F1 ⅔ as well; location: no gold, none predicted → F1 0 in the mean.
+        let s = summary(
+            &["speaker", "speaker", "stime", "O", "O"],
+            &["speaker", "O", "stime", "stime", "O"],
+        );
+        let m = Metric::MacroF1.of(&s).unwrap();
+        assert!((m - 200.0 / 3.0).abs() < 1e-9, "{m}");
+        let u = Metric::MicroF1.of(&s).unwrap();
+        assert!((u - 200.0 / 3.0).abs() < 1e-9, "{u}");
+        // BIO tags: entity types. PER: 1 of 1 right (F1 100); LOC: gold 1, predicted as ORG →
+        // LOC F1 0, ORG F1 0; macro = mean over the three types = 33.33; micro: 1 right of 2
+        // predicted, 2 gold → 50.
+        let s = summary(
+            &["B-PER", "I-PER", "O", "B-LOC"],
+            &["B-PER", "I-PER", "O", "B-ORG"],
+        );
+        let m = Metric::MacroF1.of(&s).unwrap();
+        assert!((m - 100.0 / 3.0).abs() < 1e-9, "{m}");
+        assert!((Metric::MicroF1.of(&s).unwrap() - 50.0).abs() < 1e-9);
+    }
+}
