@@ -534,8 +534,11 @@ pub(super) fn table3(o: &Options) -> Result<Experiment> {
     })
 }
 
-/// The weak per-pixel classifier alone: each test pixel's highest score.
-fn classifier_alone(e: &Experiment, _o: &Options) -> Result<Section> {
+/// The weak per-pixel classifier alone (each test pixel's highest score), and how much each
+/// trained model's max-product labelling collapses: distinct labels per test image and the
+/// share of its pixels under its most frequent label, against the gold images'.
+fn classifier_alone(e: &Experiment, o: &Options) -> Result<Section> {
+    use std::fmt::Write;
     let tests: Vec<std::path::PathBuf> = e
         .groups
         .iter()
@@ -543,6 +546,7 @@ fn classifier_alone(e: &Experiment, _o: &Options) -> Result<Section> {
         .map(|g| g.runs.iter().filter_map(|r| r.test.clone()).collect())
         .unwrap_or_default();
     let mut accs = vec![];
+    let mut gold_div = vec![];
     for t in &tests {
         let c = crate::data::grid::read_grid(t)?;
         let (mut ok, mut n) = (0usize, 0usize);
@@ -557,18 +561,74 @@ fn classifier_alone(e: &Experiment, _o: &Options) -> Result<Section> {
                 ok += (best.to_string() == *label) as usize;
                 n += 1;
             }
+            gold_div.push(diversity(&s.labels));
         }
         accs.push(100.0 * ok as f64 / n.max(1) as f64);
     }
     let s = Stat::of(accs.clone());
+    let mut md = format!(
+        "Each test pixel's highest classifier score, no model: {} (per fold {}). A trained model below this has learnt edge weights that hurt.\n\n",
+        report::fmt_stat(&s, false),
+        accs.iter().map(|a| format!("{a:.2}")).collect::<Vec<_>>().join(" / ")
+    );
+    let mean = |v: &[(f64, f64)], i: usize| {
+        v.iter()
+            .map(|x| if i == 0 { x.0 } else { x.1 })
+            .sum::<f64>()
+            / v.len().max(1) as f64
+    };
+    let _ = writeln!(
+        md,
+        "**Collapse of the max-product labelling** (all folds' test images): distinct labels per image and the share of an image's pixels under its most frequent label. Gold images: {:.2} labels, {:.1} % under the top one.\n\n| estimator | labels / image, 8-conn. | top label %, 8-conn. | labels / image, 4-conn. | top label %, 4-conn. |\n|---|---:|---:|---:|---:|",
+        mean(&gold_div, 0),
+        100.0 * mean(&gold_div, 1)
+    );
+    let mut json = serde_json::Map::new();
+    for (key, label) in ESTIMATORS {
+        let mut row = format!("| {label} |");
+        for prefix in ["seg8/", "seg4/"] {
+            let g = format!("{prefix}{key}");
+            let Some(group) = e.groups.iter().find(|x| x.name == g) else {
+                continue;
+            };
+            let mut div = vec![];
+            for (k, spec) in group.runs.iter().enumerate() {
+                let dir = run_dir(o, &g, k);
+                if super::runner::finished(&dir, spec).is_none() {
+                    continue;
+                }
+                let (fam, theta) = crate::graph::family::load(&dir)?;
+                let test = fam.read(spec.test.as_ref().expect("a test set"))?;
+                for y in crate::eval::predict(fam.as_ref(), &theta, &test, &spec.inference())? {
+                    div.push(diversity(&y));
+                }
+            }
+            let _ = write!(
+                row,
+                " {:.2} | {:.1} |",
+                mean(&div, 0),
+                100.0 * mean(&div, 1)
+            );
+            json.insert(g, serde_json::json!({"labels_per_image": mean(&div, 0), "top_label_share": mean(&div, 1)}));
+        }
+        let _ = writeln!(md, "{row}");
+    }
+    json.insert("gold".into(), serde_json::json!({"labels_per_image": mean(&gold_div, 0), "top_label_share": mean(&gold_div, 1)}));
+    json.insert("classifier_accuracy".into(), serde_json::json!(s));
     Ok(Section {
-        title: "The per-pixel classifier alone".into(),
-        markdown: format!(
-            "Each test pixel's highest classifier score, no model: {} (per fold {}). A trained model below this has learnt edge weights that hurt.\n",
-            report::fmt_stat(&s, false),
-            accs.iter().map(|a| format!("{a:.2}")).collect::<Vec<_>>().join(" / ")
-        ),
-        json: serde_json::json!({ "classifier_accuracy": s }),
+        title: "The per-pixel classifier alone, and collapsed labellings".into(),
+        markdown: md,
+        json: serde_json::Value::Object(json),
         ..Section::default()
     })
+}
+
+/// Distinct labels in an image, and the share of its pixels under the most frequent one.
+fn diversity(labels: &[String]) -> (f64, f64) {
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for l in labels {
+        *counts.entry(l.as_str()).or_default() += 1;
+    }
+    let top = counts.values().copied().max().unwrap_or(0);
+    (counts.len() as f64, top as f64 / labels.len().max(1) as f64)
 }
