@@ -352,12 +352,19 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
         s
     });
     let (ctrain, ctest) = conll2000(o)?;
-    gs.extend(groups(&ests, "chunk/", reps(o, 5), |k| {
-        let mut s = base_spec(o, ctrain.clone(), ctest.clone(), chain(Factorisation::Edge));
-        s.train_sample = Some(if o.quick { 20 } else { 447 });
-        s.seed = k as u64;
-        s
-    }));
+    for (prefix, f) in [
+        ("chunk/", Factorisation::Edge),
+        // The controlled experiment: the papers' edge factor Ψ_t(y_t, y_{t−1}, x), nothing
+        // else changed (what made PW match ML on NER, issue 11).
+        ("chunk-pair/", Factorisation::EdgePair),
+    ] {
+        gs.extend(groups(&ests, prefix, reps(o, 5), |k| {
+            let mut s = base_spec(o, ctrain.clone(), ctest.clone(), chain(f));
+            s.train_sample = Some(if o.quick { 20 } else { 447 });
+            s.seed = k as u64;
+            s
+        }));
+    }
     let (ntrain, ntest, nmodel) = ner_task(o)?;
     gs.extend(groups(&ests, "ner/", 1, |_| {
         base_spec(o, ntrain.clone(), ntest.clone(), nmodel.clone())
@@ -376,6 +383,7 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
             format!("Chunking: CoNLL-2000, all chunk types; {}; the standard test set ({}); the CRF++ chunking template (words and the given POS tags).", sizes("5 random subsets of 447 sentences", "1 subset of 20 (quick)"), sizes("2,012 sentences", "its first 40")),
             "Named entities: as 000-table4 (Dutch CoNLL-2002; the paper's is English CoNLL-2003).".into(),
             "Chains with one factor per edge (\"no unary factors\"; NER with observation weights per label pair), feature–label pairs seen in training; σ² = 10; Viterbi decoding. Accuracy: token accuracy for POS, chunk F1 for chunking, entity F1 for NER.".into(),
+            "Controlled experiment (chunking): the `edge` rows share each label's observation weights across source states; the `edge-pair` rows give the edge factor Ψ_t(y_t, y_{t−1}, x) observation weights per label pair — the papers' factor — on the same subsets, nothing else changed.".into(),
         ],
         groups: gs,
         tables: vec![Table {
@@ -386,14 +394,68 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
                 ("POS time (s)".into(), row("pos/", Metric::Seconds, [(33846.0, Some(6800.0)), (6705.0, Some(740.0)), (23537.0, Some(8700.0)), (3911.0, Some(1500.0))])),
                 ("Chunking F1".into(), row("chunk/", Metric::SegmentF1, [(91.4, Some(0.21)), (90.3, Some(0.19)), (91.7, Some(0.14)), (91.4, Some(0.12))])),
                 ("Chunking time (s)".into(), row("chunk/", Metric::Seconds, [(24769.0, Some(6183.0)), (1534.0, Some(165.0)), (5708.0, Some(701.0)), (766.0, Some(83.0))])),
+                ("Chunking F1, `edge-pair`".into(), row("chunk-pair/", Metric::SegmentF1, [(91.4, Some(0.21)), (90.3, Some(0.19)), (91.7, Some(0.14)), (91.4, Some(0.12))])),
+                ("Chunking time (s), `edge-pair`".into(), row("chunk-pair/", Metric::Seconds, [(24769.0, Some(6183.0)), (1534.0, Some(165.0)), (5708.0, Some(701.0)), (766.0, Some(83.0))])),
                 ("NER F1".into(), row("ner/", Metric::SegmentF1, [(90.5, None), (85.1, None), (90.5, None), (90.3, None)])),
                 ("NER time (s)".into(), row("ner/", Metric::Seconds, [(52396.0, None), (8651.0, None), (6311.0, None), (4780.0, None)])),
             ],
         }],
         figure: Figure::Bars(4),
         analysis: None,
-        claims: vec![],
+        claims: table8_claims(),
     })
+}
+
+/// 000 §5.2.2's claims on Table 8, task by task (chunking with both edge factors).
+fn table8_claims() -> Vec<Claim> {
+    let tasks: [(&str, &str, Metric); 4] = [
+        ("POS", "pos/", Metric::TokenAccuracy),
+        ("chunking (`edge`)", "chunk/", Metric::SegmentF1),
+        ("chunking (`edge-pair`)", "chunk-pair/", Metric::SegmentF1),
+        ("NER", "ner/", Metric::SegmentF1),
+    ];
+    fn mean(r: &Results, g: String, m: &Metric) -> Option<f64> {
+        let v: Vec<f64> = r.get(&g)?.iter().filter_map(|(_, s)| m.of(s)).collect();
+        Stat::of(v).map(|s| s.mean)
+    }
+    let mut claims = vec![];
+    for (task, prefix, m) in tasks {
+        let m2 = m.clone();
+        claims.push(Claim {
+            says: format!("{task}: PWPL, PW and ML have equivalent accuracy (000 §5.2.2; here all three within 1 point)"),
+            check: Box::new(move |r| {
+                let g = |e: &str| mean(r, format!("{prefix}{e}"), &m);
+                let (ml, pw, pwpl) = (g("ml")?, g("pw")?, g("pwpl")?);
+                let spread = ml.max(pw).max(pwpl) - ml.min(pw).min(pwpl);
+                Some((spread <= 1.0, format!("ML {ml:.2}, PW {pw:.2}, PWPL {pwpl:.2}")))
+            }),
+        });
+        claims.push(Claim {
+            says: format!("{task}: PL loses more to ML than PWPL to PW, and PWPL beats PL (000 §5.2.2, Sect. 4.2)"),
+            check: Box::new(move |r| {
+                let g = |e: &str| mean(r, format!("{prefix}{e}"), &m2);
+                let (ml, pl, pw, pwpl) = (g("ml")?, g("pl")?, g("pw")?, g("pwpl")?);
+                Some((
+                    ml - pl > pw - pwpl && pwpl > pl,
+                    format!("ML − PL = {:.2}, PW − PWPL = {:.2}; PWPL {pwpl:.2} against PL {pl:.2}", ml - pl, pw - pwpl),
+                ))
+            }),
+        });
+        if prefix != "ner/" {
+            claims.push(Claim {
+                says: format!("{task}: PWPL is 5 to 10 times faster than ML (000 §5.2.2; here PWPL's time ≤ 0.2 of ML's)"),
+                check: Box::new(move |r| {
+                    let t = |e: &str| mean(r, format!("{prefix}{e}"), &Metric::Seconds);
+                    let (ml, pwpl, pw) = (t("ml")?, t("pwpl")?, t("pw")?);
+                    Some((
+                        pwpl <= 0.2 * ml,
+                        format!("PWPL {pwpl:.1} s, ML {ml:.1} s ({:.2}×), PW {pw:.1} s", pwpl / ml),
+                    ))
+                }),
+            });
+        }
+    }
+    claims
 }
 
 /// 000 Fig. 4: PWPL and PL test accuracy against the number of training sequences, on data
