@@ -417,8 +417,10 @@ pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
             );
         }
     }
+    // Each entry as wide as its text (about 7 px a character at 12 px).
+    let mut lx = ml + 10.0;
     for (c, name) in t.columns[..n].iter().enumerate() {
-        let lx = ml + 10.0 + 150.0 * c as f64;
+        let label_w = 7.0 * (name.chars().count() + 14) as f64;
         let _ = write!(
             s,
             r#"<rect x="{lx}" y="{}" width="12" height="12" fill="{}"/><text x="{}" y="{}">{} (ours, ±sd)</text>"#,
@@ -428,6 +430,7 @@ pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
             h - 12.0,
             esc(name)
         );
+        lx += 16.0 + label_w + 12.0;
     }
     let _ = write!(
         s,
