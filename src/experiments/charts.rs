@@ -264,7 +264,10 @@ pub fn svg_whisker_lines(
     ys: &[WhiskerSeries],
 ) -> String {
     use std::fmt::Write;
-    let (w, h, ml, mb, mt) = (760.0, 420.0, 60.0, 60.0, 40.0);
+    // The legend sits right of the plot, where it cannot cover a line.
+    let legend_w = 7.0 * ys.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0) as f64 + 40.0;
+    let (w, h, ml, mb, mt) = (640.0 + legend_w, 420.0, 60.0, 60.0, 40.0);
+    let mr = legend_w;
     let vals: Vec<f64> = ys
         .iter()
         .flat_map(|(_, v)| v.iter().flatten().flat_map(|s| [s.0 - s.1, s.0 + s.1]))
@@ -282,10 +285,10 @@ pub fn svg_whisker_lines(
         xs.iter().cloned().fold(f64::INFINITY, f64::min).ln(),
         xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max).ln(),
     );
-    let px = |x: f64| ml + 10.0 + (w - ml - 40.0) * ((x.ln() - x0) / (x1 - x0).max(1e-9));
+    let px = |x: f64| ml + 10.0 + (w - mr - ml - 40.0) * ((x.ln() - x0) / (x1 - x0).max(1e-9));
     let py = |v: f64| mt + (h - mt - mb) * (1.0 - (v - lo) / (hi - lo));
     let mut s = svg_open(w, h, title);
-    y_grid(&mut s, (lo, hi), w, ml, py);
+    y_grid(&mut s, (lo, hi), w - mr, ml, py);
     for &x in xs {
         let _ = write!(
             s,
@@ -297,7 +300,7 @@ pub fn svg_whisker_lines(
     let _ = write!(
         s,
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text><text x="16" y="{}" transform="rotate(-90 16 {})" text-anchor="middle">{}</text>"#,
-        w / 2.0,
+        (w - mr) / 2.0,
         h - mb + 40.0,
         esc(x_label),
         h / 2.0,
@@ -337,9 +340,9 @@ pub fn svg_whisker_lines(
         let _ = write!(
             s,
             r#"<rect x="{}" y="{}" width="12" height="12" fill="{col}"/><text x="{}" y="{}">{}</text>"#,
-            ml + 16.0,
+            w - mr + 4.0,
             ly - 10.0,
-            ml + 32.0,
+            w - mr + 20.0,
             ly,
             esc(name)
         );

@@ -226,11 +226,20 @@ pub fn figure(e: &Experiment, results: &Results) -> String {
         } => {
             // Means ± one standard error (sd/√n: the spread between generating distributions
             // is much wider than the difference of the means it would hide).
+            // One run per point has no spread to show.
+            let repeated = series
+                .iter()
+                .flat_map(|(_, gs)| gs)
+                .any(|g| e.groups.iter().any(|x| &x.name == g && x.runs.len() > 1));
             let ys: Vec<WhiskerSeries> = series
                 .iter()
                 .map(|(name, gs)| {
                     (
-                        format!("{name} (mean ± s.e.)"),
+                        if repeated {
+                            format!("{name} (mean ± s.e.)")
+                        } else {
+                            name.clone()
+                        },
                         gs.iter()
                             .map(|g| {
                                 stat(
