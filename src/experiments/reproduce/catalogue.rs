@@ -141,11 +141,7 @@ pub(super) fn table6_or_9(o: &Options, name: &str) -> Result<Experiment> {
     // The linear chain first: BP training starts from it (000 §5.1.3).
     let mut gs = seminar_groups(o, &folds, &["ml"], "seminars-chain/", false);
     gs.extend(seminar_groups(o, &folds, ests, "seminars/", true));
-    for g in gs.iter_mut().filter(|g| g.name == "seminars/bp") {
-        for (k, r) in g.runs.iter_mut().enumerate() {
-            r.init_from = Some(run_dir(o, "seminars-chain/ml", k));
-        }
-    }
+    bp_from_chain(o, &mut gs, "seminars/bp", "seminars-chain/ml");
     let f1 = |l: &str| Metric::LabelF1(l.into());
     let protocol = vec![
         "Data: the CMU seminar announcements (485 e-mails) pooled and split at random 50/50 into training and test, ten times (seeds 1000–1009), as the paper's \"10-fold cross validation with a 50/50 training/test split\".".into(),
@@ -414,17 +410,13 @@ fn table8_claims() -> Vec<Claim> {
         ("chunking (`edge-pair`)", "chunk-pair/", Metric::SegmentF1),
         ("NER", "ner/", Metric::SegmentF1),
     ];
-    fn mean(r: &Results, g: String, m: &Metric) -> Option<f64> {
-        let v: Vec<f64> = r.get(&g)?.iter().filter_map(|(_, s)| m.of(s)).collect();
-        Stat::of(v).map(|s| s.mean)
-    }
     let mut claims = vec![];
     for (task, prefix, m) in tasks {
         let m2 = m.clone();
         claims.push(Claim {
             says: format!("{task}: PWPL, PW and ML have equivalent accuracy (000 §5.2.2; here all three within 1 point)"),
             check: Box::new(move |r| {
-                let g = |e: &str| mean(r, format!("{prefix}{e}"), &m);
+                let g = |e: &str| group_mean(r, &format!("{prefix}{e}"), &m);
                 let (ml, pw, pwpl) = (g("ml")?, g("pw")?, g("pwpl")?);
                 let spread = ml.max(pw).max(pwpl) - ml.min(pw).min(pwpl);
                 Some((spread <= 1.0, format!("ML {ml:.2}, PW {pw:.2}, PWPL {pwpl:.2}")))
@@ -433,7 +425,7 @@ fn table8_claims() -> Vec<Claim> {
         claims.push(Claim {
             says: format!("{task}: PL loses more to ML than PWPL to PW, and PWPL beats PL (000 §5.2.2, Sect. 4.2)"),
             check: Box::new(move |r| {
-                let g = |e: &str| mean(r, format!("{prefix}{e}"), &m2);
+                let g = |e: &str| group_mean(r, &format!("{prefix}{e}"), &m2);
                 let (ml, pl, pw, pwpl) = (g("ml")?, g("pl")?, g("pw")?, g("pwpl")?);
                 Some((
                     ml - pl > pw - pwpl && pwpl > pl,
@@ -445,7 +437,7 @@ fn table8_claims() -> Vec<Claim> {
             claims.push(Claim {
                 says: format!("{task}: PWPL is 5 to 10 times faster than ML (000 §5.2.2; here PWPL's time ≤ 0.2 of ML's)"),
                 check: Box::new(move |r| {
-                    let t = |e: &str| mean(r, format!("{prefix}{e}"), &Metric::Seconds);
+                    let t = |e: &str| group_mean(r, &format!("{prefix}{e}"), &Metric::Seconds);
                     let (ml, pwpl, pw) = (t("ml")?, t("pwpl")?, t("pw")?);
                     Some((
                         pwpl <= 0.2 * ml,
@@ -591,7 +583,7 @@ pub(super) fn fig4(o: &Options) -> Result<Experiment> {
 /// At each trained weight vector of the `ml` and `bp` groups: the mean absolute difference
 /// between sum-product BP's node beliefs and the exact marginals (forward–backward over joint
 /// states) on the test data, and NP F1 under exact Viterbi and under max-product BP decoding.
-pub(super) fn bp_vs_exact(e: &Experiment, o: &Options) -> Result<Section> {
+pub(super) fn bp_vs_exact(e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
     use crate::inference::{bp_node_marginals, exact_node_marginals};
     use std::fmt::Write;
     let mut md = String::from(

@@ -81,7 +81,7 @@ fn var_xy(v: u32, top: f64) -> (f64, f64) {
     (90.0 + 130.0 * v as f64, top + 60.0)
 }
 
-fn draw(_e: &Experiment, o: &Options) -> Result<Section> {
+fn draw(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
     let (model, inst) = chain(o)?;
     let (w, panel) = (780.0, 190.0);
     let h = 40.0 + panel * DIAGRAMS.len() as f64;

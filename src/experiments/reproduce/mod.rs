@@ -317,8 +317,9 @@ pub struct Claim {
     pub check: ClaimCheck,
 }
 
-/// Extra analysis after the runs (e.g. BP against exact inference at the trained weights).
-type Analysis = fn(&Experiment, &Options) -> Result<Section>;
+/// Extra analysis after the runs (e.g. BP against exact inference at the trained weights),
+/// given the finished runs.
+type Analysis = fn(&Experiment, &Options, &Results) -> Result<Section>;
 
 /// A titled block of the report: Markdown text and its data for the JSON.
 #[derive(Clone, Debug, Default)]
@@ -371,6 +372,11 @@ impl Stat {
 
 /// The finished runs of every group, by group name.
 pub type Results = std::collections::BTreeMap<String, Vec<(PathBuf, RunSummary)>>;
+
+/// The mean of `m` over group `g`'s finished runs.
+pub(crate) fn group_mean(r: &Results, g: &str, m: &Metric) -> Option<f64> {
+    Stat::of(r.get(g)?.iter().filter_map(|(_, s)| m.of(s)).collect()).map(|s| s.mean)
+}
 
 #[cfg(test)]
 mod tests {

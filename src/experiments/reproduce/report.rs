@@ -143,7 +143,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         .map(|c| (c.says.clone(), (c.check)(results)))
         .collect();
     if let Some(a) = e.analysis {
-        let s = a(e, o)?;
+        let s = a(e, o, results)?;
         let _ = writeln!(md, "\n## {}\n\n{}", s.title, s.markdown);
         analysis_json = serde_json::json!({ "title": s.title, "data": s.json });
         analysis_svg = s.svg;

@@ -207,7 +207,7 @@ fn analysis_only(
     name: &'static str,
     title: &str,
     protocol: Vec<String>,
-    analysis: fn(&Experiment, &Options) -> Result<Section>,
+    analysis: fn(&Experiment, &Options, &Results) -> Result<Section>,
 ) -> Experiment {
     Experiment {
         name,
@@ -253,7 +253,7 @@ pub(super) fn fig1(_o: &Options) -> Result<Experiment> {
     ))
 }
 
-fn fig1_analysis(_e: &Experiment, _o: &Options) -> Result<Section> {
+fn fig1_analysis(_e: &Experiment, _o: &Options, _r: &Results) -> Result<Section> {
     use std::fmt::Write;
     let machine = Machine::new(5, None)?;
     let alt = Machine::new(5, Some(&fig1_alternative_theta()))?;
@@ -360,7 +360,7 @@ pub(super) fn fig2(o: &Options) -> Result<Experiment> {
     ))
 }
 
-fn fig2_analysis(_e: &Experiment, o: &Options) -> Result<Section> {
+fn fig2_analysis(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
     use crate::experiments::charts::{svg_lines, Series};
     use std::fmt::Write;
     let steps = if o.quick { 2 } else { 20 };
@@ -515,7 +515,7 @@ fn frontier(points: &[(f64, f64)]) -> Vec<usize> {
     idx
 }
 
-fn fig3_analysis(_e: &Experiment, o: &Options) -> Result<Section> {
+fn fig3_analysis(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
     use crate::experiments::charts::{svg_lines, Series};
     use std::fmt::Write;
     let (m, (lambdas, betas)) = fig3_grid(o);

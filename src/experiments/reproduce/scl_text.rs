@@ -297,22 +297,21 @@ pub(super) fn experiment(o: &Options, model: Model) -> Result<Experiment> {
     })
 }
 
-fn analysis_bchain(e: &Experiment, o: &Options) -> Result<Section> {
-    analysis(e, o, Model::BoltzmannChain)
+fn analysis_bchain(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
+    analysis(e, o, r, Model::BoltzmannChain)
 }
-fn analysis_crf(e: &Experiment, o: &Options) -> Result<Section> {
-    analysis(e, o, Model::Crf)
+fn analysis_crf(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
+    analysis(e, o, r, Model::Crf)
 }
 
 /// The finished run of a one-run group.
-fn summary(e: &Experiment, o: &Options, g: &str) -> Option<crate::train::run::RunSummary> {
-    let group = e.groups.iter().find(|x| x.name == g)?;
-    super::runner::finished(&run_dir(o, g, 0), group.runs.first()?)
+fn summary<'r>(r: &'r Results, g: &str) -> Option<&'r crate::train::run::RunSummary> {
+    r.get(g)?.first().map(|(_, s)| s)
 }
 
 /// β heuristic against the grid's best β (Figs. 14, 20), the frontier and §8.4's win–win
 /// (Figs. 13, 19), PL1/PL2 against PL1/FL (Fig. 12), and the level against the paper's.
-fn analysis(e: &Experiment, o: &Options, model: Model) -> Result<Section> {
+fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<Section> {
     use std::fmt::Write;
     let g = grid(o);
     let sig = model.sigma2s();
@@ -336,20 +335,16 @@ fn analysis(e: &Experiment, o: &Options, model: Model) -> Result<Section> {
         );
         let mut rows = vec![];
         for &l in &g.lambdas {
-            let pts: Vec<(f64, crate::train::run::RunSummary)> = g
+            let pts: Vec<(f64, &crate::train::run::RunSummary)> = g
                 .betas
                 .iter()
-                .filter_map(|&b| Some((b, summary(e, o, &point(model, high, s2, l, b))?)))
+                .filter_map(|&b| Some((b, summary(r, &point(model, high, s2, l, b))?)))
                 .collect();
             let best = pts
                 .iter()
                 .filter(|(_, s)| train_nll(s).is_some())
-                .min_by(|a, b| {
-                    train_nll(&a.1)
-                        .unwrap()
-                        .total_cmp(&train_nll(&b.1).unwrap())
-                });
-            let h = summary(e, o, &heuristic(model, high, s2, l));
+                .min_by(|a, b| train_nll(a.1).unwrap().total_cmp(&train_nll(b.1).unwrap()));
+            let h = summary(r, &heuristic(model, high, s2, l));
             let (Some((bb, bs)), Some(h)) = (best, h) else {
                 continue;
             };
@@ -364,18 +359,18 @@ fn analysis(e: &Experiment, o: &Options, model: Model) -> Result<Section> {
                 hb.map_or("—".into(), |b| format!("{b:.3}")),
                 h.beta_rounds.len(),
                 f(train_nll(bs)),
-                f(train_nll(&h)),
+                f(train_nll(h)),
                 f(nll(bs)),
-                f(nll(&h))
+                f(nll(h))
             );
-            if let (Some(tb), Some(th)) = (nll(bs), nll(&h)) {
+            if let (Some(tb), Some(th)) = (nll(bs), nll(h)) {
                 heur_n += 1;
                 // On or below the diagonal of Fig. 14's test column: within 5 % of the best
                 // grid β's test NLL, or lower.
                 heur_ok += (th <= tb * 1.05) as usize;
             }
             rows.push(serde_json::json!({"lambda": l, "best_beta": bb, "heuristic_beta": hb,
-                "train_best": train_nll(bs), "train_heuristic": train_nll(&h), "test_best": nll(bs), "test_heuristic": nll(&h)}));
+                "train_best": train_nll(bs), "train_heuristic": train_nll(h), "test_best": nll(bs), "test_heuristic": nll(h)}));
         }
         json.insert(
             format!("heuristic_pl1_{high}"),
@@ -386,10 +381,10 @@ fn analysis(e: &Experiment, o: &Options, model: Model) -> Result<Section> {
         // alone at the same σ².
         for &si in &g.sigma_ix {
             let s2 = sig[fi][si];
-            let Some(f) = summary(e, o, &fl(model, s2)) else {
+            let Some(f) = summary(r, &fl(model, s2)) else {
                 continue;
             };
-            let (Some(ft), Some(ff)) = (nll(&f), f.paper_flops) else {
+            let (Some(ft), Some(ff)) = (nll(f), f.paper_flops) else {
                 continue;
             };
             let mut wins = vec![];
@@ -399,9 +394,9 @@ fn analysis(e: &Experiment, o: &Options, model: Model) -> Result<Section> {
             let mut n = 0;
             for &l in g.lambdas.iter().filter(|&&l| l < 1.0) {
                 for &b in &g.betas {
-                    if let Some(s) = summary(e, o, &point(model, high, s2, l, b)) {
+                    if let Some(s) = summary(r, &point(model, high, s2, l, b)) {
                         n += 1;
-                        let t = nll(&s).unwrap_or(f64::INFINITY);
+                        let t = nll(s).unwrap_or(f64::INFINITY);
                         best_test[fi] = best_test[fi].min(t);
                         if let Some(x) = s.paper_flops.filter(|&x| t < ft && x < ff) {
                             wins.push((t, l, b, x / ff));
@@ -412,10 +407,7 @@ fn analysis(e: &Experiment, o: &Options, model: Model) -> Result<Section> {
             }
             let best_win = wins.iter().copied().min_by(|a, b| a.0.total_cmp(&b.0));
             for &b in &g.betas {
-                if let Some(t) = summary(e, o, &point(model, high, s2, 1.0, b))
-                    .as_ref()
-                    .and_then(nll)
-                {
+                if let Some(t) = summary(r, &point(model, high, s2, 1.0, b)).and_then(nll) {
                     best_test[fi] = best_test[fi].min(t);
                 }
             }

@@ -177,22 +177,28 @@ pub(super) fn factorial_model(o: &Options) -> Result<ModelSpec> {
     }))
 }
 
-/// The seminar announcements pooled (train 0–300 and test 301–484) and cut into `folds` random
-/// 50/50 splits (000 §5: "10-fold cross validation with a 50/50 training/test split"), written
-/// as column files (word, lowercase, shape, time class, field).
-pub(super) fn seminar_folds(o: &Options, folds: usize) -> Result<Vec<(PathBuf, PathBuf)>> {
+/// The seminar announcements pooled: the given training files (0–300), then the test files.
+pub(super) fn seminars_pooled(o: &Options) -> Result<Vec<Sequence>> {
     let dir = o.data.join("seminars");
     let mut all = crate::data::seminars::read_dir(&need(dir.join("train"))?)?;
     all.sequences
         .extend(crate::data::seminars::read_dir(&need(dir.join("test"))?)?.sequences);
-    let items = &all.sequences;
+    Ok(all.sequences)
+}
+
+/// Writes each (train, test) index split of `items` as column files (word, lowercase, shape,
+/// time class, field) `seminars-{tag}{k}-train.conll` and `…-test.conll`; `--quick` keeps 8
+/// training and 6 test e-mails of each.
+pub(super) fn write_seminar_splits(
+    o: &Options,
+    items: &[Sequence],
+    tag: &str,
+    splits: impl Iterator<Item = (Vec<usize>, Vec<usize>)>,
+) -> Result<Vec<(PathBuf, PathBuf)>> {
     let w = o.out.join("data");
-    (0..folds)
-        .map(|k| {
-            let perm = crate::data::shuffled(items.len(), 1000 + k as u64);
-            let half = items.len() / 2;
-            let (mut tr, mut te): (Vec<usize>, Vec<usize>) =
-                (perm[..half].to_vec(), perm[half..].to_vec());
+    splits
+        .enumerate()
+        .map(|(k, (mut tr, mut te))| {
             if o.quick {
                 tr.truncate(8);
                 te.truncate(6);
@@ -201,11 +207,36 @@ pub(super) fn seminar_folds(o: &Options, folds: usize) -> Result<Vec<(PathBuf, P
             te.sort_unstable();
             let pick = |ix: &[usize]| ix.iter().map(|&i| items[i].clone()).collect::<Vec<_>>();
             Ok((
-                write_items(&pick(&tr), &w.join(format!("seminars-{k}-train.conll")))?,
-                write_items(&pick(&te), &w.join(format!("seminars-{k}-test.conll")))?,
+                write_items(
+                    &pick(&tr),
+                    &w.join(format!("seminars-{tag}{k}-train.conll")),
+                )?,
+                write_items(&pick(&te), &w.join(format!("seminars-{tag}{k}-test.conll")))?,
             ))
         })
         .collect()
+}
+
+/// The pooled seminar announcements cut into `folds` random 50/50 splits (000 §5: "10-fold
+/// cross validation with a 50/50 training/test split"; seeds 1000 + k).
+pub(super) fn seminar_folds(o: &Options, folds: usize) -> Result<Vec<(PathBuf, PathBuf)>> {
+    let items = seminars_pooled(o)?;
+    let half = items.len() / 2;
+    let splits = (0..folds).map(|k| {
+        let perm = crate::data::shuffled(items.len(), 1000 + k as u64);
+        (perm[..half].to_vec(), perm[half..].to_vec())
+    });
+    write_seminar_splits(o, &items, "", splits)
+}
+
+/// Loopy BP training of group `bp` starts from the same repetition of group `chain` (the
+/// trained linear chain), as 000 §5.1.3 says BP training had to; `chain` must run first.
+pub(super) fn bp_from_chain(o: &Options, gs: &mut [Group], bp: &str, chain: &str) {
+    for g in gs.iter_mut().filter(|g| g.name == bp) {
+        for (k, r) in g.runs.iter_mut().enumerate() {
+            r.init_from = Some(run_dir(o, chain, k));
+        }
+    }
 }
 
 /// The seminar chain: 000 Table 3's features, the edge factor Ψ_t(y_t, y_{t−1}, x) (eq. 41),
