@@ -173,3 +173,33 @@ fn tagging_decodes_labels_given_words_and_unknown_words_are_unk() {
     }
     assert_eq!(bc.words.names[bc.word("never-seen") as usize], "<unk>");
 }
+
+/// `vocabulary`: the words of another file join the vocabulary (004 models every CoNLL-2000
+/// word), each its own outcome; a word in neither file is still `<unk>`, and without the option
+/// the training words keep their indices.
+#[test]
+fn a_vocabulary_file_adds_its_words_as_their_own_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let train_path = dir.path().join("train.conll");
+    std::fs::write(&train_path, "the B-NP\ncat I-NP\nsat B-VP\n\n").unwrap();
+    let vocab = dir.path().join("all.conll");
+    std::fs::write(&vocab, "the B-NP\ndog I-NP\nran B-VP\n\n").unwrap();
+    let train = read_conll(&train_path).unwrap();
+    let (plain, _) = BoltzmannChain::fit(&train, BoltzmannChainOptions::default()).unwrap();
+    let opts = BoltzmannChainOptions {
+        vocabulary: Some(vocab),
+        ..BoltzmannChainOptions::default()
+    };
+    let (bc, _) = BoltzmannChain::fit(&train, opts).unwrap();
+    // {cat, dog, ran, sat, the} and <unk>.
+    assert_eq!(bc.words.len(), 6);
+    assert_eq!(plain.words.len(), 4);
+    for w in ["dog", "ran", "cat", "the"] {
+        assert_eq!(bc.words.names[bc.word(w) as usize], w);
+    }
+    assert_eq!(bc.words.names[bc.word("bird") as usize], "<unk>");
+    assert_eq!(plain.words.names[plain.word("dog") as usize], "<unk>");
+    // K × (V + K + 1) weights: the emission table grows with the vocabulary.
+    let k = bc.labels.len();
+    assert_eq!(bc.model().n_params, k + k * k + k * 6);
+}

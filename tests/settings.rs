@@ -120,6 +120,10 @@ fn run_specs_survive_the_trip_to_knob_values_and_back() {
             ("eval-train", "true"),
         ],
         &[
+            ("model", "boltzmann-chain"),
+            ("vocabulary", "all-words.conll"),
+        ],
+        &[
             ("model", "factorial"),
             ("features", "all"),
             ("pos-lexicon", "lex.tsv"),
