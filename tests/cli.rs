@@ -823,3 +823,48 @@ fn locally_normalised_runs_decode_locally_unless_asked() {
         .collect();
     assert!(counts[..5].iter().all(|&c| c == 0) && counts[5..].iter().all(|&c| c > 0));
 }
+
+/// `--nota-weight` reaches the run's spec (and 1, 001's weight, is left out of it, so runs made
+/// before the knob existed are still reused); a negative weight is an error naming the knob.
+#[test]
+fn nota_weight_is_recorded_and_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = generate(dir.path());
+    let out = |n: &str| dir.path().join(n).display().to_string();
+    let args = |w: &str, o: &str| {
+        vec![
+            "train".to_string(),
+            "--train".into(),
+            train.clone(),
+            "--test".into(),
+            test.clone(),
+            "--template".into(),
+            TEMPLATE.into(),
+            "--max-iter".into(),
+            "5".into(),
+            "--estimator".into(),
+            "nota".into(),
+            "--nota-weight".into(),
+            w.into(),
+            "--out".into(),
+            out(o),
+        ]
+    };
+    let spec = |o: &str| -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join(o).join("spec.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    let a = args("0.25", "quarter");
+    run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(spec("quarter")["estimator"]["weight"], 0.25);
+    let a = args("1", "one");
+    run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(spec("one")["estimator"].get("weight").is_none());
+    let a = args("-1", "neg");
+    let o = bin().args(a.iter().map(String::as_str)).output().unwrap();
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("nota-weight"), "{e}");
+}

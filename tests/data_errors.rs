@@ -111,3 +111,30 @@ fn template_errors_name_file_and_line() {
     let e = FeatureTemplate::read(&p).unwrap_err().to_string();
     assert!(e.starts_with(&format!("{}:2:", p.display())), "{e}");
 }
+
+/// `sample_split`: the sample is `sample`'s, and the rest is every other item, in file order.
+#[test]
+fn sample_split_partitions_the_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..40).map(|i| format!("w{i} X\n\n")).collect();
+    let p = write_tmp(&dir, "c.conll", text.as_bytes());
+    let c = read_conll(&p).unwrap();
+    let (a, b) = c.sample_split(15, 7);
+    let words = |c: &piecewise_lab::data::Corpus| {
+        c.sequences
+            .iter()
+            .map(|s| s.columns[0][0].clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(words(&a), words(&c.sample(15, 7)));
+    assert_eq!((a.sequences.len(), b.sequences.len()), (15, 25));
+    let mut all = [words(&a), words(&b)].concat();
+    all.sort_by_key(|w| w[1..].parse::<usize>().unwrap());
+    assert_eq!(all, words(&c));
+    let order = |v: Vec<String>| {
+        v.iter()
+            .map(|w| w[1..].parse::<usize>().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert!(order(words(&b)).windows(2).all(|w| w[0] < w[1]));
+}

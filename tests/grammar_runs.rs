@@ -65,6 +65,7 @@ fn every_grammar_estimator_trains_as_a_run_and_reopens() {
                 threshold: 1e-3,
                 refresh: 0,
             },
+            weight: 1.0,
         },
         EstimatorSpec::Ml,
     ];
@@ -185,6 +186,7 @@ fn the_command_line_trains_a_grammar() {
                 threshold: 0.2,
                 refresh: 0
             }
+            weight: 1.0,
         }
     );
     assert!(GrammarRun::open(&out).is_ok());

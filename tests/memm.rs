@@ -55,6 +55,17 @@ fn memm_reference(rc: &RandomChain, i: usize, theta: &[f64]) -> f64 {
 /// 001 eq. 6 for one item: the gold terms with 1 in every normaliser, and −log(1 + Σ_y φ) for
 /// every listed (t, y′).
 fn nota_reference(rc: &RandomChain, i: usize, theta: &[f64], nota: &[(usize, u32)]) -> f64 {
+    weighted_nota_reference(rc, i, theta, nota, 1.0)
+}
+
+/// Eq. 6 with every NOTA term times `w`.
+fn weighted_nota_reference(
+    rc: &RandomChain,
+    i: usize,
+    theta: &[f64],
+    nota: &[(usize, u32)],
+    w: f64,
+) -> f64 {
     let g = rc.instances[i].gold.clone().unwrap();
     let gold: f64 = (0..g.len())
         .map(|t| {
@@ -62,7 +73,7 @@ fn nota_reference(rc: &RandomChain, i: usize, theta: &[f64], nota: &[(usize, u32
             m(rc, i, theta, t, yp, g[t]) - log_norm(rc, i, theta, t, yp, true)
         })
         .sum();
-    gold - nota
+    gold - w * nota
         .iter()
         .map(|&(t, yp)| log_norm(rc, i, theta, t, yp, true))
         .sum::<f64>()
@@ -181,7 +192,7 @@ fn memm_and_nota_equal_their_definitions() {
                         &format!("memm {what}"),
                     );
                     for sel in selections() {
-                        let mut est = NotaPt::new(sel.clone());
+                        let mut est = NotaPt::new(sel.clone(), 1.0);
                         if matches!(sel, NotaSelection::ErrorDriven { .. }) {
                             // Before any choice: no NOTA terms, only the 1 in each normaliser.
                             assert_close(
@@ -217,6 +228,15 @@ fn memm_and_nota_equal_their_definitions() {
                             1e-10,
                             &format!("nota {sel:?} {what}"),
                         );
+                        for w in [0.0, 0.37, 2.5] {
+                            est.weight = w;
+                            assert_close(
+                                value(&est, &rc.model, &theta, inst),
+                                weighted_nota_reference(&rc, i, &theta, &expected, w),
+                                1e-10,
+                                &format!("nota {sel:?} weight {w} {what}"),
+                            );
+                        }
                     }
                 }
             }
@@ -228,10 +248,10 @@ fn memm_and_nota_equal_their_definitions() {
 fn sampled_selection_keeps_about_the_fraction_and_is_seeded() {
     let mut rng = StdRng::seed_from_u64(5);
     let rc = with_ids(random_chains_with(&mut rng, 200, 8, 5, true));
-    let all = NotaPt::new(NotaSelection::Exhaustive).count(&rc.instances) as f64;
+    let all = NotaPt::new(NotaSelection::Exhaustive, 1.0).count(&rc.instances) as f64;
     for fraction in [0.1, 0.5, 0.9] {
         let s = |seed| {
-            NotaPt::new(NotaSelection::Sampled { fraction, seed }).count(&rc.instances) as f64
+            NotaPt::new(NotaSelection::Sampled { fraction, seed }, 1.0).count(&rc.instances) as f64
         };
         let k = s(1);
         let sd = (all * fraction * (1.0 - fraction)).sqrt();
@@ -242,10 +262,13 @@ fn sampled_selection_keeps_about_the_fraction_and_is_seeded() {
         assert_eq!(k, s(1), "same seed, same terms");
     }
     let pick = |seed| {
-        let est = NotaPt::new(NotaSelection::Sampled {
-            fraction: 0.5,
-            seed,
-        });
+        let est = NotaPt::new(
+            NotaSelection::Sampled {
+                fraction: 0.5,
+                seed,
+            },
+            1.0,
+        );
         rc.instances
             .iter()
             .map(|i| listed(&est, i))
@@ -267,11 +290,13 @@ fn memm_and_nota_gradients_match_finite_differences() {
             let theta = random_theta(&mut rng, rc.model.n_params, 1.0);
             let mut ests: Vec<(String, Box<dyn Estimator>)> = vec![("memm".into(), Box::new(Memm))];
             for sel in selections() {
-                let mut e = NotaPt::new(sel.clone());
+                let mut e = NotaPt::new(sel.clone(), 1.0);
                 if matches!(sel, NotaSelection::ErrorDriven { .. }) {
                     e.chosen = Some(Arc::new(random_choice(&mut rng, &rc.instances, 3)));
                 }
-                ests.push((format!("nota {sel:?}"), Box::new(e)));
+                ests.push((format!("nota {sel:?}"), Box::new(e.clone())));
+                e.weight = 0.37;
+                ests.push((format!("nota {sel:?} weight 0.37"), Box::new(e)));
             }
             for (name, est) in &ests {
                 // The objective builds only the table entries its terms read: this also checks

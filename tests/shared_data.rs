@@ -141,6 +141,7 @@ fn dutch_ner_trains_memm_and_crf_pt_with_the_ner_features() {
     };
     let nota = EstimatorSpec::Nota {
         selection: NotaSelection::Exhaustive,
+        weight: 1.0,
     };
     let cancel = std::sync::atomic::AtomicBool::new(false);
     for (name, est, scaling) in [

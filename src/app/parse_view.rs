@@ -418,6 +418,7 @@ pub fn grammar_spec(p: &ParsePane) -> Result<crate::train::spec::RunSpec, String
                 threshold: 1e-3,
                 refresh: 0,
             },
+            weight: 1.0,
         },
         name => EstimatorSpec::from_name(name).map_err(|e| e.to_string())?,
     };

@@ -62,18 +62,30 @@ pub enum LabelColumn {
 impl Corpus {
     /// `n` items drawn without replacement (seeded), kept in file order; all when `n` ≥ the size.
     pub fn sample(&self, n: usize, seed: u64) -> Corpus {
+        self.sample_split(n, seed).0
+    }
+
+    /// [`Corpus::sample`] and the items it left out (in file order): a development split
+    /// disjoint from a run's `train_sample`.
+    pub fn sample_split(&self, n: usize, seed: u64) -> (Corpus, Corpus) {
         use rand::SeedableRng;
+        let part = |keep: &dyn Fn(usize) -> bool| Corpus {
+            path: self.path.clone(),
+            sequences: (0..self.sequences.len())
+                .filter(|&i| keep(i))
+                .map(|i| self.sequences[i].clone())
+                .collect(),
+            n_columns: self.n_columns,
+        };
         if n >= self.sequences.len() {
-            return self.clone();
+            return (self.clone(), part(&|_| false));
         }
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5A3D_1E5B_0C1A_7F21);
-        let mut idx = rand::seq::index::sample(&mut rng, self.sequences.len(), n).into_vec();
-        idx.sort_unstable();
-        Corpus {
-            path: self.path.clone(),
-            sequences: idx.iter().map(|&i| self.sequences[i].clone()).collect(),
-            n_columns: self.n_columns,
+        let mut chosen = vec![false; self.sequences.len()];
+        for i in rand::seq::index::sample(&mut rng, self.sequences.len(), n) {
+            chosen[i] = true;
         }
+        (part(&|i| chosen[i]), part(&|i| !chosen[i]))
     }
 
     /// Makes the last `n` observation columns labels (multi-layer models, read with

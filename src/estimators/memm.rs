@@ -8,7 +8,9 @@
 //! - `memm`: `Σ_t log p̃(y*_t | y*_{t−1}, x)` (001 eq. 1).
 //! - `nota` (001 eq. 6): every normaliser holds the NOTA outcome,
 //!   `log p̃(y*_t | y*_{t−1}) = M_t(y*_{t−1}, y*_t) − log(1 + Σ_y exp M_t(y*_{t−1}, y))`, and each
-//!   selected wrong source state y′ ≠ y*_{t−1} adds `log p̃(NOTA | y′) = −log(1 + Σ_y exp M_t(y′, y))`.
+//!   selected wrong source state y′ ≠ y*_{t−1} adds `log p̃(NOTA | y′) = −log(1 + Σ_y exp M_t(y′, y))`,
+//!   times a NOTA weight w (001: w = 1; with w < 1 the NOTA terms of a position can weigh as
+//!   much as its one gold term, a controlled experiment on 001 Table 1).
 
 use super::terms::Nota as NotaOutcome;
 use super::{Estimator, TermList};
@@ -112,6 +114,7 @@ fn position_term(
     t: usize,
     source: Option<u32>,
     nota: NotaOutcome,
+    weight: f64,
     out: &mut TermList,
 ) {
     let lay = inst.chain.as_ref().expect("checked: a chain");
@@ -127,7 +130,7 @@ fn position_term(
         }
     }
     out.nota(nota);
-    out.end(1.0, 1.0);
+    out.end(weight, 1.0);
 }
 
 /// The maximum-entropy Markov model's conditional likelihood (001 eq. 1), as terms.
@@ -143,7 +146,7 @@ impl Estimator for Memm {
             return;
         }
         for t in 0..inst.n_vars() {
-            position_term(inst, t, None, NotaOutcome::Without, out);
+            position_term(inst, t, None, NotaOutcome::Without, 1.0, out);
         }
     }
     fn check(&self, inst: &Instance) -> Result<()> {
@@ -158,6 +161,8 @@ pub struct NotaPt {
     pub selection: NotaSelection,
     /// For error-driven selection: the NOTA terms chosen so far, per item (none before).
     pub chosen: Option<Arc<NotaChoice>>,
+    /// The weight w of every NOTA outcome term (001: 1).
+    pub weight: f64,
 }
 
 /// A deterministic uniform draw in [0, 1) for (seed, item, position, state).
@@ -174,10 +179,11 @@ fn draw(seed: u64, id: u64, t: u64, y: u64) -> f64 {
 }
 
 impl NotaPt {
-    pub fn new(selection: NotaSelection) -> Self {
+    pub fn new(selection: NotaSelection, weight: f64) -> Self {
         NotaPt {
             selection,
             chosen: None,
+            weight,
         }
     }
 
@@ -236,17 +242,28 @@ impl Estimator for NotaPt {
             return;
         }
         for t in 0..inst.n_vars() {
-            position_term(inst, t, None, NotaOutcome::Normaliser, out);
+            position_term(inst, t, None, NotaOutcome::Normaliser, 1.0, out);
         }
         self.for_each_nota(inst, |t, y| {
-            position_term(inst, t, Some(y), NotaOutcome::Outcome, out)
+            position_term(inst, t, Some(y), NotaOutcome::Outcome, self.weight, out)
         });
     }
     fn check(&self, inst: &Instance) -> Result<()> {
         need_chain(inst)?;
         self.selection.check()?;
+        check_weight(self.weight)?;
         super::check_terms(self, inst)
     }
+}
+
+/// A NOTA weight must be finite and non-negative (0: NOTA only in the normalisers).
+pub fn check_weight(w: f64) -> Result<()> {
+    if !(w.is_finite() && w >= 0.0) {
+        return Err(Error::invalid(format!(
+            "nota-weight {w}: a NOTA term's weight must be finite and at least 0"
+        )));
+    }
+    Ok(())
 }
 
 /// 003's error-driven choice: for every item, every position t < n − 1 and every wrong state

@@ -135,6 +135,10 @@ pub enum EstimatorSpec {
     Nota {
         #[serde(default)]
         selection: NotaSelection,
+        /// The NOTA terms' weight w (001: 1; left out of the spec when 1, so older runs
+        /// still match).
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        weight: f64,
     },
     /// CAMEL (002): the factors as clusters, consistency multipliers δ per training instance and,
     /// for CCCP, the linearised sepset entropies g. Its clusters are piecewise's pieces (factor
@@ -194,6 +198,7 @@ impl EstimatorSpec {
             "generative" => EstimatorSpec::Generative,
             "nota" => EstimatorSpec::Nota {
                 selection: NotaSelection::default(),
+                weight: 1.0,
             },
             "camel0" | "cccp-camel" | "cccp-camel-empirical" => {
                 use camel::CamelVariant;
@@ -279,7 +284,7 @@ impl EstimatorSpec {
     /// The NOTA selection, for `nota`.
     pub fn nota(&self) -> Option<&NotaSelection> {
         match self {
-            EstimatorSpec::Nota { selection } => Some(selection),
+            EstimatorSpec::Nota { selection, .. } => Some(selection),
             _ => None,
         }
     }
@@ -366,9 +371,10 @@ impl EstimatorSpec {
                      grammar); factor-graph families train by likelihoods and their relatives",
                 ))
             }
-            EstimatorSpec::Nota { selection } => {
+            EstimatorSpec::Nota { selection, weight } => {
                 selection.check()?;
-                Box::new(NotaPt::new(selection.clone()))
+                memm::check_weight(*weight)?;
+                Box::new(NotaPt::new(selection.clone(), *weight))
             }
             EstimatorSpec::Camel { camel, .. } => {
                 camel.check()?;
@@ -376,6 +382,14 @@ impl EstimatorSpec {
             }
         })
     }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(w: &f64) -> bool {
+    *w == 1.0
 }
 
 /// The default [`Estimator::check`]: gold labels, and every term valid on the instance.

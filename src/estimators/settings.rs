@@ -257,6 +257,20 @@ pub static NOTA_THRESHOLD: Knob = Knob {
     default: "0.2",
     applies: Applies::When(error_driven),
 };
+pub static NOTA_WEIGHT: Knob = Knob {
+    row: "NOTA",
+    name: "nota-weight",
+    label: "weight",
+    help: "nota (chains): the weight of every NOTA term (001: 1; 0 keeps NOTA only in the \
+           normalisers, 1/(L − 1) makes a position's exhaustive NOTA terms weigh as much as its \
+           gold term)",
+    kind: Kind::Real {
+        min: 0.0,
+        max: 100.0,
+    },
+    default: "1",
+    applies: Applies::When(|s| s.estimator() == "nota" && s.family() != "grammar"),
+};
 pub static NOTA_REFRESH: Knob = Knob {
     row: "NOTA rounds",
     name: "nota-refresh",
@@ -285,6 +299,7 @@ pub static ESTIMATOR_KNOBS: &[&Knob] = &[
     &CAMEL_MAX_SWEEPS,
     &NOTA_MODE,
     &NOTA_FRACTION,
+    &NOTA_WEIGHT,
     &NOTA_AFTER,
     &NOTA_THRESHOLD,
     &NOTA_REFRESH,
@@ -380,7 +395,9 @@ impl EstimatorSpec {
                     },
                 };
                 selection.check()?;
-                EstimatorSpec::Nota { selection }
+                let weight = if grammar { 1.0 } else { s.parse(&NOTA_WEIGHT)? };
+                crate::estimators::memm::check_weight(weight)?;
+                EstimatorSpec::Nota { selection, weight }
             }
             spec => spec,
         })
@@ -414,23 +431,26 @@ impl EstimatorSpec {
                 set_unless_default(s, &CAMEL_SWEEP_TOL, camel.sweep_tol);
                 set_unless_default(s, &CAMEL_MAX_SWEEPS, camel.max_sweeps);
             }
-            EstimatorSpec::Nota { selection } => match selection {
-                NotaSelection::Exhaustive => s.set(NOTA_MODE.name, "exhaustive"),
-                NotaSelection::Sampled { fraction, .. } => {
-                    s.set(NOTA_MODE.name, "sampled");
-                    set_unless_default(s, &NOTA_FRACTION, fraction);
+            EstimatorSpec::Nota { selection, weight } => {
+                set_unless_default(s, &NOTA_WEIGHT, weight);
+                match selection {
+                    NotaSelection::Exhaustive => s.set(NOTA_MODE.name, "exhaustive"),
+                    NotaSelection::Sampled { fraction, .. } => {
+                        s.set(NOTA_MODE.name, "sampled");
+                        set_unless_default(s, &NOTA_FRACTION, fraction);
+                    }
+                    NotaSelection::ErrorDriven {
+                        after,
+                        threshold,
+                        refresh,
+                    } => {
+                        s.set(NOTA_MODE.name, "error-driven");
+                        set_unless_default(s, &NOTA_AFTER, after);
+                        set_unless_default(s, &NOTA_THRESHOLD, threshold);
+                        set_unless_default(s, &NOTA_REFRESH, refresh);
+                    }
                 }
-                NotaSelection::ErrorDriven {
-                    after,
-                    threshold,
-                    refresh,
-                } => {
-                    s.set(NOTA_MODE.name, "error-driven");
-                    set_unless_default(s, &NOTA_AFTER, after);
-                    set_unless_default(s, &NOTA_THRESHOLD, threshold);
-                    set_unless_default(s, &NOTA_REFRESH, refresh);
-                }
-            },
+            }
             _ => {}
         }
     }

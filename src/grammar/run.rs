@@ -82,7 +82,12 @@ pub fn estimator_for(spec: &EstimatorSpec, o: &GrammarRunOptions) -> Result<Gram
         EstimatorSpec::Generative => GrammarEstimator::Generative,
         EstimatorSpec::Memm => GrammarEstimator::Memm,
         EstimatorSpec::Ml => GrammarEstimator::Ml,
-        EstimatorSpec::Nota { selection } => GrammarEstimator::Nota {
+        EstimatorSpec::Nota { weight, .. } if *weight != 1.0 => {
+            return Err(Error::invalid(format!(
+                "nota-weight {weight}: the grammar's PT-CFG weighs its NOTA edges as 001 does (1)"
+            )))
+        }
+        EstimatorSpec::Nota { selection, .. } => GrammarEstimator::Nota {
             selection: selection.clone(),
             per_sentence: matches!(
                 selection,

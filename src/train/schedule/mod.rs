@@ -55,8 +55,9 @@ pub fn for_spec(spec: &RunSpec) -> Box<dyn Schedule> {
             variant: *variant,
             options: *camel,
         }),
-        EstimatorSpec::Nota { selection } => Box::new(Nota {
+        EstimatorSpec::Nota { selection, weight } => Box::new(Nota {
             selection: selection.clone(),
+            weight: *weight,
         }),
         EstimatorSpec::Scl { policy } if policy.resample_every > 0 || policy.auto_beta => {
             Box::new(Scl {

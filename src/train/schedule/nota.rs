@@ -14,11 +14,13 @@ use std::sync::Arc;
 
 pub struct Nota {
     pub selection: NotaSelection,
+    pub weight: f64,
 }
 
 impl Schedule for Nota {
     fn fit(&self, cx: &mut Context, theta0: Vec<f64>) -> Result<OptimResult> {
-        cx.curve.nota_terms = Some(NotaPt::new(self.selection.clone()).count(cx.instances));
+        cx.curve.nota_terms =
+            Some(NotaPt::new(self.selection.clone(), self.weight).count(cx.instances));
         let NotaSelection::ErrorDriven {
             after,
             threshold,
@@ -45,6 +47,7 @@ impl Schedule for Nota {
             let est = NotaPt {
                 selection: self.selection.clone(),
                 chosen: Some(Arc::new(choice)),
+                weight: self.weight,
             };
             let k = est.count(cx.instances);
             cx.summary.nota_choices.push((done, k));
