@@ -130,6 +130,34 @@ fn every_experiment_runs_quick_and_reports() {
         {
             assert!(!json["claims"].as_array().unwrap().is_empty(), "{name}");
         }
+        if name.starts_with("001-table1") {
+            // The prior chosen on the development split: every row of the grid scored, a σ² of
+            // the grid chosen, and 001's claims decided again on the chosen runs.
+            let a = &json["analysis"];
+            let text = a.to_string();
+            assert!(text.contains("chosen_sigma2"), "{name}: {text}");
+            assert!(md.contains("development split"), "{name}");
+            let dev_claims = json["claims"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|c| c.to_string().contains("chosen on the development split"))
+                .count();
+            assert_eq!(dev_claims, 2, "{name}");
+        }
+        if *name == "001-table1-pos" {
+            // Quick runs stop (5 iterations) before error-driven NOTA chooses its terms (after
+            // 20): it has none, and must equal exhaustive NOTA with weight 0 to the last digit.
+            let acc = |g: &str| {
+                json["runs"][g][0]["test"]["token_accuracy"]
+                    .as_f64()
+                    .unwrap()
+            };
+            assert_eq!(
+                acc("nota-pos/crf-pt-weight-0"),
+                acc("nota-pos/crf-pt-error-driven")
+            );
+        }
         if *name == "003-fig1" {
             // 003 §2's definitions on a 4-token chain: the MEMM and PL predict one label per
             // piece, the CRF is one piece over every label, PW one piece per factor (the start

@@ -378,6 +378,40 @@ pub(crate) fn group_mean(r: &Results, g: &str, m: &Metric) -> Option<f64> {
     Stat::of(r.get(g)?.iter().filter_map(|(_, s)| m.of(s)).collect()).map(|s| s.mean)
 }
 
+/// The claim "`a` beats `b` on `m`": run k against run k (the same subset, split or fold) by
+/// a paired t-test at p < 0.05; with one run each, the two numbers alone.
+pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
+    let (a, b) = (a.to_string(), b.to_string());
+    Claim {
+        says,
+        check: Box::new(move |r| {
+            let vals =
+                |g: &str| -> Option<Vec<f64>> { r.get(g)?.iter().map(|(_, s)| m.of(s)).collect() };
+            let (va, vb) = (vals(&a)?, vals(&b)?);
+            if va.len() != vb.len() || va.is_empty() {
+                return None;
+            }
+            if va.len() == 1 {
+                return Some((
+                    va[0] > vb[0],
+                    format!("{:.2} against {:.2} (one run each)", va[0], vb[0]),
+                ));
+            }
+            let t = crate::eval::significance::paired_t(&va, &vb);
+            let wins = va.iter().zip(&vb).filter(|(x, y)| x > y).count();
+            Some((
+                t.mean_difference > 0.0 && t.p < 0.05,
+                format!(
+                    "mean difference {:+.2} points, ahead in {wins} of {} runs, paired t p = {:.3}",
+                    t.mean_difference,
+                    va.len(),
+                    t.p
+                ),
+            ))
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
