@@ -129,7 +129,7 @@ fn rows(task: Task, labels: usize) -> Vec<Row> {
         ),
         row(
             "crf-pt-weight-1-over-l",
-            "CRF-PT exhaustive, local, NOTA weight 1/(L − 1)",
+            "CRF-PT exhaustive, local, NOTA weight 1/(L−1)",
             EstimatorSpec::Nota {
                 selection: NotaSelection::Exhaustive,
                 weight: 1.0 / labels.saturating_sub(1).max(1) as f64,

@@ -322,6 +322,23 @@ fn scatter(
 
 /// Grouped bars: one group per row of the first table, one bar per of its first `n` columns;
 /// whiskers ±sd; the paper's value a black tick.
+/// `label` in lines of at most about `width` characters, broken between words.
+fn wrap(label: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = vec![String::new()];
+    for word in label.split_whitespace() {
+        let last = lines.last_mut().expect("one line");
+        if !last.is_empty() && last.chars().count() + 1 + word.chars().count() > width {
+            lines.push(word.to_string());
+        } else {
+            if !last.is_empty() {
+                last.push(' ');
+            }
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
 pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
     use std::fmt::Write;
     let t = &e.tables[0];
@@ -363,14 +380,24 @@ pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
     } else {
         0.0
     };
-    let (w, h, ml, mb, mt) = (760.0, 420.0, 60.0, 90.0, 40.0);
-    let ph = h - mb - mt;
+    // About 100 px per row (wider with many rows), each label wrapped to its row's width
+    // (about 7 px a character), the bottom margin as deep as the longest label.
+    let (ml, mt) = (60.0, 40.0);
+    let w = f64::max(760.0, ml + 20.0 + 100.0 * rows.len() as f64);
     let gw = (w - ml - 20.0) / rows.len().max(1) as f64;
+    let wrapped: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(label, _)| wrap(label, ((gw / 7.0).floor() as usize).max(6)))
+        .collect();
+    let deepest = wrapped.iter().map(Vec::len).max().unwrap_or(1);
+    let mb = 50.0 + 14.0 * deepest as f64;
+    let h = 330.0 + mb;
+    let ph = h - mb - mt;
     let bw = gw * 0.8 / n as f64;
     let y = |v: f64| mt + ph * (1.0 - ((v - bottom) / (top - bottom).max(1e-9)).clamp(0.0, 1.0));
     let mut s = svg_open(w, h, &e.title);
     y_grid(&mut s, (bottom, top), w, ml, y);
-    for (r, ((label, _), row)) in rows.iter().map(|r| (&r.0, &r.1)).zip(&vals).enumerate() {
+    for (r, (lines, row)) in wrapped.iter().zip(&vals).enumerate() {
         let x0 = ml + gw * r as f64 + gw * 0.1;
         for (c, (st, paper)) in row.iter().enumerate() {
             let x = x0 + bw * c as f64;
@@ -401,19 +428,6 @@ pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
                     y(*pv),
                     y(*pv)
                 );
-            }
-        }
-        // The row's label under its bars, wrapped into lines of about 16 characters.
-        let mut lines: Vec<String> = vec![String::new()];
-        for word in label.split_whitespace() {
-            let last = lines.last_mut().expect("one line");
-            if !last.is_empty() && last.len() + word.len() > 16 {
-                lines.push(word.to_string());
-            } else {
-                if !last.is_empty() {
-                    last.push(' ');
-                }
-                last.push_str(word);
             }
         }
         for (i, l) in lines.iter().enumerate() {
