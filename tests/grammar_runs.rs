@@ -185,7 +185,7 @@ fn the_command_line_trains_a_grammar() {
                 after: 10,
                 threshold: 0.2,
                 refresh: 0
-            }
+            },
             weight: 1.0,
         }
     );
