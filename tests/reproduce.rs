@@ -378,3 +378,60 @@ fn a_planned_reproduction_gives_the_same_report() {
     );
     assert_eq!(numbers(&planned, name), numbers(&alone, name));
 }
+
+/// 000-table7's controlled experiments change one thing each: the μ rows differ from the
+/// uniform-μ runs only in μ (and their names), the cap rows only in the iteration cap.
+#[test]
+fn table7_variants_change_one_knob() {
+    use piecewise_lab::estimators::EstimatorSpec;
+    let Some(data) = data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let o = Options {
+        quick: false,
+        data,
+        out: dir.path().to_path_buf(),
+        threads: 1,
+    };
+    let e = reproduce::experiment("000-table7", &o).unwrap();
+    let group = |n: &str| {
+        e.groups
+            .iter()
+            .find(|g| g.name == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    let base = group("seminars/pw-reweighted");
+    assert_eq!(base.runs.len(), 10);
+    let unnamed = |s: &piecewise_lab::train::spec::RunSpec| {
+        let mut s = s.clone();
+        s.name = None;
+        s
+    };
+    for (mu, n) in [(0.001, "mu0.001"), (0.01, "mu0.01"), (0.1, "mu0.1")] {
+        let g = group(&format!("seminars/pw-reweighted-{n}"));
+        for (a, b) in base.runs.iter().zip(&g.runs) {
+            assert!(b.name.as_deref().unwrap().contains(n));
+            let mut b = unnamed(b);
+            match &mut b.estimator {
+                EstimatorSpec::PwReweighted { mu: m, .. } => {
+                    assert_eq!(*m, Some(mu));
+                    *m = None;
+                }
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(
+                serde_json::to_value(unnamed(a)).unwrap(),
+                serde_json::to_value(b).unwrap()
+            );
+        }
+    }
+    let g = group("seminars/pw-reweighted-iter8000");
+    for (a, b) in base.runs.iter().zip(&g.runs) {
+        assert_eq!(b.optimiser.max_iter, 8000);
+        let mut b = unnamed(b);
+        b.optimiser.max_iter = a.optimiser.max_iter;
+        assert_eq!(
+            serde_json::to_value(unnamed(a)).unwrap(),
+            serde_json::to_value(b).unwrap()
+        );
+    }
+}

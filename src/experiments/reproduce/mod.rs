@@ -379,7 +379,8 @@ pub(crate) fn group_mean(r: &Results, g: &str, m: &Metric) -> Option<f64> {
 }
 
 /// The claim "`a` beats `b` on `m`": run k against run k (the same subset, split or fold) by
-/// a paired t-test at p < 0.05; with one run each, the two numbers alone.
+/// a paired t-test at p < 0.05; with one run each, McNemar's test on the test sentences at
+/// p < 0.05.
 pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
     let (a, b) = (a.to_string(), b.to_string());
     Claim {
@@ -392,9 +393,16 @@ pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
                 return None;
             }
             if va.len() == 1 {
+                // One run each (the papers' NER): McNemar's test on sentences labelled
+                // entirely right, as 001 decides its NER claims.
+                let errors = |g: &str| Some(&r.get(g)?.first()?.1.test.as_ref()?.sequence_errors);
+                let t = crate::eval::significance::compare(&a, errors(&a)?, &b, errors(&b)?);
                 return Some((
-                    va[0] > vb[0],
-                    format!("{:.2} against {:.2} (one run each)", va[0], vb[0]),
+                    va[0] > vb[0] && t.mcnemar.p < 0.05,
+                    format!(
+                        "{:.2} against {:.2} (one run each; McNemar p = {:.2e})",
+                        va[0], vb[0], t.mcnemar.p
+                    ),
                 ));
             }
             let t = crate::eval::significance::paired_t(&va, &vb);
