@@ -753,7 +753,9 @@ fn camel_runs_show_what_the_constraints_buy() {
         h.step();
         h.get_by_label("Train").click();
         h.step();
-        wait_for(&mut h, est, 120.0, |w| {
+        // A bound for a hang, not a timing: CCCP's outer loops took over 120 s on a loaded
+        // 2-core machine.
+        wait_for(&mut h, est, 600.0, |w| {
             w.state.runs.entries.len() == k + 1
                 && w.state.runs.entries[k].status == RunStatus::Finished
         });
