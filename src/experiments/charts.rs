@@ -4,9 +4,11 @@
 //! weighed and not taken — its SVG backend needs a font backend to measure text (a font
 //! dependency or a bundled TTF), while these charts emit `<text>` that any viewer lays out.
 
-/// Text escaped for SVG.
+/// Text escaped for SVG. Labels are written for Markdown tables too; their code marks (`)
+/// mean nothing in a figure and are dropped.
 pub fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
+    s.replace('`', "")
+        .replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
