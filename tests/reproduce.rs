@@ -27,16 +27,21 @@ fn stat_is_mean_and_sample_sd() {
     assert!(Stat::of(vec![]).is_none());
 }
 
+/// Options writing into `dir`, two threads.
+fn options(data: PathBuf, dir: &tempfile::TempDir, quick: bool) -> Options {
+    Options {
+        quick,
+        data,
+        out: dir.path().to_path_buf(),
+        threads: 2,
+    }
+}
+
 #[test]
 fn every_experiment_runs_quick_and_reports() {
     let Some(data) = data() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        quick: true,
-        data,
-        out: dir.path().to_path_buf(),
-        threads: 2,
-    };
+    let o = options(data, &dir, true);
     // 001-table2 is not a set of runs: it has its own test below.
     let names: Vec<&str> = EXPERIMENTS
         .iter()
@@ -386,12 +391,7 @@ fn table7_variants_change_one_knob() {
     use piecewise_lab::estimators::EstimatorSpec;
     let Some(data) = data() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let o = Options {
-        quick: false,
-        data,
-        out: dir.path().to_path_buf(),
-        threads: 1,
-    };
+    let o = options(data, &dir, false);
     let e = reproduce::experiment("000-table7", &o).unwrap();
     let group = |n: &str| {
         e.groups
