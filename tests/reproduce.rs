@@ -203,13 +203,35 @@ fn every_experiment_runs_quick_and_reports() {
     // Table 5 compares BP with exact inference at the trained weights.
     let t5 = std::fs::read_to_string(dir.path().join("000-table5.json")).unwrap();
     let t5: serde_json::Value = serde_json::from_str(&t5).unwrap();
-    let d = t5["analysis"]["data"]["fcrf/ml"]["mean_abs_diff"]
+    let d = t5["analysis"]["data"]["bp_vs_exact"]["fcrf/ml"]["mean_abs_diff"]
         .as_f64()
         .unwrap();
     assert!(
         d > 0.0 && d < 0.5,
         "BP beliefs differ from the exact marginals, a little: {d}"
     );
+    // ... and chooses every estimator's σ² on its development split, deciding 000's claims
+    // again on the chosen runs.
+    for est in ["pw", "pl", "pl-edge", "bp", "ml"] {
+        let c = &t5["analysis"]["data"]["dev_prior"][est];
+        let s = c["chosen_sigma2"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{est}: {c}"));
+        assert!([1.0, 10.0, 100.0].contains(&s), "{est}: {s}");
+        assert_eq!(c["dev"].as_array().unwrap().len(), 3, "{est}");
+    }
+    let chosen = t5["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["says"]
+                .as_str()
+                .unwrap()
+                .contains("chosen on the development split")
+        })
+        .count();
+    assert_eq!(chosen, 3, "{}", t5["claims"]);
     // Started again: every run is reused.
     let e = reproduce::experiment("000-table5", &o).unwrap();
     let mut started = 0;
@@ -385,7 +407,8 @@ fn a_planned_reproduction_gives_the_same_report() {
 }
 
 /// 000-table7's controlled experiments change one thing each: the μ rows differ from the
-/// uniform-μ runs only in μ (and their names), the cap rows only in the iteration cap.
+/// uniform-μ runs only in μ (and their names), the cap rows only in the iteration cap, the
+/// linear-chain rows only in the model (no skip edges).
 #[test]
 fn table7_variants_change_one_knob() {
     use piecewise_lab::estimators::EstimatorSpec;
@@ -424,6 +447,25 @@ fn table7_variants_change_one_knob() {
             );
         }
     }
+    // Without the skip edges: the same runs on the linear chain.
+    for est in ["pw", "pw-reweighted"] {
+        let (skip, chain) = (
+            group(&format!("seminars/{est}")),
+            group(&format!("seminars-chain/{est}")),
+        );
+        for (a, b) in skip.runs.iter().zip(&chain.runs) {
+            assert_ne!(
+                serde_json::to_value(&a.model).unwrap(),
+                serde_json::to_value(&b.model).unwrap()
+            );
+            let mut b = unnamed(b);
+            b.model = a.model.clone();
+            assert_eq!(
+                serde_json::to_value(unnamed(a)).unwrap(),
+                serde_json::to_value(b).unwrap()
+            );
+        }
+    }
     let g = group("seminars/pw-reweighted-iter8000");
     for (a, b) in base.runs.iter().zip(&g.runs) {
         assert_eq!(b.optimiser.max_iter, 8000);
@@ -433,5 +475,82 @@ fn table7_variants_change_one_knob() {
             serde_json::to_value(unnamed(a)).unwrap(),
             serde_json::to_value(b).unwrap()
         );
+    }
+}
+
+/// 000-table5's prior rows differ from Table 5's own runs in σ² alone (and their names).
+#[test]
+fn table5_prior_variants_change_the_prior() {
+    let Some(data) = data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(data, &dir, false);
+    let e = reproduce::experiment("000-table5", &o).unwrap();
+    let group = |n: &str| {
+        e.groups
+            .iter()
+            .find(|g| g.name == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
+    for est in ["pw", "pl", "pl-edge", "bp", "ml"] {
+        let base = group(&format!("fcrf/{est}"));
+        assert_eq!(base.runs.len(), 5);
+        for sigma2 in [1.0, 100.0] {
+            let g = group(&format!("fcrf/prior/{est}/s{sigma2}"));
+            assert_eq!(g.runs.len(), 5);
+            for (a, b) in base.runs.iter().zip(&g.runs) {
+                assert_eq!(a.prior.sigma2, Some(10.0));
+                assert_eq!(b.prior.sigma2, Some(sigma2));
+                let (mut a, mut b) = (a.clone(), b.clone());
+                (a.name, b.name, b.prior) = (None, None, a.prior);
+                assert_eq!(
+                    serde_json::to_value(a).unwrap(),
+                    serde_json::to_value(b).unwrap()
+                );
+            }
+        }
+    }
+}
+
+/// 002-table3's stronger classifiers observe the same label images as the table's: one change,
+/// the observation noise (the same seeds; the noise is σ times the same standard normals).
+#[test]
+fn table3_stronger_classifiers_see_the_same_images() {
+    let Some(data) = data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(data, &dir, false);
+    let e = reproduce::experiment("002-table3", &o).unwrap();
+    let runs = |n: &str| {
+        e.groups
+            .iter()
+            .find(|g| g.name == n)
+            .unwrap_or_else(|| panic!("{n}"))
+            .runs
+            .clone()
+    };
+    let read = |p: &std::path::Path| piecewise_lab::data::grid::read_grid(p).unwrap();
+    for n in ["seg8-n0.8/pw", "seg8-n0.5/cccp-camel"] {
+        let base = n.replace(&n[..n.find('/').unwrap()], "seg8");
+        for (a, b) in runs(&base).iter().zip(&runs(n)) {
+            for (fa, fb) in [
+                (&a.train, &b.train),
+                (a.test.as_ref().unwrap(), b.test.as_ref().unwrap()),
+            ] {
+                assert_ne!(fa, fb);
+                let (ca, cb) = (read(fa), read(fb));
+                assert_eq!(ca.sequences.len(), cb.sequences.len());
+                let mut differ = false;
+                for (x, y) in ca.sequences.iter().zip(&cb.sequences) {
+                    assert_eq!(x.labels, y.labels);
+                    differ |= x.columns != y.columns;
+                }
+                assert!(differ, "the scores change with the noise");
+            }
+            let (mut a, mut b) = (a.clone(), b.clone());
+            (a.name, b.name, b.train, b.test) = (None, None, a.train.clone(), a.test.clone());
+            assert_eq!(
+                serde_json::to_value(a).unwrap(),
+                serde_json::to_value(b).unwrap()
+            );
+        }
     }
 }

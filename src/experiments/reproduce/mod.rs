@@ -10,6 +10,7 @@
 
 mod camel;
 mod catalogue;
+mod dev;
 mod diagrams;
 mod nota;
 pub mod parsing;

@@ -5,6 +5,7 @@
 //! the edge parameterisation (`edge`: state weights shared by every source state; `edge-pair`:
 //! observation weights per label pair, the papers' Ψ_t(y_t, y_{t−1}, x)).
 
+use super::dev::*;
 use super::tasks::*;
 use super::*;
 use crate::error::Result;
@@ -49,9 +50,6 @@ fn nota(selection: NotaSelection) -> EstimatorSpec {
     }
 }
 
-/// The σ² grid the development split chooses from (a decade either side of the papers' 10).
-const PRIORS: [f64; 3] = [1.0, 10.0, 100.0];
-
 /// The rows whose σ² the development split chooses: MEMM, CRF and the task's CRF-PT of 001.
 fn prior_keys(task: Task) -> [&'static str; 3] {
     ["memm", "crf", main_pt(task)]
@@ -63,15 +61,6 @@ fn main_pt(task: Task) -> &'static str {
     match task {
         Task::Ner => "crf-pt-scaled",
         Task::Pos => "crf-pt-error-driven",
-    }
-}
-
-/// The group of row `key` at σ² (the σ² = 10 run is the row's own group).
-fn prior_group(prefix: &str, key: &str, sigma2: f64) -> String {
-    if sigma2 == 10.0 {
-        format!("{prefix}{key}")
-    } else {
-        format!("{prefix}prior/{key}/s{sigma2}")
     }
 }
 
@@ -256,30 +245,21 @@ fn dev_prior(e: &Experiment, o: &Options, results: &Results) -> Result<Section> 
     for key in prior_keys(task) {
         let mut devs = vec![];
         for sigma2 in PRIORS {
-            let Some((dir, summary)) = results
-                .get(&prior_group(prefix, key, sigma2))
-                .and_then(|r| r.first())
-            else {
+            let name = prior_group(prefix, key, sigma2);
+            let (Some(group), Some((_, summary))) = (
+                e.groups.iter().find(|g| g.name == name),
+                results.get(&name).and_then(|r| r.first()),
+            ) else {
                 continue;
             };
-            let run = crate::train::TrainedRun::open(dir)?;
-            let corpus = run.family.read(&dev)?;
-            let m =
-                crate::eval::evaluate(run.family.as_ref(), &run.theta, &corpus, &run.inference)?;
-            let d = score.of(&RunSummary {
-                test: Some(m),
-                ..RunSummary::default()
-            });
-            if let Some(d) = d {
-                devs.push((sigma2, d, summary.clone()));
+            if let Some(d) = dev_scores(results, group, &score, &|_, run| run.family.read(&dev))? {
+                devs.push((sigma2, d[0], summary.clone()));
             }
         }
         if devs.len() < PRIORS.len() {
             continue;
         }
-        let best = devs
-            .iter()
-            .fold(&devs[1], |b, x| if x.1 > b.1 { x } else { b });
+        let best = &devs[choose(&devs.iter().map(|d| d.1).collect::<Vec<_>>())];
         let at10 = &devs[1];
         let (t_best, t10) = (score.of(&best.2), score.of(&at10.2));
         let f = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
