@@ -554,3 +554,48 @@ fn table3_stronger_classifiers_see_the_same_images() {
         }
     }
 }
+
+/// 000-table8's `edge-pair` rows (POS and chunking) differ from the `edge` rows in the edge
+/// factorisation alone.
+#[test]
+fn table8_pair_rows_change_the_factorisation() {
+    use piecewise_lab::graph::chain::Factorisation;
+    use piecewise_lab::graph::ModelSpec;
+    let Some(data) = data() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let o = options(data, &dir, false);
+    let e = reproduce::experiment("000-table8", &o).unwrap();
+    let runs = |n: &str| {
+        e.groups
+            .iter()
+            .find(|g| g.name == n)
+            .unwrap_or_else(|| panic!("{n}"))
+            .runs
+            .clone()
+    };
+    for task in ["pos", "chunk"] {
+        for est in ["ml", "pl", "pw", "pwpl"] {
+            let (edge, pair) = (
+                runs(&format!("{task}/{est}")),
+                runs(&format!("{task}-pair/{est}")),
+            );
+            assert_eq!((edge.len(), pair.len()), (5, 5));
+            for (a, b) in edge.iter().zip(&pair) {
+                let (mut a, mut b) = (a.clone(), b.clone());
+                match (&a.model, &mut b.model) {
+                    (ModelSpec::LinearChain(x), ModelSpec::LinearChain(y)) => {
+                        assert_eq!(x.factorisation, Factorisation::Edge);
+                        assert_eq!(y.factorisation, Factorisation::EdgePair);
+                        y.factorisation = Factorisation::Edge;
+                    }
+                    other => panic!("{other:?}"),
+                }
+                (a.name, b.name) = (None, None);
+                assert_eq!(
+                    serde_json::to_value(a).unwrap(),
+                    serde_json::to_value(b).unwrap()
+                );
+            }
+        }
+    }
+}
