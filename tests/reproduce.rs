@@ -5,6 +5,7 @@
 //! seminars) share them. The summary statistics against hand computation.
 
 use piecewise_lab::experiments::reproduce::{self, Event, Options, Stat, EXPERIMENTS};
+use piecewise_lab::train::spec::RunSpec;
 use std::path::PathBuf;
 
 fn data() -> Option<PathBuf> {
@@ -406,34 +407,60 @@ fn a_planned_reproduction_gives_the_same_report() {
     assert_eq!(numbers(&planned, name), numbers(&alone, name));
 }
 
+/// The full (not quick) experiment `name`, built without running anything (its data files
+/// written into the returned folder); `None` without ../shared/data.
+fn full_experiment(name: &str) -> Option<(reproduce::Experiment, tempfile::TempDir)> {
+    let dir = tempfile::tempdir().unwrap();
+    let e = reproduce::experiment(name, &options(data()?, &dir, false)).unwrap();
+    Some((e, dir))
+}
+
+/// Group `n`'s run specs.
+fn runs(e: &reproduce::Experiment, n: &str) -> Vec<RunSpec> {
+    e.groups
+        .iter()
+        .find(|g| g.name == n)
+        .unwrap_or_else(|| panic!("no group {n}"))
+        .runs
+        .clone()
+}
+
+/// A controlled experiment's runs are its base's with one change: `undo` checks the change
+/// on run k of `varied` against run k of `base` and puts the base's value back; then the two
+/// specs must be equal but for their names.
+fn one_change(
+    e: &reproduce::Experiment,
+    base: &str,
+    varied: &str,
+    undo: impl Fn(&RunSpec, &mut RunSpec),
+) {
+    let (a, b) = (runs(e, base), runs(e, varied));
+    assert_eq!(a.len(), b.len(), "{base} against {varied}");
+    for (mut a, mut b) in a.into_iter().zip(b) {
+        undo(&a, &mut b);
+        (a.name, b.name) = (None, None);
+        assert_eq!(
+            serde_json::to_value(a).unwrap(),
+            serde_json::to_value(b).unwrap(),
+            "{base} against {varied}"
+        );
+    }
+}
+
 /// 000-table7's controlled experiments change one thing each: the μ rows differ from the
 /// uniform-μ runs only in μ (and their names), the cap rows only in the iteration cap, the
 /// linear-chain rows only in the model (no skip edges).
 #[test]
 fn table7_variants_change_one_knob() {
     use piecewise_lab::estimators::EstimatorSpec;
-    let Some(data) = data() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let o = options(data, &dir, false);
-    let e = reproduce::experiment("000-table7", &o).unwrap();
-    let group = |n: &str| {
-        e.groups
-            .iter()
-            .find(|g| g.name == n)
-            .unwrap_or_else(|| panic!("{n}"))
+    let Some((e, _dir)) = full_experiment("000-table7") else {
+        return;
     };
-    let base = group("seminars/pw-reweighted");
-    assert_eq!(base.runs.len(), 10);
-    let unnamed = |s: &piecewise_lab::train::spec::RunSpec| {
-        let mut s = s.clone();
-        s.name = None;
-        s
-    };
+    let base = "seminars/pw-reweighted";
+    assert_eq!(runs(&e, base).len(), 10);
     for (mu, n) in [(0.001, "mu0.001"), (0.01, "mu0.01"), (0.1, "mu0.1")] {
-        let g = group(&format!("seminars/pw-reweighted-{n}"));
-        for (a, b) in base.runs.iter().zip(&g.runs) {
+        one_change(&e, base, &format!("{base}-{n}"), |_, b| {
             assert!(b.name.as_deref().unwrap().contains(n));
-            let mut b = unnamed(b);
             match &mut b.estimator {
                 EstimatorSpec::PwReweighted { mu: m, .. } => {
                     assert_eq!(*m, Some(mu));
@@ -441,72 +468,44 @@ fn table7_variants_change_one_knob() {
                 }
                 other => panic!("{other:?}"),
             }
-            assert_eq!(
-                serde_json::to_value(unnamed(a)).unwrap(),
-                serde_json::to_value(b).unwrap()
-            );
-        }
+        });
     }
     // Without the skip edges: the same runs on the linear chain.
     for est in ["pw", "pw-reweighted"] {
-        let (skip, chain) = (
-            group(&format!("seminars/{est}")),
-            group(&format!("seminars-chain/{est}")),
+        one_change(
+            &e,
+            &format!("seminars/{est}"),
+            &format!("seminars-chain/{est}"),
+            |a, b| {
+                assert_ne!(
+                    serde_json::to_value(&a.model).unwrap(),
+                    serde_json::to_value(&b.model).unwrap()
+                );
+                b.model = a.model.clone();
+            },
         );
-        for (a, b) in skip.runs.iter().zip(&chain.runs) {
-            assert_ne!(
-                serde_json::to_value(&a.model).unwrap(),
-                serde_json::to_value(&b.model).unwrap()
-            );
-            let mut b = unnamed(b);
-            b.model = a.model.clone();
-            assert_eq!(
-                serde_json::to_value(unnamed(a)).unwrap(),
-                serde_json::to_value(b).unwrap()
-            );
-        }
     }
-    let g = group("seminars/pw-reweighted-iter8000");
-    for (a, b) in base.runs.iter().zip(&g.runs) {
+    one_change(&e, base, &format!("{base}-iter8000"), |a, b| {
         assert_eq!(b.optimiser.max_iter, 8000);
-        let mut b = unnamed(b);
         b.optimiser.max_iter = a.optimiser.max_iter;
-        assert_eq!(
-            serde_json::to_value(unnamed(a)).unwrap(),
-            serde_json::to_value(b).unwrap()
-        );
-    }
+    });
 }
 
 /// 000-table5's prior rows differ from Table 5's own runs in σ² alone (and their names).
 #[test]
 fn table5_prior_variants_change_the_prior() {
-    let Some(data) = data() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let o = options(data, &dir, false);
-    let e = reproduce::experiment("000-table5", &o).unwrap();
-    let group = |n: &str| {
-        e.groups
-            .iter()
-            .find(|g| g.name == n)
-            .unwrap_or_else(|| panic!("{n}"))
+    let Some((e, _dir)) = full_experiment("000-table5") else {
+        return;
     };
     for est in ["pw", "pl", "pl-edge", "bp", "ml"] {
-        let base = group(&format!("fcrf/{est}"));
-        assert_eq!(base.runs.len(), 5);
+        let base = format!("fcrf/{est}");
+        assert_eq!(runs(&e, &base).len(), 5);
         for sigma2 in [1.0, 100.0] {
-            let g = group(&format!("fcrf/prior/{est}/s{sigma2}"));
-            assert_eq!(g.runs.len(), 5);
-            for (a, b) in base.runs.iter().zip(&g.runs) {
+            one_change(&e, &base, &format!("fcrf/prior/{est}/s{sigma2}"), |a, b| {
                 assert_eq!(a.prior.sigma2, Some(10.0));
                 assert_eq!(b.prior.sigma2, Some(sigma2));
-                let (mut a, mut b) = (a.clone(), b.clone());
-                (a.name, b.name, b.prior) = (None, None, a.prior);
-                assert_eq!(
-                    serde_json::to_value(a).unwrap(),
-                    serde_json::to_value(b).unwrap()
-                );
-            }
+                b.prior = a.prior;
+            });
         }
     }
 }
@@ -515,22 +514,15 @@ fn table5_prior_variants_change_the_prior() {
 /// the observation noise (the same seeds; the noise is σ times the same standard normals).
 #[test]
 fn table3_stronger_classifiers_see_the_same_images() {
-    let Some(data) = data() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let o = options(data, &dir, false);
-    let e = reproduce::experiment("002-table3", &o).unwrap();
-    let runs = |n: &str| {
-        e.groups
-            .iter()
-            .find(|g| g.name == n)
-            .unwrap_or_else(|| panic!("{n}"))
-            .runs
-            .clone()
+    let Some((e, _dir)) = full_experiment("002-table3") else {
+        return;
     };
     let read = |p: &std::path::Path| piecewise_lab::data::grid::read_grid(p).unwrap();
-    for n in ["seg8-n0.8/pw", "seg8-n0.5/cccp-camel"] {
-        let base = n.replace(&n[..n.find('/').unwrap()], "seg8");
-        for (a, b) in runs(&base).iter().zip(&runs(n)) {
+    for (base, varied) in [
+        ("seg8/pw", "seg8-n0.8/pw"),
+        ("seg8/cccp-camel", "seg8-n0.5/cccp-camel"),
+    ] {
+        one_change(&e, base, varied, |a, b| {
             for (fa, fb) in [
                 (&a.train, &b.train),
                 (a.test.as_ref().unwrap(), b.test.as_ref().unwrap()),
@@ -545,13 +537,8 @@ fn table3_stronger_classifiers_see_the_same_images() {
                 }
                 assert!(differ, "the scores change with the noise");
             }
-            let (mut a, mut b) = (a.clone(), b.clone());
-            (a.name, b.name, b.train, b.test) = (None, None, a.train.clone(), a.test.clone());
-            assert_eq!(
-                serde_json::to_value(a).unwrap(),
-                serde_json::to_value(b).unwrap()
-            );
-        }
+            (b.train, b.test) = (a.train.clone(), a.test.clone());
+        });
     }
 }
 
@@ -561,27 +548,14 @@ fn table3_stronger_classifiers_see_the_same_images() {
 fn table8_pair_rows_change_the_factorisation() {
     use piecewise_lab::graph::chain::Factorisation;
     use piecewise_lab::graph::ModelSpec;
-    let Some(data) = data() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let o = options(data, &dir, false);
-    let e = reproduce::experiment("000-table8", &o).unwrap();
-    let runs = |n: &str| {
-        e.groups
-            .iter()
-            .find(|g| g.name == n)
-            .unwrap_or_else(|| panic!("{n}"))
-            .runs
-            .clone()
+    let Some((e, _dir)) = full_experiment("000-table8") else {
+        return;
     };
     for task in ["pos", "chunk"] {
         for est in ["ml", "pl", "pw", "pwpl"] {
-            let (edge, pair) = (
-                runs(&format!("{task}/{est}")),
-                runs(&format!("{task}-pair/{est}")),
-            );
-            assert_eq!((edge.len(), pair.len()), (5, 5));
-            for (a, b) in edge.iter().zip(&pair) {
-                let (mut a, mut b) = (a.clone(), b.clone());
+            let base = format!("{task}/{est}");
+            assert_eq!(runs(&e, &base).len(), 5);
+            one_change(&e, &base, &format!("{task}-pair/{est}"), |a, b| {
                 match (&a.model, &mut b.model) {
                     (ModelSpec::LinearChain(x), ModelSpec::LinearChain(y)) => {
                         assert_eq!(x.factorisation, Factorisation::Edge);
@@ -590,12 +564,7 @@ fn table8_pair_rows_change_the_factorisation() {
                     }
                     other => panic!("{other:?}"),
                 }
-                (a.name, b.name) = (None, None);
-                assert_eq!(
-                    serde_json::to_value(a).unwrap(),
-                    serde_json::to_value(b).unwrap()
-                );
-            }
+            });
         }
     }
 }

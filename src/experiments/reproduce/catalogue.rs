@@ -231,7 +231,7 @@ fn table5_analysis(e: &Experiment, o: &Options, r: &Results) -> Result<Section> 
 /// [`dev_size`] CoNLL-2000 training sentences outside run k's training subset (the same
 /// split for every estimator), the best mean NP F1 over the subsets kept.
 fn table5_prior(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
-    use super::dev::{choose, dev_scores, prior_group, PRIORS};
+    use super::dev::{choose, dev_scores, prior_group, section, table_head, PRIORS};
     use std::fmt::Write;
     let base = e
         .groups
@@ -250,10 +250,9 @@ fn table5_prior(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
         })
         .collect::<Result<Vec<_>>>()?;
     let mut md = format!(
-        "Development split: the first {} CoNLL-2000 training sentences outside each subset's 223 (per subset, the same for every estimator). NP F1 on it, mean over the subsets; the σ² with the best is kept (the papers' 10 on a tie). Test scores played no part in the choice.\n\n| estimator | {} | chosen σ² | test NP F1 at the chosen σ² | at σ² = 10 |\n|---|{}---:|---:|---:|\n",
+        "Development split: the first {} CoNLL-2000 training sentences outside each subset's 223 (per subset, the same for every estimator). NP F1 on it, mean over the subsets; the σ² with the best is kept (the papers' 10 on a tie). Test scores played no part in the choice.\n\n{}",
         dev_size(o),
-        PRIORS.iter().map(|v| format!("dev, σ² = {v}")).collect::<Vec<_>>().join(" | "),
-        "---:|".repeat(PRIORS.len()),
+        table_head("estimator", "test NP F1"),
     );
     let mut json = serde_json::Map::new();
     let mut chosen = std::collections::BTreeMap::new();
@@ -306,13 +305,7 @@ fn table5_prior(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
     } else {
         vec![]
     };
-    Ok(Section {
-        title: "The prior chosen on a development split".into(),
-        markdown: md,
-        json: serde_json::Value::Object(json),
-        svg: None,
-        claims,
-    })
+    Ok(section(md, json, claims))
 }
 
 pub(super) fn table6_or_9(o: &Options, name: &str) -> Result<Experiment> {

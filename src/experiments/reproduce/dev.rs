@@ -60,6 +60,31 @@ pub(super) fn choose(dev: &[f64]) -> usize {
     })
 }
 
+/// The head of a report table of the choice: a `first` column, the development score at each
+/// σ², the chosen σ², and `test` at the chosen σ² and at the papers' 10.
+pub(super) fn table_head(first: &str, test: &str) -> String {
+    format!(
+        "| {first} | {} | chosen σ² | {test} at the chosen σ² | {test} at σ² = 10 |\n|---|{}---:|---:|---:|\n",
+        PRIORS.map(|v| format!("dev, σ² = {v}")).join(" | "),
+        "---:|".repeat(PRIORS.len()),
+    )
+}
+
+/// The report section of a choice: its table (`markdown`), data and the claims decided again.
+pub(super) fn section(
+    markdown: String,
+    json: serde_json::Map<String, serde_json::Value>,
+    claims: Vec<(String, bool, String)>,
+) -> Section {
+    Section {
+        title: "The prior chosen on a development split".into(),
+        markdown,
+        json: serde_json::Value::Object(json),
+        svg: None,
+        claims,
+    }
+}
+
 /// `score` of each finished run of `group` on its development data, `dev(k, run)` being run
 /// `k`'s; `None` when the group has not finished every run.
 pub(super) fn dev_scores(

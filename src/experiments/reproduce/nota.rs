@@ -235,10 +235,9 @@ fn dev_prior(e: &Experiment, o: &Options, results: &Results) -> Result<Section> 
     };
     let dev = dev_file(o, task)?;
     let mut md = format!(
-        "Each run of the σ² grid scored on the development split (`{}`); the σ² with the best development score is kept (the papers' 10 on a tie) and its run's test score reported. Test scores played no part in the choice.\n\n| row | {} | chosen σ² | test at the chosen σ² | test at σ² = 10 |\n|---|{}---:|---:|---:|\n",
+        "Each run of the σ² grid scored on the development split (`{}`); the σ² with the best development score is kept (the papers' 10 on a tie) and its run's test score reported. Test scores played no part in the choice.\n\n{}",
         dev.file_name().map_or(String::new(), |f| f.to_string_lossy().into_owned()),
-        PRIORS.iter().map(|v| format!("dev, σ² = {v}")).collect::<Vec<_>>().join(" | "),
-        "---:|".repeat(PRIORS.len()),
+        table_head("row", "test"),
     );
     let mut json = serde_json::Map::new();
     let mut chosen: Vec<(&str, RunSummary)> = vec![];
@@ -302,13 +301,7 @@ fn dev_prior(e: &Experiment, o: &Options, results: &Results) -> Result<Section> 
             }
         }
     }
-    Ok(Section {
-        title: "The prior chosen on a development split".into(),
-        markdown: md,
-        json: serde_json::Value::Object(json),
-        svg: None,
-        claims,
-    })
+    Ok(section(md, json, claims))
 }
 
 pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
