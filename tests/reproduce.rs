@@ -233,6 +233,36 @@ fn every_experiment_runs_quick_and_reports() {
         })
         .count();
     assert_eq!(chosen, 3, "{}", t5["claims"]);
+    // Table 8 splits training time into evaluations and their cost, read from the runs'
+    // summaries; PWPL's inference (K values per position) counts fewer operations than ML's
+    // forward–backward (K² per position).
+    let t8 = std::fs::read_to_string(dir.path().join("000-table8.json")).unwrap();
+    let t8: serde_json::Value = serde_json::from_str(&t8).unwrap();
+    for task in ["pos", "chunk"] {
+        let per_eval = |est: &str| {
+            let run = &t8["runs"][format!("{task}/{est}")][0]["dir"];
+            let s: serde_json::Value = serde_json::from_str(
+                &std::fs::read_to_string(
+                    dir.path().join(run.as_str().unwrap()).join("summary.json"),
+                )
+                .unwrap(),
+            )
+            .unwrap();
+            let ev = s["evaluations"].as_f64().unwrap();
+            (ev, s["ops"].as_f64().unwrap() / ev)
+        };
+        let a = &t8["analysis"]["data"][task];
+        for est in ["ml", "pwpl"] {
+            let (ev, ops) = per_eval(est);
+            assert_eq!(a[est]["evaluations"].as_f64(), Some(ev), "{task}/{est}");
+            assert_eq!(
+                a[est]["ops_per_evaluation"].as_f64(),
+                Some(ops),
+                "{task}/{est}"
+            );
+        }
+        assert!(per_eval("pwpl").1 * 5.0 < per_eval("ml").1, "{task}");
+    }
     // Started again: every run is reused.
     let e = reproduce::experiment("000-table5", &o).unwrap();
     let mut started = 0;
@@ -453,6 +483,8 @@ fn one_change(
 #[test]
 fn table7_variants_change_one_knob() {
     use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::graph::chain::SkipFeatures;
+    use piecewise_lab::graph::ModelSpec;
     let Some((e, _dir)) = full_experiment("000-table7") else {
         return;
     };
@@ -482,6 +514,20 @@ fn table7_variants_change_one_knob() {
                     serde_json::to_value(&b.model).unwrap()
                 );
                 b.model = a.model.clone();
+            },
+        );
+        // The skip factors with the label pair alone: the same skip-chain but for that.
+        one_change(
+            &e,
+            &format!("seminars/{est}"),
+            &format!("seminars/{est}-skip-bias"),
+            |_, b| match &mut b.model {
+                ModelSpec::SkipChain(c) => {
+                    let k = c.skip.as_mut().unwrap();
+                    assert_eq!(k.features, SkipFeatures::Bias);
+                    k.features = SkipFeatures::Word;
+                }
+                other => panic!("{other:?}"),
             },
         );
     }

@@ -141,3 +141,48 @@ fn write_template(dir: &Path) -> std::path::PathBuf {
     std::fs::write(&p, "U00:%x[0,1]\nU01:%x[-1,1]\nB\n").unwrap();
     p
 }
+
+/// `skip-features bias`: each skip factor is its label pair alone (one weight per pair); by
+/// default the pair is also conjoined with the repeated word's features.
+#[test]
+fn bias_skip_factors_have_one_feature() {
+    use piecewise_lab::graph::chain::SkipFeatures;
+    let dir = tempfile::tempdir().unwrap();
+    let c = corpus(dir.path());
+    let skip_features = |features: SkipFeatures| {
+        let spec = ModelSpec::SkipChain(ChainOptions {
+            skip: Some(SkipOptions {
+                features,
+                ..SkipOptions::default()
+            }),
+            ..ChainOptions::default()
+        });
+        let (fam, _) = spec.fit(&c, Some(&write_template(dir.path()))).unwrap();
+        let t = fam
+            .model()
+            .templates
+            .iter()
+            .position(|t| t.name == "skip")
+            .unwrap();
+        (0..fam.model().templates[t].n_features)
+            .map(|k| fam.feature_name(t, k))
+            .collect::<Vec<_>>()
+    };
+    let bias = skip_features(SkipFeatures::Bias);
+    assert_eq!(bias.len(), 1, "{bias:?}");
+    let word = skip_features(SkipFeatures::Word);
+    assert!(word.contains(&bias[0]) && word.len() > 1, "{word:?}");
+    // The default stays out of specs (older runs still match); `bias` is written.
+    let o = SkipOptions::default();
+    assert_eq!(
+        serde_json::to_value(&o).unwrap(),
+        serde_json::json!({"max_edges": 0})
+    );
+    let b = SkipOptions {
+        features: SkipFeatures::Bias,
+        ..o
+    };
+    let v = serde_json::to_value(&b).unwrap();
+    assert_eq!(v["features"], "bias");
+    assert_eq!(serde_json::from_value::<SkipOptions>(v).unwrap(), b);
+}

@@ -108,6 +108,38 @@ pub struct SkipOptions {
     /// At most this many skip edges per item, the closest pairs first (0: no limit) — for
     /// documents where one word repeats very often.
     pub max_edges: usize,
+    /// What a skip factor's label pair is conjoined with (000 says only "the exponential form
+    /// in (2)"). Left out of specs at its default, so older runs' specs still match.
+    #[serde(skip_serializing_if = "SkipFeatures::is_word")]
+    pub features: SkipFeatures,
+}
+
+/// The features of a skip factor Ψ_uv(y_u, y_v, x).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipFeatures {
+    /// The always-on feature and the repeated word's features (its identity, or the `ner`
+    /// table's token features), each with its own weight per label pair.
+    #[default]
+    Word,
+    /// The always-on feature alone: one weight per label pair, the same for every word.
+    Bias,
+}
+
+impl SkipFeatures {
+    fn is_word(&self) -> bool {
+        *self == SkipFeatures::Word
+    }
 }
 
 /// Skip edges of a sequence of words: every pair `u < v` of identical capitalised words, in
@@ -357,7 +389,7 @@ fn count_features(
             skip: vec![],
         };
         if let Some(o) = &options.skip {
-            let (n, all) = expand_skip_features(ner, s, o.max_edges, |u, v, name| {
+            let (n, all) = expand_skip_features(ner, s, o, |u, v, name| {
                 let id = c.skip.count(name);
                 match sf.skip.last_mut() {
                     Some(e) if (e.0, e.1) == (u, v) => e.2.push(id),
@@ -502,16 +534,19 @@ fn chain_model(c: &Counted, gold: &[Vec<u32>], l: usize, options: &ChainOptions)
 fn expand_skip_features(
     ner: Option<&NerFeatures>,
     seq: &Sequence,
-    max_edges: usize,
+    o: &SkipOptions,
     mut f: impl FnMut(u32, u32, &str),
 ) -> (usize, usize) {
     let words = seq.words();
     let all = skip_edges(&words);
     let total = all.len();
-    let edges = cap_skip_edges(all, max_edges);
+    let edges = cap_skip_edges(all, o.max_edges);
     let mut buf = vec![];
     for &(u, v) in &edges {
         f(u, v, BIAS_FEATURE);
+        if o.features == SkipFeatures::Bias {
+            continue;
+        }
         match ner {
             Some(n) => {
                 n.token(words[u as usize], &mut buf);
@@ -633,7 +668,7 @@ impl ChainCrf {
             sf.state[t].extend(self.state_features.get(name).map(|k| (k, v)))
         });
         if let Some(o) = &self.options.skip {
-            expand_skip_features(self.ner.as_ref(), seq, o.max_edges, |u, v, name| {
+            expand_skip_features(self.ner.as_ref(), seq, o, |u, v, name| {
                 let id = self.skip_features.get(name);
                 match sf.skip.last_mut() {
                     Some(e) if (e.0, e.1) == (u, v) => e.2.extend(id),

@@ -309,7 +309,9 @@ pub fn from_json(value: serde_json::Value, file: &str) -> Result<Arc<dyn Family>
 
 // ---- The model family's knobs (the settings schema) ----
 
-use super::chain::{Extractor, Factorisation, FeatureSet, SkipOptions, DEFAULT_LEXICONS};
+use super::chain::{
+    Extractor, Factorisation, FeatureSet, SkipFeatures, SkipOptions, DEFAULT_LEXICONS,
+};
 use super::grid::{Neighbourhood, Pairwise};
 use crate::settings::{choice_name, choices, set_unless_default, Applies, Kind, Knob, KnobValues};
 
@@ -404,6 +406,17 @@ pub static MAX_SKIP_EDGES: Knob = Knob {
         max: 1_000_000,
     },
     default: "0",
+    applies: Applies::Families(&["skip-chain"]),
+};
+pub static SKIP_FEATURES: Knob = Knob {
+    row: "Skip edges",
+    name: "skip-features",
+    label: "features",
+    help: "Skip-chain: what each skip factor's label pair is conjoined with: word (the always-on \
+           feature and the repeated word's features) or bias (the always-on feature alone: one \
+           weight per label pair)",
+    kind: Kind::Choice(choices::<SkipFeatures>),
+    default: "word",
     applies: Applies::Families(&["skip-chain"]),
 };
 pub static POS_LEXICON: Knob = Knob {
@@ -535,6 +548,7 @@ pub static MODEL_KNOBS: &[&Knob] = &[
     &LABEL_BIAS,
     &MIN_FREQ,
     &MAX_SKIP_EDGES,
+    &SKIP_FEATURES,
     &POS_LEXICON,
     &VOCABULARY,
     &PAIRWISE,
@@ -572,6 +586,7 @@ impl ModelSpec {
             FamilyKind::SkipChain => ModelSpec::SkipChain(ChainOptions {
                 skip: Some(SkipOptions {
                     max_edges: s.parse(&MAX_SKIP_EDGES)?,
+                    features: s.choice(&SKIP_FEATURES)?.unwrap_or_default(),
                 }),
                 ..chain()?
             }),
@@ -636,6 +651,7 @@ impl ModelSpec {
                 }
                 if let Some(k) = &o.skip {
                     set_unless_default(s, &MAX_SKIP_EDGES, k.max_edges);
+                    set_unless_default(s, &SKIP_FEATURES, choice_name(&k.features));
                 }
             }
             ModelSpec::Factorial(o) => {

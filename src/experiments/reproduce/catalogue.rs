@@ -7,7 +7,7 @@ use crate::data::conll::{read_conll_with, LabelColumn};
 use crate::error::{Error, Result};
 use crate::estimators::EstimatorSpec;
 use crate::eval::Decoder;
-use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet};
+use crate::graph::chain::{ChainOptions, Factorisation, FeatureSet, SkipFeatures};
 use crate::graph::ModelSpec;
 
 /// Builds the named experiment (reading or writing its data splits).
@@ -488,6 +488,23 @@ pub(super) fn table7(o: &Options) -> Result<Experiment> {
         "seminars-chain/",
         false,
     ));
+    // Then what in the skip factors: the same skip edges with one weight per label pair and no
+    // word features (ours conjoin the pair with the repeated word's features by default).
+    let mut bias = vec![];
+    for est in ["pw", "pw-reweighted"] {
+        let base = gs
+            .iter()
+            .find(|g| g.name == format!("seminars/{est}"))
+            .ok_or_else(|| Error::invalid(format!("000-table7: no seminars/{est} group")))?;
+        bias.push(variant(base, &format!("seminars/{est}-skip-bias"), |s| {
+            if let ModelSpec::SkipChain(c) = &mut s.model {
+                if let Some(k) = &mut c.skip {
+                    k.features = SkipFeatures::Bias;
+                }
+            }
+        }));
+    }
+    gs.extend(bias);
     let pair = |prefix: &str, m: Metric, basic: f64, rw: f64| {
         vec![
             cell(&format!("{prefix}pw"), m.clone(), p(basic, None)),
@@ -500,7 +517,7 @@ pub(super) fn table7(o: &Options) -> Result<Experiment> {
         protocol: vec![
             "Reweighted PW (eq. 35) with uniform μ_a = 1/|pieces| per instance, against basic PW, on the three models of Tables 4–6 with their data and protocol (NER: Dutch CoNLL-2002, one run; factorial: 5 subsets of 223 CoNLL-2000 sentences; skip-chain: 10 random 50/50 seminar splits). σ² = 10; max-product decoding.".into(),
             if o.quick { "Quick: shrunk data, one repetition each, 5 iterations.".into() } else { "Full runs.".into() },
-            "Controlled experiments on the skip-chain, where reweighted PW wins, one change each against reweighted PW with uniform μ: L-BFGS's iteration cap (250, 8,000); μ_a one constant for every factor (0.001, 0.01, 0.1; μ = 1 is basic PW); and the skip factors — basic and reweighted PW on the linear chain of the same splits and features.".into(),
+            "Controlled experiments on the skip-chain, where reweighted PW wins, one change each against reweighted PW with uniform μ: L-BFGS's iteration cap (250, 8,000); μ_a one constant for every factor (0.001, 0.01, 0.1; μ = 1 is basic PW); and the skip factors — basic and reweighted PW on the linear chain of the same splits and features, and on the skip-chain whose skip factors carry one weight per label pair (the always-on feature) instead of the repeated word's features as well.".into(),
         ],
         groups: gs,
         tables: vec![Table {
@@ -526,12 +543,14 @@ pub(super) fn table7(o: &Options) -> Result<Experiment> {
                 .chain(std::iter::once(("μ = 1 (basic PW)".to_string(), "seminars/pw")))
                 .collect(),
         ), seminar_knob_table(
-            "Seminars, basic and reweighted PW with and without the skip factors (one change: the skip edges; the same splits and features)",
+            "Seminars, basic and reweighted PW with and without the skip factors (one change each: the skip edges; the skip factors' features, the label pair alone)",
             vec![
                 ("skip-chain, basic".into(), "seminars/pw"),
                 ("skip-chain, reweighted".into(), "seminars/pw-reweighted"),
                 ("linear chain, basic".into(), "seminars-chain/pw"),
                 ("linear chain, reweighted".into(), "seminars-chain/pw-reweighted"),
+                ("skip-chain, label-pair skip factors, basic".into(), "seminars/pw-skip-bias"),
+                ("skip-chain, label-pair skip factors, reweighted".into(), "seminars/pw-reweighted-skip-bias"),
             ],
         )],
         figure: Figure::Bars(2),
@@ -622,6 +641,14 @@ fn table7_claims() -> Vec<Claim> {
             format!("Linear chain of the seminars, without skip factors ({field}): basic PW beats reweighted PW"),
             "seminars-chain/pw",
             "seminars-chain/pw-reweighted",
+            Metric::LabelF1(field.into()),
+        ));
+        claims.push(paired_claim(
+            format!(
+                "Skip-chain with label-pair skip factors ({field}): basic PW beats reweighted PW"
+            ),
+            "seminars/pw-skip-bias",
+            "seminars/pw-reweighted-skip-bias",
             Metric::LabelF1(field.into()),
         ));
         claims.push(paired_claim(
@@ -733,20 +760,133 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
             columns: vec!["ML".into(), "PL".into(), "PW".into(), "PWPL".into()],
             rows: vec![
                 ("POS accuracy, `edge`".into(), row("pos/", Metric::TokenAccuracy, [(94.4, Some(0.07)), (94.4, Some(0.05)), (94.3, Some(0.08)), (94.4, Some(0.07))])),
-                ("POS time (s), `edge`".into(), row("pos/", Metric::Seconds, [(33846.0, Some(6800.0)), (6705.0, Some(740.0)), (23537.0, Some(8700.0)), (3911.0, Some(1500.0))])),
+                ("POS time (s), `edge`".into(), row("pos/", Metric::Seconds, PAPER_SECONDS_POS)),
                 ("POS accuracy, `edge-pair`".into(), row("pos-pair/", Metric::TokenAccuracy, [(94.4, Some(0.07)), (94.4, Some(0.05)), (94.3, Some(0.08)), (94.4, Some(0.07))])),
-                ("POS time (s), `edge-pair`".into(), row("pos-pair/", Metric::Seconds, [(33846.0, Some(6800.0)), (6705.0, Some(740.0)), (23537.0, Some(8700.0)), (3911.0, Some(1500.0))])),
+                ("POS time (s), `edge-pair`".into(), row("pos-pair/", Metric::Seconds, PAPER_SECONDS_POS)),
                 ("Chunking F1, `edge`".into(), row("chunk/", Metric::SegmentF1, [(91.4, Some(0.21)), (90.3, Some(0.19)), (91.7, Some(0.14)), (91.4, Some(0.12))])),
-                ("Chunking time (s), `edge`".into(), row("chunk/", Metric::Seconds, [(24769.0, Some(6183.0)), (1534.0, Some(165.0)), (5708.0, Some(701.0)), (766.0, Some(83.0))])),
+                ("Chunking time (s), `edge`".into(), row("chunk/", Metric::Seconds, PAPER_SECONDS_CHUNK)),
                 ("Chunking F1, `edge-pair`".into(), row("chunk-pair/", Metric::SegmentF1, [(91.4, Some(0.21)), (90.3, Some(0.19)), (91.7, Some(0.14)), (91.4, Some(0.12))])),
-                ("Chunking time (s), `edge-pair`".into(), row("chunk-pair/", Metric::Seconds, [(24769.0, Some(6183.0)), (1534.0, Some(165.0)), (5708.0, Some(701.0)), (766.0, Some(83.0))])),
+                ("Chunking time (s), `edge-pair`".into(), row("chunk-pair/", Metric::Seconds, PAPER_SECONDS_CHUNK)),
                 ("NER F1".into(), row("ner/", Metric::SegmentF1, [(90.5, None), (85.1, None), (90.5, None), (90.3, None)])),
-                ("NER time (s)".into(), row("ner/", Metric::Seconds, [(52396.0, None), (8651.0, None), (6311.0, None), (4780.0, None)])),
+                ("NER time (s)".into(), row("ner/", Metric::Seconds, PAPER_SECONDS_NER)),
             ],
         }],
         figure: Figure::Bars(4),
-        analysis: None,
+        analysis: Some(table8_time),
         claims: table8_claims(),
+    })
+}
+
+/// 000 Table 8's training times (seconds; mean and sd) for ML, PL, PW and PWPL.
+const PAPER_SECONDS_POS: [(f64, Option<f64>); 4] = [
+    (33846.0, Some(6800.0)),
+    (6705.0, Some(740.0)),
+    (23537.0, Some(8700.0)),
+    (3911.0, Some(1500.0)),
+];
+const PAPER_SECONDS_CHUNK: [(f64, Option<f64>); 4] = [
+    (24769.0, Some(6183.0)),
+    (1534.0, Some(165.0)),
+    (5708.0, Some(701.0)),
+    (766.0, Some(83.0)),
+];
+const PAPER_SECONDS_NER: [(f64, Option<f64>); 4] = [
+    (52396.0, None),
+    (8651.0, None),
+    (6311.0, None),
+    (4780.0, None),
+];
+
+/// Table 8's tasks: name in the report, group prefix and the paper's times.
+const TABLE8_TASKS: [(&str, &str, [(f64, Option<f64>); 4]); 5] = [
+    ("POS (`edge`)", "pos/", PAPER_SECONDS_POS),
+    ("POS (`edge-pair`)", "pos-pair/", PAPER_SECONDS_POS),
+    ("chunking (`edge`)", "chunk/", PAPER_SECONDS_CHUNK),
+    ("chunking (`edge-pair`)", "chunk-pair/", PAPER_SECONDS_CHUNK),
+    ("NER", "ner/", PAPER_SECONDS_NER),
+];
+
+/// Where training time goes (000 §5.2.2's "PWPL is 5 to 10 times faster than ML"): time =
+/// L-BFGS evaluations × seconds per evaluation, and an evaluation = the part every estimator
+/// shares (each token's features scored under every label and their gradient added) + the
+/// estimator's own inference and normalisation (counted as `ops`). PL's evaluation is the
+/// shared part plus O(K) per position, so its seconds per evaluation bound the shared part.
+fn table8_time(_e: &Experiment, _o: &Options, r: &Results) -> Result<Section> {
+    use std::fmt::Write;
+    // Mean over a group's runs of (evaluations, seconds per evaluation, ops per evaluation).
+    let per_eval = |g: &str| -> Option<(f64, f64, f64)> {
+        let runs = r.get(g)?;
+        let n = runs.len() as f64;
+        if runs.is_empty() {
+            return None;
+        }
+        let mean = |f: &dyn Fn(&RunSummary) -> f64| runs.iter().map(|(_, s)| f(s)).sum::<f64>() / n;
+        let evals = |s: &RunSummary| s.evaluations.max(1) as f64;
+        Some((
+            mean(&|s| s.evaluations as f64),
+            mean(&|s| s.train_seconds / evals(s)),
+            mean(&|s| s.ops as f64 / evals(s)),
+        ))
+    };
+    let mut md = String::from(
+        "Training time = L-BFGS evaluations × seconds per evaluation. Every estimator's evaluation scores each token's features under every label and adds their gradient (the shared part); on top come the estimator's inference and normalisation, counted as multiply-adds (ops): forward–backward for ML, the K² table of each edge piece for PW, K values per position for PL and PWPL. PL's seconds per evaluation bound the shared part.\n\n| task | estimator | evaluations | ms / evaluation | inference Mops / evaluation |\n|---|---|---:|---:|---:|\n",
+    );
+    let mut ratios = String::from(
+        "\n| task | PWPL / ML time | evaluations ratio | ms per evaluation ratio | PWPL / ML ops per evaluation | PL / ML ms per evaluation (the shared part's share) | PWPL / ML time (paper) | PL / ML time (ours / paper) | PWPL / PL time (ours / paper) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut json = serde_json::Map::new();
+    for (task, prefix, paper) in TABLE8_TASKS {
+        let mut rows = serde_json::Map::new();
+        for est in ["ml", "pl", "pw", "pwpl"] {
+            let Some((ev, sec, ops)) = per_eval(&format!("{prefix}{est}")) else {
+                continue;
+            };
+            let _ = writeln!(
+                md,
+                "| {task} | {est} | {ev:.0} | {:.1} | {:.2} |",
+                sec * 1e3,
+                ops / 1e6
+            );
+            rows.insert(est.into(), serde_json::json!({ "evaluations": ev, "seconds_per_evaluation": sec, "ops_per_evaluation": ops }));
+        }
+        let g = |e: &str| per_eval(&format!("{prefix}{e}"));
+        let secs = |e: &str| group_mean(r, &format!("{prefix}{e}"), &Metric::Seconds);
+        if let (Some(ml), Some(pl), Some(pwpl), Some(t_ml), Some(t_pl), Some(t_pwpl)) = (
+            g("ml"),
+            g("pl"),
+            g("pwpl"),
+            secs("ml"),
+            secs("pl"),
+            secs("pwpl"),
+        ) {
+            let _ = writeln!(
+                ratios,
+                "| {task} | {:.2} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
+                t_pwpl / t_ml,
+                pwpl.0 / ml.0,
+                pwpl.1 / ml.1,
+                pwpl.2 / ml.2,
+                pl.1 / ml.1,
+                paper[3].0 / paper[0].0,
+                t_pl / t_ml,
+                paper[1].0 / paper[0].0,
+                t_pwpl / t_pl,
+                paper[3].0 / paper[1].0,
+            );
+        }
+        json.insert(
+            prefix.trim_end_matches('/').into(),
+            serde_json::Value::Object(rows),
+        );
+    }
+    md.push_str(&ratios);
+    md.push_str("\nPWPL's inference is a small fraction of ML's (the ops column), so where the shared part is a small share of ML's evaluation, PWPL's evaluation is many times cheaper; where the shared part dominates, or PWPL needs more evaluations than ML to converge, the speed-up shrinks or reverses. The paper's PL / ML time estimates its shared part's share the same way (when PL and ML take alike many evaluations, as ours do); where ours is close to it, the two implementations split an evaluation alike, and the rest of the difference lies in PWPL against PL (the last column).\n");
+    Ok(Section {
+        title: "Where the training time goes".into(),
+        markdown: md,
+        json: serde_json::Value::Object(json),
+        svg: None,
+        claims: vec![],
     })
 }
 
