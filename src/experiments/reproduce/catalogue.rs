@@ -778,19 +778,20 @@ pub(super) fn table8(o: &Options) -> Result<Experiment> {
 }
 
 /// 000 Table 8's training times (seconds; mean and sd) for ML, PL, PW and PWPL.
-const PAPER_SECONDS_POS: [(f64, Option<f64>); 4] = [
+type PaperSeconds = [(f64, Option<f64>); 4];
+const PAPER_SECONDS_POS: PaperSeconds = [
     (33846.0, Some(6800.0)),
     (6705.0, Some(740.0)),
     (23537.0, Some(8700.0)),
     (3911.0, Some(1500.0)),
 ];
-const PAPER_SECONDS_CHUNK: [(f64, Option<f64>); 4] = [
+const PAPER_SECONDS_CHUNK: PaperSeconds = [
     (24769.0, Some(6183.0)),
     (1534.0, Some(165.0)),
     (5708.0, Some(701.0)),
     (766.0, Some(83.0)),
 ];
-const PAPER_SECONDS_NER: [(f64, Option<f64>); 4] = [
+const PAPER_SECONDS_NER: PaperSeconds = [
     (52396.0, None),
     (8651.0, None),
     (6311.0, None),
@@ -798,7 +799,7 @@ const PAPER_SECONDS_NER: [(f64, Option<f64>); 4] = [
 ];
 
 /// Table 8's tasks: name in the report, group prefix and the paper's times.
-const TABLE8_TASKS: [(&str, &str, [(f64, Option<f64>); 4]); 5] = [
+const TABLE8_TASKS: [(&str, &str, PaperSeconds); 5] = [
     ("POS (`edge`)", "pos/", PAPER_SECONDS_POS),
     ("POS (`edge-pair`)", "pos-pair/", PAPER_SECONDS_POS),
     ("chunking (`edge`)", "chunk/", PAPER_SECONDS_CHUNK),
