@@ -137,6 +137,9 @@ pub enum Metric {
     TokenAccuracy,
     /// Token F1 of one label (a seminar field).
     LabelF1(String),
+    /// Token precision and recall of one label (a seminar field).
+    LabelPrecision(String),
+    LabelRecall(String),
     /// Token accuracy of an extra label layer (the factorial CRF's `pos`).
     LayerAccuracy(String),
     /// Seconds in the optimiser.
@@ -174,6 +177,8 @@ impl Metric {
             Metric::SegmentF1 => Some(test()?.segments.f1),
             Metric::TokenAccuracy => Some(test()?.token_accuracy),
             Metric::LabelF1(l) => Some(test()?.labels.get(l).map_or(0.0, |p| p.f1)),
+            Metric::LabelPrecision(l) => Some(test()?.labels.get(l).map_or(0.0, |p| p.precision)),
+            Metric::LabelRecall(l) => Some(test()?.labels.get(l).map_or(0.0, |p| p.recall)),
             Metric::LayerAccuracy(l) => test()?.layers.get(l).map(|m| m.token_accuracy),
             Metric::Seconds => Some(s.train_seconds),
             Metric::ParamError => s.param_error,
@@ -219,6 +224,8 @@ impl Metric {
             Metric::SegmentF1 => "segment F1 (%)".into(),
             Metric::TokenAccuracy => "test accuracy (%)".into(),
             Metric::LabelF1(l) => format!("{l} F1 (%)"),
+            Metric::LabelPrecision(l) => format!("{l} precision (%)"),
+            Metric::LabelRecall(l) => format!("{l} recall (%)"),
             Metric::LayerAccuracy(l) => format!("{l} accuracy (%)"),
             Metric::Seconds => "seconds".into(),
             Metric::ParamError => "‖θ̂ − θ0‖".into(),
