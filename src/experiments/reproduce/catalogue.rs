@@ -196,7 +196,7 @@ fn table5_claims(g: &dyn Fn(&str) -> String, how: &str) -> Vec<Claim> {
                 }
                 let t = crate::eval::significance::paired_t(&a, &b);
                 let d = a.iter().zip(&b).map(|(x, y)| x - y).sum::<f64>() / a.len() as f64;
-                let p = if a.len() > 1 { format!(", paired t p = {:.3}", t.p) } else { String::new() };
+                let p = if a.len() > 1 { format!(", paired t {}", p_value(t.p)) } else { String::new() };
                 Some((d.abs() <= 0.5, format!("per-edge PL − BP = {d:+.2} points over {} subset(s){p}", a.len())))
             }),
         },
@@ -1223,9 +1223,9 @@ pub(super) fn fig3(o: &Options) -> Result<Experiment> {
                 Some((
                     t.mean_difference > 0.0 && (t.p > 0.1 || t.p.is_nan()),
                     format!(
-                        "mean PL − PWPL = {:+.3} points, paired t p = {:.3} over {} data sets",
+                        "mean PL − PWPL = {:+.3} points, paired t {} over {} data sets",
                         t.mean_difference,
-                        t.p,
+                        p_value(t.p),
                         pl.len()
                     ),
                 ))

@@ -386,6 +386,15 @@ pub(crate) fn group_mean(r: &Results, g: &str, m: &Metric) -> Option<f64> {
     Stat::of(r.get(g)?.iter().filter_map(|(_, s)| m.of(s)).collect()).map(|s| s.mean)
 }
 
+/// "p = 0.024", or "p < 0.001" where three decimals would print 0.000.
+pub(crate) fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
 /// The claim "`a` beats `b` on `m`": run k against run k (the same subset, split or fold) by
 /// a paired t-test at p < 0.05; with one run each, McNemar's test on the test sentences at
 /// p < 0.05.
@@ -418,10 +427,10 @@ pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
             Some((
                 t.mean_difference > 0.0 && t.p < 0.05,
                 format!(
-                    "mean difference {:+.2} points, ahead in {wins} of {} runs, paired t p = {:.3}",
+                    "mean difference {:+.2} points, ahead in {wins} of {} runs, paired t {}",
                     t.mean_difference,
                     va.len(),
-                    t.p
+                    p_value(t.p)
                 ),
             ))
         }),
