@@ -263,6 +263,46 @@ fn every_experiment_runs_quick_and_reports() {
         }
         assert!(per_eval("pwpl").1 * 5.0 < per_eval("ml").1, "{task}");
     }
+    // Table 3's coupling against evidence, recomputed from the weights as `dump` writes them.
+    let t3: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("002-table3.json")).unwrap())
+            .unwrap();
+    for g in ["seg8/pw", "seg8/camel0"] {
+        let run = dir.path().join(t3["runs"][g][0]["dir"].as_str().unwrap());
+        let (fam, theta) = piecewise_lab::graph::family::load(&run).unwrap();
+        let text = piecewise_lab::graph::family::dump_weights(fam.as_ref(), &theta);
+        let (mut diag, mut off) = (vec![], vec![]);
+        let mut unary = std::collections::HashMap::new();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let w: f64 = f.last().unwrap().parse().unwrap();
+            match f[0] {
+                "pairwise" if f[2] == f[3] => diag.push(w),
+                "pairwise" => off.push(w),
+                "unary" if f[1] != "*" => {
+                    let k: usize = f[1].trim_start_matches("obs").parse().unwrap();
+                    unary.insert((k - 1, f[2].parse::<usize>().unwrap()), w);
+                }
+                _ => {}
+            }
+        }
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+        let k = 7;
+        let evidence: Vec<f64> = (0..k)
+            .map(|l| {
+                let others: Vec<f64> = (0..k).filter(|&j| j != l).map(|j| unary[&(j, l)]).collect();
+                unary[&(l, l)] - mean(&others)
+            })
+            .collect();
+        let want = (mean(&diag) - mean(&off)) / mean(&evidence);
+        let got = t3["analysis"]["data"][g]["coupling_over_evidence"]["mean"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (got - want).abs() < 1e-12 * want.abs().max(1.0),
+            "{g}: {got} against {want}"
+        );
+    }
     // Started again: every run is reused.
     let e = reproduce::experiment("000-table5", &o).unwrap();
     let mut started = 0;

@@ -607,8 +607,14 @@ fn classifier_alone(e: &Experiment, _o: &Options, results: &Results) -> Result<S
         columns.iter().map(|(_, c)| format!(" labels / image, {c} | top label %, {c} |")).collect::<String>(),
         "---:|---:|".repeat(columns.len()),
     );
+    let mut coupling_md = format!(
+        "\n**Coupling against evidence** (the learnt weights, mean over folds): (mean diagonal − mean off-diagonal edge weight) / (mean over labels of the weight on the label's own classifier score − the mean weight on the other scores). Max-product labelling depends on the weights only up to a common scale, so this ratio says how far neighbours outvote a pixel's own evidence.\n\n| estimator |{}\n|---|{}\n",
+        columns.iter().map(|(_, c)| format!(" {c} |")).collect::<String>(),
+        "---:|".repeat(columns.len()),
+    );
     for (key, label) in ESTIMATORS {
         let mut row = format!("| {label} |");
+        let mut coupling_row = format!("| {label} |");
         for (prefix, _) in &columns {
             let g = format!("{prefix}{key}");
             let (Some(group), Some(runs), Some(tests)) = (
@@ -617,25 +623,40 @@ fn classifier_alone(e: &Experiment, _o: &Options, results: &Results) -> Result<S
                 tests.get(prefix),
             ) else {
                 row.push_str(" — | — |");
+                coupling_row.push_str(" — |");
                 continue;
             };
             let mut div = vec![];
+            let mut ratios = vec![];
             for ((dir, _), (spec, test)) in runs.iter().zip(group.runs.iter().zip(tests)) {
                 let (fam, theta) = crate::graph::family::load(dir)?;
                 for y in crate::eval::predict(fam.as_ref(), &theta, test, &spec.inference())? {
                     div.push(diversity(&y));
                 }
+                if let Some((c, ev)) = coupling_and_evidence(fam.as_ref(), &theta) {
+                    ratios.push(c / ev);
+                }
             }
+            let ratio = Stat::of(ratios);
+            let _ = write!(
+                coupling_row,
+                " {} |",
+                ratio
+                    .as_ref()
+                    .map_or("—".into(), |r| format!("{:.2}", r.mean))
+            );
             let _ = write!(
                 row,
                 " {:.2} | {:.1} |",
                 mean(&div, 0),
                 100.0 * mean(&div, 1)
             );
-            json.insert(g, serde_json::json!({"labels_per_image": mean(&div, 0), "top_label_share": mean(&div, 1)}));
+            json.insert(g, serde_json::json!({"labels_per_image": mean(&div, 0), "top_label_share": mean(&div, 1), "coupling_over_evidence": ratio}));
         }
         let _ = writeln!(md, "{row}");
+        let _ = writeln!(coupling_md, "{coupling_row}");
     }
+    md.push_str(&coupling_md);
     json.insert("gold".into(), serde_json::json!({"labels_per_image": mean(&gold_div, 0), "top_label_share": mean(&gold_div, 1)}));
     Ok(Section {
         title: "The per-pixel classifier alone, and collapsed labellings".into(),
@@ -643,6 +664,45 @@ fn classifier_alone(e: &Experiment, _o: &Options, results: &Results) -> Result<S
         json: serde_json::Value::Object(json),
         ..Section::default()
     })
+}
+
+/// A trained grid model's (coupling, evidence): the mean diagonal minus the mean off-diagonal
+/// weight of the shared edge table, and the mean over labels of the weight on the label's own
+/// classifier score (feature `obs{l+1}`) minus the mean weight on the other scores. `None` for
+/// models without those templates.
+fn coupling_and_evidence(
+    fam: &dyn crate::graph::family::Family,
+    theta: &[f64],
+) -> Option<(f64, f64)> {
+    let m = fam.model();
+    let find = |n: &str| m.templates.iter().position(|t| t.name == n);
+    let (pt, ut) = (find("pairwise")?, find("unary")?);
+    let w = |t: usize, k: usize, c: usize| m.templates[t].param_index(k, c).map(|i| theta[i]);
+    let (mut diag, mut off) = (vec![], vec![]);
+    for c in 0..m.templates[pt].n_cols {
+        let name = fam.column_name(pt, c);
+        let (a, b) = name.split_once('\t')?;
+        if a == b {
+            diag.push(w(pt, 0, c)?)
+        } else {
+            off.push(w(pt, 0, c)?)
+        }
+    }
+    let n_obs = m.templates[ut]
+        .n_features
+        .checked_sub(1)
+        .filter(|&n| n > 1)?;
+    let mut evidence = vec![];
+    for c in 0..m.templates[ut].n_cols {
+        let own = fam.column_name(ut, c).parse::<usize>().ok()? + 1;
+        let others: Vec<f64> = (1..=n_obs)
+            .filter(|&k| k != own)
+            .filter_map(|k| w(ut, k, c))
+            .collect();
+        evidence.push(w(ut, own, c)? - others.iter().sum::<f64>() / others.len().max(1) as f64);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    Some((mean(&diag) - mean(&off), mean(&evidence)))
 }
 
 /// Distinct labels in an image, and the share of its pixels under the most frequent one.
