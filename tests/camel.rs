@@ -289,3 +289,44 @@ fn on_a_loopy_grid_cccp_camel_reaches_lbp_trainings_weights() {
     let d0 = rel_dist(&r0.x[..model.n_params], &w_bp);
     assert!(d0 > 1e-2, "camel0 differs from Bethe ML: {d0}");
 }
+
+/// CAMEL's first fit is piecewise training, so starting it from the trained piecewise weights
+/// (what `002-table1` does to save that fit) ends where the fit from zero ends.
+#[test]
+fn started_from_piecewise_it_ends_where_it_ends_from_zero() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let rc = random_chains_with(&mut rng, 8, 6, 3, true);
+    let prior = Prior { sigma2: Some(10.0) };
+    let pw = reference_fit("pw", &rc.model, &rc.instances, prior);
+    let opts = CamelOptions {
+        sweep_tol: 1e-12,
+        ..CamelOptions::default()
+    };
+    for variant in [
+        CamelVariant::Camel0,
+        CamelVariant::Cccp,
+        CamelVariant::CccpEmpirical,
+    ] {
+        let from = |w0: Vec<f64>| {
+            let mut obj = CamelObjective::new(&rc.model, &rc.instances, prior);
+            fit(
+                &mut obj,
+                variant,
+                w0,
+                &opts,
+                &tight(),
+                &AtomicBool::new(false),
+                &mut |_, _, _, _| {},
+            )
+            .unwrap()
+        };
+        let (zero, warm) = (from(vec![0.0; rc.model.n_params]), from(pw.clone()));
+        assert!(
+            warm.loops[0].iterations < zero.loops[0].iterations,
+            "{variant:?}"
+        );
+        assert_eq!(warm.loops.len(), zero.loops.len(), "{variant:?}");
+        let d = rel_dist(&warm.x, &zero.x);
+        assert!(d < 1e-5, "{variant:?}: {d}");
+    }
+}

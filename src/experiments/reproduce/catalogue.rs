@@ -319,7 +319,7 @@ pub(super) fn table6_or_9(o: &Options, name: &str) -> Result<Experiment> {
     // The linear chain first: BP training starts from it (000 §5.1.3).
     let mut gs = seminar_groups(o, &folds, &["ml"], "seminars-chain/", false);
     gs.extend(seminar_groups(o, &folds, ests, "seminars/", true));
-    bp_from_chain(o, &mut gs, "seminars/bp", "seminars-chain/ml");
+    start_from(o, &mut gs, "seminars/bp", "seminars-chain/ml");
     let f1 = |l: &str| Metric::LabelF1(l.into());
     let protocol = vec![
         "Data: the CMU seminar announcements (485 e-mails) pooled and split at random 50/50 into training and test, ten times (seeds 1000–1009), as the paper's \"10-fold cross validation with a 50/50 training/test split\".".into(),

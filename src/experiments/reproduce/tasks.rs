@@ -229,12 +229,13 @@ pub(super) fn seminar_folds(o: &Options, folds: usize) -> Result<Vec<(PathBuf, P
     write_seminar_splits(o, &items, "", splits)
 }
 
-/// Loopy BP training of group `bp` starts from the same repetition of group `chain` (the
-/// trained linear chain), as 000 §5.1.3 says BP training had to; `chain` must run first.
-pub(super) fn bp_from_chain(o: &Options, gs: &mut [Group], bp: &str, chain: &str) {
-    for g in gs.iter_mut().filter(|g| g.name == bp) {
+/// Group `group`'s runs start from the weights of the same repetition of group `from`, which
+/// must run first (a later stage in a plan): loopy BP training from the trained linear chain, as
+/// 000 §5.1.3 says it had to; CAMEL from the trained piecewise run, its own first fit.
+pub(super) fn start_from(o: &Options, gs: &mut [Group], group: &str, from: &str) {
+    for g in gs.iter_mut().filter(|g| g.name == group) {
         for (k, r) in g.runs.iter_mut().enumerate() {
-            r.init_from = Some(run_dir(o, chain, k));
+            r.init_from = Some(run_dir(o, from, k));
         }
     }
 }
