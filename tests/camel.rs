@@ -65,9 +65,27 @@ fn camel_fit(
     variant: CamelVariant,
     opts: CamelOptions,
 ) -> CamelResult {
+    camel_fit_from(
+        model,
+        instances,
+        prior,
+        variant,
+        opts,
+        vec![0.0; model.n_params],
+    )
+}
+
+/// CAMEL `variant` fitted from the weights `w0` with tight inner fits.
+fn camel_fit_from(
+    model: &Model,
+    instances: &[Instance],
+    prior: Prior,
+    variant: CamelVariant,
+    opts: CamelOptions,
+    w0: Vec<f64>,
+) -> CamelResult {
     let mut obj = CamelObjective::new(model, instances, prior);
     let cancel = AtomicBool::new(false);
-    let w0 = vec![0.0; model.n_params];
     fit(
         &mut obj,
         variant,
@@ -307,19 +325,7 @@ fn started_from_piecewise_it_ends_where_it_ends_from_zero() {
         CamelVariant::Cccp,
         CamelVariant::CccpEmpirical,
     ] {
-        let from = |w0: Vec<f64>| {
-            let mut obj = CamelObjective::new(&rc.model, &rc.instances, prior);
-            fit(
-                &mut obj,
-                variant,
-                w0,
-                &opts,
-                &tight(),
-                &AtomicBool::new(false),
-                &mut |_, _, _, _| {},
-            )
-            .unwrap()
-        };
+        let from = |w0| camel_fit_from(&rc.model, &rc.instances, prior, variant, opts, w0);
         let (zero, warm) = (from(vec![0.0; rc.model.n_params]), from(pw.clone()));
         assert!(
             warm.loops[0].iterations < zero.loops[0].iterations,
