@@ -1,7 +1,7 @@
 //! Issue 22's guard: what one objective evaluation (value and gradient) costs per estimator on
 //! the same instances, each local estimator against exact ML, and how much two threads buy.
 //!
-//!     cargo bench --bench hot_paths [-- [chunk] [ner] [ner-pair] [grid] [--evals N] [--items N]
+//!     cargo bench --bench hot_paths [-- [chunk] [ner] [ner-pair] [grid] [seg8] [--evals N] [--items N]
 //!                                      [--estimators ml,pwpl] [--threads N]]
 //!
 //! Workloads (each skipped with a notice when its corpus is absent):
@@ -12,7 +12,12 @@
 //! - `ner-pair`: the same with `edge-pair` factorisation, the papers' Ψ_t(y_t, y_{t−1}, x) whose
 //!   state weights are per label pair, observed pairs (as `reproduce`'s NER) — where local terms
 //!   read a slice of each edge table;
-//! - `grid`: 40 generated 12×12 images of 4 classes (seeded), Potts pairwise: bp, pl, pwpl.
+//! - `grid`: 40 generated 12×12 images of 4 classes (seeded), Potts pairwise: bp, pl, pwpl;
+//! - `seg8`: 002 Table 3's segmentation grid — 40 generated 10×10 images of 7 classes with a
+//!   per-pixel classifier's scores (σ = 1.3, seed 21), eight-connected, symmetric pairwise, no
+//!   prior: `camel` (CAMEL's profiled dual, `train::camel::ProfiledCamel`). Its first line times
+//!   the cold solve of δ from 0 (many sweeps); the medians are then warm evaluations at the same
+//!   w (one sweep each, plus the clusters' values and gradient) — the inner loop's unit of work.
 //!
 //! Per workload it prints the setup (reading and feature extraction) seconds, and per estimator
 //! the plan seconds (terms and table reads, once per run), the median milliseconds of an
@@ -24,7 +29,10 @@ use piecewise_lab::data::synth_loopy::GridGen;
 use piecewise_lab::data::Corpus;
 use piecewise_lab::estimators::EstimatorSpec;
 use piecewise_lab::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet};
+use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
 use piecewise_lab::graph::{Family, Instance, ModelSpec};
+use piecewise_lab::train::camel::{CamelObjective, ProfiledCamel};
+use piecewise_lab::train::objective::Objective;
 use piecewise_lab::train::{DatasetObjective, Prior};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -171,8 +179,74 @@ fn grid(items: Option<usize>) -> Option<Workload> {
     ))
 }
 
+fn seg8(items: Option<usize>) -> Option<Workload> {
+    let t = Instant::now();
+    let gen = GridGen {
+        classes: 7,
+        height: 10,
+        width: 10,
+        noise: 1.3,
+        scores: true,
+        ..Default::default()
+    };
+    let images = gen.images(items.unwrap_or(40), 21).unwrap();
+    let corpus = Corpus {
+        path: "generated".into(),
+        n_columns: images[0].columns.first().map_or(0, |c| c.len()) + 1,
+        sequences: images,
+    };
+    Some(fit(
+        "seg8",
+        ModelSpec::Grid(GridOptions {
+            pairwise: Pairwise::Symmetric,
+            neighbourhood: Neighbourhood::Eight,
+        }),
+        corpus,
+        None,
+        vec!["camel"],
+        Prior { sigma2: None },
+        t,
+    ))
+}
+
+/// Small nonzero weights, the same for every estimator.
+fn test_weights(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| ((i * 2654435761) % 1000) as f64 * 1e-4 - 0.05)
+        .collect()
+}
+
+/// CAMEL's profiled dual: (cold δ solve seconds, median warm evaluation seconds).
+fn measure_camel(w: &Workload, threads: usize, evals: usize) -> (f64, f64) {
+    let model = w.family.model();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool");
+    pool.install(|| {
+        let dual = CamelObjective::new(model, &w.instances, w.prior);
+        let profiled = ProfiledCamel::new(&dual, vec![0.0; dual.n_delta()], 1e-4, 1000);
+        let theta = test_weights(model.n_params);
+        let mut grad = vec![0.0; model.n_params];
+        let t = Instant::now();
+        profiled.evaluate(&theta, Some(&mut grad));
+        let cold = t.elapsed().as_secs_f64();
+        let times = (0..evals)
+            .map(|_| {
+                let t = Instant::now();
+                profiled.evaluate(&theta, Some(&mut grad));
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        (cold, median(times))
+    })
+}
+
 /// (plan seconds, median evaluation seconds) of `estimator` on `threads` threads.
 fn measure(w: &Workload, estimator: &str, threads: usize, evals: usize) -> (f64, f64) {
+    if estimator == "camel" {
+        return measure_camel(w, threads, evals);
+    }
     let model = w.family.model();
     let est = EstimatorSpec::from_name(estimator)
         .and_then(|e| e.build(model))
@@ -181,10 +255,7 @@ fn measure(w: &Workload, estimator: &str, threads: usize, evals: usize) -> (f64,
     let obj = DatasetObjective::new(model, &w.instances, est.as_ref(), w.prior, threads)
         .expect("objective");
     let plan = t.elapsed().as_secs_f64();
-    // Small nonzero weights, the same for every estimator.
-    let theta: Vec<f64> = (0..model.n_params)
-        .map(|i| ((i * 2654435761) % 1000) as f64 * 1e-4 - 0.05)
-        .collect();
+    let theta = test_weights(model.n_params);
     let mut grad = vec![0.0; model.n_params];
     obj.evaluate(&theta, Some(&mut grad));
     let times = (0..evals)
@@ -213,7 +284,7 @@ fn main() {
     let named: Vec<&str> = args
         .iter()
         .map(String::as_str)
-        .filter(|a| matches!(*a, "chunk" | "ner" | "ner-pair" | "grid"))
+        .filter(|a| matches!(*a, "chunk" | "ner" | "ner-pair" | "grid" | "seg8"))
         .collect();
     let wanted = |w: &str| named.is_empty() || named.contains(&w);
     // `--estimators ml,pwpl` measures only those (for profiling one of them).
@@ -229,11 +300,12 @@ fn main() {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     type Make = fn(Option<usize>) -> Option<Workload>;
-    let makers: [(&str, Make); 4] = [
+    let makers: [(&str, Make); 5] = [
         ("chunk", chunk),
         ("ner", ner),
         ("ner-pair", ner_pair),
         ("grid", grid),
+        ("seg8", seg8),
     ];
     for (name, make) in makers {
         if !wanted(name) {

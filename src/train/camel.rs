@@ -141,6 +141,23 @@ fn digit(c: usize, stride: u32, card: u32) -> usize {
     (c / stride as usize) % card as usize
 }
 
+/// Calls `f(c, digit(c, stride, card))` for c = 0..len in order, without dividing: the table
+/// is blocks of `card · stride` entries, each `stride` runs of one digit. (The δ sweeps spent
+/// more time in `digit`'s divisions than in their sums.)
+#[inline(always)]
+fn for_each_digit(len: usize, stride: u32, card: u32, mut f: impl FnMut(usize, usize)) {
+    let (stride, card) = (stride as usize, card as usize);
+    let mut c = 0;
+    while c < len {
+        for d in 0..card {
+            for _ in 0..stride {
+                f(c, d);
+                c += 1;
+            }
+        }
+    }
+}
+
 /// The CAMEL dual for fixed g, over x = [w; δ] (δ left out, and held at 0, when `free_delta`
 /// is off: the piecewise objective).
 pub struct CamelObjective<'a> {
@@ -155,6 +172,8 @@ pub struct CamelObjective<'a> {
     /// The point of the last gradient evaluation and its largest sepset violation, which the
     /// δ gradient holds: the per-iteration report reads it instead of a second pass.
     last: std::sync::Mutex<Option<(Vec<f64>, f64)>>,
+    /// The run's threads (`None`: rayon's global pool).
+    pool: Option<&'a rayon::ThreadPool>,
 }
 
 #[derive(Default)]
@@ -170,6 +189,8 @@ struct Scratch {
     theta: Vec<f64>,
     /// Per cluster of one star, its log-marginal of the shared variable.
     lm: Vec<f64>,
+    /// The same normalised.
+    mu: Vec<f64>,
     /// ∂(−value)/∂δ of one instance when the caller keeps no δ gradient.
     gd: Vec<f64>,
 }
@@ -192,7 +213,14 @@ impl<'a> CamelObjective<'a> {
             free_delta: true,
             n_delta: start - model.n_params,
             last: std::sync::Mutex::new(None),
+            pool: None,
         }
+    }
+
+    /// Runs the passes, and L-BFGS's vector updates, on `pool` (a run's `--threads`).
+    pub fn on_pool(mut self, pool: Option<&'a rayon::ThreadPool>) -> Self {
+        self.pool = pool;
+        self
     }
 
     /// Number of consistency multipliers δ over the data set.
@@ -244,15 +272,13 @@ impl<'a> CamelObjective<'a> {
             s.t.extend((0..len).map(|c| s.phi[off + c] - g[fo + c]));
             for &e in &gr.as_src[a] {
                 let e = &gr.seps[e as usize];
-                for (c, t) in s.t.iter_mut().enumerate() {
-                    *t += delta(e, digit(c, e.src_stride, e.card));
-                }
+                let t = &mut s.t;
+                for_each_digit(len, e.src_stride, e.card, |c, st| t[c] += delta(e, st));
             }
             for &e in &gr.as_dst[a] {
                 let e = &gr.seps[e as usize];
-                for (c, t) in s.t.iter_mut().enumerate() {
-                    *t -= delta(e, digit(c, e.dst_stride, e.card));
-                }
+                let t = &mut s.t;
+                for_each_digit(len, e.dst_stride, e.card, |c, st| t[c] -= delta(e, st));
             }
             let m = s.t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let mut z = 0.0;
@@ -287,12 +313,8 @@ impl<'a> CamelObjective<'a> {
                     let (fs, fd) = (gr.factor_off[e.src as usize], gr.factor_off[e.dst as usize]);
                     let ls = inst.slots[inst.factors[e.src as usize].slot as usize].len as usize;
                     let ld = inst.slots[inst.factors[e.dst as usize].slot as usize].len as usize;
-                    for c in 0..ls {
-                        gd[o + digit(c, e.src_stride, e.card)] += s.pi[fs + c];
-                    }
-                    for c in 0..ld {
-                        gd[o + digit(c, e.dst_stride, e.card)] -= s.pi[fd + c];
-                    }
+                    for_each_digit(ls, e.src_stride, e.card, |c, st| gd[o + st] += s.pi[fs + c]);
+                    for_each_digit(ld, e.dst_stride, e.card, |c, st| gd[o + st] -= s.pi[fd + c]);
                 }
             }
         }
@@ -334,9 +356,8 @@ impl<'a> CamelObjective<'a> {
             let d = &delta[e.off as usize..(e.off + e.card) as usize];
             for (f, stride, sign) in [(e.src, e.src_stride, 1.0), (e.dst, e.dst_stride, -1.0)] {
                 let fo = gr.factor_off[f as usize];
-                for c in 0..len_of(f) {
-                    s.theta[fo + c] += sign * d[digit(c, stride, e.card)];
-                }
+                let t = &mut s.theta[fo..fo + len_of(f)];
+                for_each_digit(t.len(), stride, e.card, |c, st| t[c] += sign * d[st]);
             }
         }
         let mut ops = 0u64;
@@ -361,38 +382,38 @@ impl<'a> CamelObjective<'a> {
                 };
                 s.lm.clear();
                 s.lm.resize(d * k, f64::NEG_INFINITY);
+                s.mu.clear();
+                s.mu.resize(d * k, 0.0);
                 for j in 0..d {
                     let (f, stride) = member(j);
                     let (fo, len) = (gr.factor_off[f as usize], len_of(f));
                     let lm = &mut s.lm[j * k..(j + 1) * k];
                     let t = &s.theta[fo..fo + len];
-                    for (c, &x) in t.iter().enumerate() {
-                        let st = digit(c, stride, k as u32);
-                        lm[st] = lm[st].max(x);
-                    }
+                    for_each_digit(len, stride, k as u32, |c, st| {
+                        lm[st] = lm[st].max(t[c]);
+                    });
                     s.t.clear();
                     s.t.resize(k, 0.0);
-                    for (c, &x) in t.iter().enumerate() {
-                        let st = digit(c, stride, k as u32);
-                        s.t[st] += (x - lm[st]).exp();
-                    }
+                    for_each_digit(len, stride, k as u32, |c, st| {
+                        s.t[st] += (t[c] - lm[st]).exp();
+                    });
                     for (l, z) in lm.iter_mut().zip(&s.t) {
                         *l += z.ln();
                     }
                     ops += 2 * len as u64;
-                }
-                // The violation before the update, on normalised marginals.
-                let normalised = |lm: &[f64], st: usize| {
+                    // Its normalised marginal, for the violation before the update.
                     let m = lm.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    let z: f64 = lm.iter().map(|l| (l - m).exp()).sum();
-                    (lm[st] - m).exp() / z
-                };
+                    let mu = &mut s.mu[j * k..(j + 1) * k];
+                    let mut z = 0.0;
+                    for (p, l) in mu.iter_mut().zip(lm.iter()) {
+                        *p = (l - m).exp();
+                        z += *p;
+                    }
+                    mu.iter_mut().for_each(|p| *p /= z);
+                }
                 for j in 1..d {
                     for st in 0..k {
-                        let v = (normalised(&s.lm[..k], st)
-                            - normalised(&s.lm[j * k..(j + 1) * k], st))
-                        .abs();
-                        worst = worst.max(v);
+                        worst = worst.max((s.mu[st] - s.mu[j * k + st]).abs());
                     }
                 }
                 // L(s), the mean log-marginal, into s.t.
@@ -409,9 +430,9 @@ impl<'a> CamelObjective<'a> {
                     for st in 0..k {
                         s.lm[j * k + st] = s.t[st] - s.lm[j * k + st];
                     }
-                    for c in 0..len_of(f) {
-                        s.theta[fo + c] += s.lm[j * k + digit(c, stride, k as u32)];
-                    }
+                    let lm = &s.lm[j * k..(j + 1) * k];
+                    let t = &mut s.theta[fo..fo + len_of(f)];
+                    for_each_digit(t.len(), stride, k as u32, |c, st| t[c] += lm[st]);
                     // A leaf's offset is −δ; the centre's is the sum of its star's δ.
                     if j > 0 {
                         let o = star[j - 1].off as usize;
@@ -613,7 +634,9 @@ impl CamelObjective<'_> {
     /// One parallel pass: per instance, the tables of w; with `solve` = (tolerance, cap) its
     /// δ block swept in place first; then its clusters' values and, with `grad`, the gradient
     /// in w and ∂(−value)/∂δ into `grad_delta` (or a scratch block), whose largest entry is
-    /// the violation. `delta` holds every instance's δ (empty: δ = 0).
+    /// the violation. `delta` holds every instance's δ (empty: δ = 0). One range of instances
+    /// per thread, each summed in order and the ranges in order: the same bits on every run
+    /// with the same threads (rayon's fold would split by work-stealing).
     fn pass(
         &self,
         w: &[f64],
@@ -623,72 +646,105 @@ impl CamelObjective<'_> {
         grad_delta: Option<&mut [f64]>,
     ) -> Pass {
         let n_w = self.model.n_params;
-        let gd_blocks: Vec<Option<&mut [f64]>> = match grad_delta {
-            Some(gd) => self.blocks(gd).into_iter().map(Some).collect(),
-            None => (0..self.instances.len()).map(|_| None).collect(),
+        let threads = self
+            .pool
+            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+        let ranges = super::objective::balanced_ranges(self.instances, threads);
+        let mut gd_blocks = grad_delta.map(|gd| self.blocks(gd).into_iter());
+        let mut d_blocks = self.blocks(delta).into_iter();
+        type Item<'d> = (usize, &'d mut [f64], Option<&'d mut [f64]>);
+        let groups: Vec<Vec<Item>> = ranges
+            .into_iter()
+            .map(|r| {
+                r.map(|i| {
+                    let gd = gd_blocks.as_mut().and_then(|b| b.next());
+                    (i, d_blocks.next().expect("one δ block per instance"), gd)
+                })
+                .collect()
+            })
+            .collect();
+        let work = || -> Vec<Pass> {
+            groups
+                .into_par_iter()
+                .map(|group| {
+                    let (mut p, mut s) = (zero_pass(), Scratch::default());
+                    for (i, d, gd) in group {
+                        self.pass_instance(i, w, d, gd, solve, grad, &mut s, &mut p);
+                    }
+                    if grad {
+                        p.grad_w = std::mem::take(&mut s.grad_w);
+                        p.grad_w.resize(n_w, 0.0);
+                    }
+                    p
+                })
+                .collect()
         };
-        self.blocks(delta)
-            .into_par_iter()
-            .zip(gd_blocks)
-            .enumerate()
-            .fold(
-                || (zero_pass(), Scratch::default()),
-                |(mut p, mut s), (i, (d, gd))| {
-                    // The sweeps build the tables; else `instance` does.
-                    let mut tables_of = Some(w);
-                    if let Some((tol, cap)) = solve {
-                        let (_, worst, ops) = self.solve_delta(i, w, d, &mut s, tol, cap);
-                        p.ops += ops;
-                        p.unconverged += (worst >= tol) as u64;
-                        tables_of = None;
-                    }
-                    if grad && s.grad_w.len() != n_w {
-                        s.grad_w = vec![0.0; n_w];
-                    }
-                    let mut gd_scratch = std::mem::take(&mut s.gd);
-                    let gd: Option<&mut [f64]> = match (grad, gd) {
-                        (false, _) => None,
-                        (true, Some(b)) => Some(b),
-                        (true, None) => {
-                            gd_scratch.clear();
-                            gd_scratch.resize(d.len(), 0.0);
-                            Some(&mut gd_scratch)
-                        }
-                    };
-                    let mut ops = 0;
-                    let (val, viol) = match gd {
-                        Some(gd) => {
-                            let v =
-                                self.instance(i, tables_of, d, &mut s, Some(&mut *gd), &mut ops);
-                            (v, gd.iter().fold(0.0f64, |m, g| m.max(g.abs())))
-                        }
-                        None => (self.instance(i, tables_of, d, &mut s, None, &mut ops), 0.0),
-                    };
-                    s.gd = gd_scratch;
-                    p.value += val;
-                    p.ops += ops;
-                    p.violation = p.violation.max(viol);
-                    (p, s)
-                },
-            )
-            .map(|(mut p, s)| {
-                p.grad_w = s.grad_w;
-                p
-            })
-            .reduce(zero_pass, |mut a, b| {
-                if a.grad_w.len() < b.grad_w.len() {
-                    a.grad_w = vec![0.0; b.grad_w.len()];
-                }
-                a.grad_w
-                    .iter_mut()
-                    .zip(&b.grad_w)
-                    .for_each(|(x, y)| *x += y);
-                a.value += b.value;
-                a.ops += b.ops;
-                a.violation = a.violation.max(b.violation);
-                a.unconverged += b.unconverged;
-                a
-            })
+        let parts = match self.pool {
+            Some(pool) => pool.install(work),
+            None => work(),
+        };
+        parts.into_iter().fold(zero_pass(), |mut a, b| {
+            if a.grad_w.len() < b.grad_w.len() {
+                a.grad_w = vec![0.0; b.grad_w.len()];
+            }
+            a.grad_w
+                .iter_mut()
+                .zip(&b.grad_w)
+                .for_each(|(x, y)| *x += y);
+            a.value += b.value;
+            a.ops += b.ops;
+            a.violation = a.violation.max(b.violation);
+            a.unconverged += b.unconverged;
+            a
+        })
+    }
+
+    /// Instance `i` of a pass, added into `p` (its w gradient into `s.grad_w`).
+    #[allow(clippy::too_many_arguments)]
+    fn pass_instance(
+        &self,
+        i: usize,
+        w: &[f64],
+        d: &mut [f64],
+        gd: Option<&mut [f64]>,
+        solve: Option<(f64, usize)>,
+        grad: bool,
+        s: &mut Scratch,
+        p: &mut Pass,
+    ) {
+        // The sweeps build the tables; else `instance` does.
+        let mut tables_of = Some(w);
+        if let Some((tol, cap)) = solve {
+            let (_, worst, ops) = self.solve_delta(i, w, d, s, tol, cap);
+            p.ops += ops;
+            p.unconverged += (worst >= tol) as u64;
+            tables_of = None;
+        }
+        if grad && s.grad_w.len() != self.model.n_params {
+            s.grad_w = vec![0.0; self.model.n_params];
+        }
+        let mut gd_scratch = std::mem::take(&mut s.gd);
+        let gd: Option<&mut [f64]> = match (grad, gd) {
+            (false, _) => None,
+            (true, Some(b)) => Some(b),
+            (true, None) => {
+                gd_scratch.clear();
+                gd_scratch.resize(d.len(), 0.0);
+                Some(&mut gd_scratch)
+            }
+        };
+        let mut ops = 0;
+        let (val, viol) = match gd {
+            Some(gd) => {
+                let v = self.instance(i, tables_of, d, s, Some(&mut *gd), &mut ops);
+                (v, gd.iter().fold(0.0f64, |m, g| m.max(g.abs())))
+            }
+            None => (self.instance(i, tables_of, d, s, None, &mut ops), 0.0),
+        };
+        s.gd = gd_scratch;
+        p.value += val;
+        p.ops += ops;
+        p.violation = p.violation.max(viol);
     }
 }
 
@@ -719,6 +775,9 @@ fn with_prior(prior: &Prior, w: &[f64], p: &Pass, grad: Option<&mut [f64]>) -> E
 }
 
 impl Objective for CamelObjective<'_> {
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        self.pool
+    }
     fn n_params(&self) -> usize {
         self.model.n_params + if self.free_delta { self.n_delta } else { 0 }
     }
@@ -790,6 +849,9 @@ impl<'o, 'a> ProfiledCamel<'o, 'a> {
 }
 
 impl Objective for ProfiledCamel<'_, '_> {
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        self.dual.pool
+    }
     fn n_params(&self) -> usize {
         self.dual.model.n_params
     }
@@ -1015,4 +1077,32 @@ pub fn fit(
         }
     }
     Ok(CamelResult { x, loops, reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{digit, for_each_digit};
+
+    #[test]
+    fn for_each_digit_visits_every_entry_in_order_with_its_digit() {
+        // (cards of the factor's variables, the position of the shared one)
+        for (cards, at) in [
+            (vec![3u32], 0),
+            (vec![3, 4], 0),
+            (vec![3, 4], 1),
+            (vec![2, 5, 3], 1),
+            (vec![2, 5, 3], 2),
+            (vec![2, 5, 3], 0),
+        ] {
+            // Row-major with the last variable fastest, as the factor tables are.
+            let len: u32 = cards.iter().product();
+            let stride: u32 = cards[at + 1..].iter().product();
+            let mut seen = vec![];
+            for_each_digit(len as usize, stride, cards[at], |c, d| seen.push((c, d)));
+            let want: Vec<(usize, usize)> = (0..len as usize)
+                .map(|c| (c, digit(c, stride, cards[at])))
+                .collect();
+            assert_eq!(seen, want, "cards {cards:?}, variable {at}");
+        }
+    }
 }

@@ -345,7 +345,7 @@ impl<'a> DatasetObjective<'a> {
 }
 
 /// Splits instances into at most `k` contiguous ranges of about equal total table size.
-fn balanced_ranges(instances: &[Instance], k: usize) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn balanced_ranges(instances: &[Instance], k: usize) -> Vec<std::ops::Range<usize>> {
     let k = k.max(1);
     let total: usize = instances.iter().map(|i| i.table_len.max(1)).sum();
     let mut ranges = Vec::with_capacity(k);

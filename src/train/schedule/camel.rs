@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::estimators::camel::{CamelOptions, CamelVariant};
 use crate::train::camel::{self as dual, CamelObjective, CamelRecord};
 use crate::train::lbfgs::{IterReport, OptimResult};
+use crate::train::objective::Objective;
 use crate::util::write_json_atomic;
 
 pub struct Camel {
@@ -18,7 +19,9 @@ impl Schedule for Camel {
     fn fit(&self, cx: &mut Context, theta0: Vec<f64>) -> Result<OptimResult> {
         let model = cx.family.model();
         let n_w = model.n_params;
-        let mut cobj = CamelObjective::new(model, cx.instances, cx.spec.prior);
+        // On the run's threads, as every other estimator.
+        let pool = cx.objective.pool();
+        let mut cobj = CamelObjective::new(model, cx.instances, cx.spec.prior).on_pool(pool);
         let mut current = 0usize;
         let curve = &mut cx.curve;
         let r = dual::fit(
