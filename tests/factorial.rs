@@ -269,3 +269,34 @@ fn piecewise_by_template_groups_matches_its_definition() {
         assert_close(got, want, 1e-10, "pw with template-group pieces");
     }
 }
+
+/// Chunks decoded given the gold POS tags (000 Table 5's analysis) against enumeration: among
+/// every joint assignment whose tags are the gold ones, none scores above ours, and ours keeps
+/// the gold tags.
+#[test]
+fn chunks_given_gold_pos_is_the_best_assignment_with_those_tags() {
+    use piecewise_lab::graph::factorial::chunks_given_gold_pos;
+    let dir = tempfile::tempdir().unwrap();
+    let (fam, insts) = fit(dir.path(), 11, 12);
+    let mut rng = StdRng::seed_from_u64(11);
+    for inst in &insts {
+        let theta = random_theta(&mut rng, fam.model.n_params, 1.0);
+        let phi = tables(&fam, &theta, inst);
+        let gold = inst.gold.clone().unwrap();
+        let ours = chunks_given_gold_pos(inst, &phi).unwrap();
+        let n = inst.n_vars() / 2;
+        assert!((0..n).all(|t| ours[2 * t] == gold[2 * t]), "tags kept");
+        let mut best = f64::NEG_INFINITY;
+        for (y, s) in scores_by_definition(inst, &phi) {
+            if (0..n).all(|t| y[2 * t] == gold[2 * t]) {
+                best = best.max(s);
+            }
+        }
+        assert_close(
+            inst.score(&phi, &ours),
+            best,
+            1e-9,
+            "best score with the gold tags",
+        );
+    }
+}

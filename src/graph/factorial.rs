@@ -407,3 +407,76 @@ impl FactorialCrf {
         Ok(f)
     }
 }
+
+/// The most probable assignment with every POS variable (even index: w_t) at its gold tag and
+/// the chunk variables (odd: y_t) decoded by exact Viterbi over the chunk chain: decoding one
+/// layer given the other (000 Table 5's analysis of the estimators' chunk terms).
+pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
+    let gold = inst
+        .gold
+        .as_deref()
+        .ok_or_else(|| Error::invalid("gold tags needed"))?;
+    let n = inst.card.len() / 2;
+    let mut y = gold.to_vec();
+    if n == 0 {
+        return Ok(y);
+    }
+    let k = inst.card[1] as usize;
+    // Per position: the factors whose scope holds y_t and no later chunk variable.
+    let mut unary = vec![vec![0.0; k]; n];
+    let mut pair: Vec<Vec<f64>> = vec![vec![0.0; k * k]; n];
+    for f in &inst.factors {
+        let scope = inst.scope(f);
+        let chunks: Vec<u32> = scope.iter().copied().filter(|v| v % 2 == 1).collect();
+        let off = inst.table_offset(f);
+        match chunks.as_slice() {
+            [] => {}
+            [v] => {
+                let t = (*v / 2) as usize;
+                for s in 0..k {
+                    y[*v as usize] = s as u32;
+                    unary[t][s] += phi[off + inst.entry(f, &y)];
+                }
+                y[*v as usize] = gold[*v as usize];
+            }
+            [a, b] if b / 2 == a / 2 + 1 => {
+                let t = (*b / 2) as usize;
+                for p in 0..k {
+                    for s in 0..k {
+                        y[*a as usize] = p as u32;
+                        y[*b as usize] = s as u32;
+                        pair[t][p * k + s] += phi[off + inst.entry(f, &y)];
+                    }
+                }
+                y[*a as usize] = gold[*a as usize];
+                y[*b as usize] = gold[*b as usize];
+            }
+            _ => return Err(Error::invalid("not the factorial CRF's factors")),
+        }
+    }
+    // Viterbi over the chunk chain.
+    let mut delta = unary[0].clone();
+    let mut back = vec![vec![0usize; k]; n];
+    for t in 1..n {
+        let mut next = vec![f64::NEG_INFINITY; k];
+        for s in 0..k {
+            for p in 0..k {
+                let v = delta[p] + pair[t][p * k + s];
+                if v > next[s] {
+                    next[s] = v;
+                    back[t][s] = p;
+                }
+            }
+            next[s] += unary[t][s];
+        }
+        delta = next;
+    }
+    let mut s = (0..k)
+        .max_by(|&a, &b| delta[a].total_cmp(&delta[b]))
+        .unwrap_or(0);
+    for t in (0..n).rev() {
+        y[2 * t + 1] = s as u32;
+        s = back[t][s];
+    }
+    Ok(y)
+}
