@@ -422,7 +422,7 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
         return Ok(y);
     }
     let k = inst.card[1] as usize;
-    // Per position: the factors whose scope holds y_t and no later chunk variable.
+    // Per position t: the chunk-only scores of y_t (unary) and of (y_{t−1}, y_t) (pair).
     let mut unary = vec![vec![0.0; k]; n];
     let mut pair: Vec<Vec<f64>> = vec![vec![0.0; k * k]; n];
     for f in &inst.factors {
@@ -433,9 +433,9 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
             [] => {}
             [v] => {
                 let t = (*v / 2) as usize;
-                for s in 0..k {
+                for (s, u) in unary[t].iter_mut().enumerate() {
                     y[*v as usize] = s as u32;
-                    unary[t][s] += phi[off + inst.entry(f, &y)];
+                    *u += phi[off + inst.entry(f, &y)];
                 }
                 y[*v as usize] = gold[*v as usize];
             }
