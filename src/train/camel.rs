@@ -517,15 +517,21 @@ impl<'a> CamelObjective<'a> {
 
     /// Beliefs of every factor of every instance at x (per-factor layout).
     pub fn beliefs(&self, x: &[f64]) -> Vec<Vec<f64>> {
-        (0..self.instances.len())
-            .into_par_iter()
-            .map(|i| {
-                let mut s = Scratch::default();
-                let w = &x[..self.model.n_params];
-                self.instance(i, Some(w), self.delta_of(i, x), &mut s, None, &mut 0);
-                s.pi
-            })
-            .collect()
+        let work = || {
+            (0..self.instances.len())
+                .into_par_iter()
+                .map(|i| {
+                    let mut s = Scratch::default();
+                    let w = &x[..self.model.n_params];
+                    self.instance(i, Some(w), self.delta_of(i, x), &mut s, None, &mut 0);
+                    s.pi
+                })
+                .collect()
+        };
+        match self.pool {
+            Some(pool) => pool.install(work),
+            None => work(),
+        }
     }
 
     /// The largest |μ_src(s) − μ_dst(s)| over every sepset of every instance at x.
