@@ -154,6 +154,16 @@ fn ner_with(
     ))
 }
 
+/// `n` images of `gen` from `seed`, as a corpus.
+fn generated(gen: &GridGen, n: usize, seed: u64) -> Corpus {
+    let images = gen.images(n, seed).unwrap();
+    Corpus {
+        path: "generated".into(),
+        n_columns: images[0].columns.first().map_or(0, |c| c.len()) + 1,
+        sequences: images,
+    }
+}
+
 fn grid(items: Option<usize>) -> Option<Workload> {
     let t = Instant::now();
     let gen = GridGen {
@@ -162,12 +172,7 @@ fn grid(items: Option<usize>) -> Option<Workload> {
         width: 12,
         ..Default::default()
     };
-    let images = gen.images(items.unwrap_or(40), 1).unwrap();
-    let corpus = Corpus {
-        path: "generated".into(),
-        n_columns: images[0].columns.first().map_or(0, |c| c.len()) + 1,
-        sequences: images,
-    };
+    let corpus = generated(&gen, items.unwrap_or(40), 1);
     Some(fit(
         "grid",
         ModelSpec::Grid(Default::default()),
@@ -189,12 +194,7 @@ fn seg8(items: Option<usize>) -> Option<Workload> {
         scores: true,
         ..Default::default()
     };
-    let images = gen.images(items.unwrap_or(40), 21).unwrap();
-    let corpus = Corpus {
-        path: "generated".into(),
-        n_columns: images[0].columns.first().map_or(0, |c| c.len()) + 1,
-        sequences: images,
-    };
+    let corpus = generated(&gen, items.unwrap_or(40), 21);
     Some(fit(
         "seg8",
         ModelSpec::Grid(GridOptions {
