@@ -150,6 +150,32 @@ fn every_experiment_runs_quick_and_reports() {
                 .filter(|c| c.to_string().contains("chosen on the development split"))
                 .count();
             assert_eq!(dev_claims, 2, "{name}");
+            // Global against local decoding by NOTA weight: the local column re-decodes each
+            // run as its own spec does, so it must equal the run's test score to the last digit.
+            let ner = *name == "001-table1-ner";
+            let prefix = if ner { "nota-ner" } else { "nota-pos" };
+            let d = &a["data"]["decoding_by_weight"];
+            for key in [
+                "memm",
+                "crf-pt-weight-0",
+                "crf-pt-weight-1-over-l",
+                "crf-pt-local",
+            ] {
+                let test = &json["runs"][format!("{prefix}/{key}")][0]["test"];
+                let (local, global, table) = if ner {
+                    (
+                        &d[key]["local"]["f1"],
+                        &d[key]["global"]["f1"],
+                        &test["segment_f1"],
+                    )
+                } else {
+                    (&d[key]["local"], &d[key]["global"], &test["token_accuracy"])
+                };
+                assert_eq!(local.as_f64(), table.as_f64(), "{name} {key}: {d}");
+                assert!(global.as_f64().is_some(), "{name} {key}: {d}");
+            }
+            assert!(d["loss_grows_with_weight"].is_boolean(), "{name}: {d}");
+            assert!(md.contains("Global decoding against the NOTA weight"));
         }
         if *name == "001-table1-pos" {
             // Quick runs stop (5 iterations) before error-driven NOTA chooses its terms (after
