@@ -174,7 +174,7 @@ fn every_experiment_runs_quick_and_reports() {
                 assert_eq!(local.as_f64(), table.as_f64(), "{name} {key}: {d}");
                 assert!(global.as_f64().is_some(), "{name} {key}: {d}");
             }
-            assert!(d["loss_grows_with_weight"].is_boolean(), "{name}: {d}");
+            assert!(d["nota_costs_global_decoding"].is_boolean(), "{name}: {d}");
             assert!(md.contains("Global decoding against the NOTA weight"));
         }
         if *name == "001-table1-pos" {

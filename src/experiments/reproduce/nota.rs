@@ -333,7 +333,8 @@ fn analysis(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
 /// The runs of the NOTA-weight experiment (and the MEMM, which has no NOTA terms) decoded both
 /// ways, locally and globally (Viterbi over the potentials). If the NOTA terms are what costs
 /// global decoding its recall (they push down the potentials out of states that were wrong in
-/// training, which local decoding renormalises away), global decoding's loss shrinks with w.
+/// training, which local decoding renormalises away), global decoding loses more with them
+/// (w > 0) than without (the MEMM, w = 0).
 /// NER also has the weight on `edge-pair`, where CRF-PT's precision collapses.
 fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
     use std::fmt::Write;
@@ -366,7 +367,7 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
     let mut json = serde_json::Map::new();
     let mut verdicts = vec![];
     for (suffix, keys) in series {
-        let mut gaps = vec![];
+        let mut gaps: Vec<(&str, f64, bool)> = vec![];
         for (key, label) in keys {
             let g = format!("{prefix}{key}");
             let (Some(group), Some((dir, _))) = (
@@ -390,7 +391,8 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
             };
             let (local, global) = (decode(Decoder::Local)?, decode(Decoder::Viterbi)?);
             let (l, gl) = (&local.segments, &global.segments);
-            let nota = !key.ends_with("memm");
+            // NOTA terms that weigh something: not the MEMM, not w = 0.
+            let nota = !key.ends_with("memm") && !key.ends_with("weight-0");
             if ner {
                 let _ = writeln!(
                     md,
@@ -410,21 +412,20 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
                         "global": { "f1": gl.f1, "precision": gl.precision, "recall": gl.recall },
                     }),
                 );
-                if nota {
-                    gaps.push((label, l.f1 - gl.f1));
-                }
+                gaps.push((label, l.f1 - gl.f1, nota));
             } else {
                 let (a, b) = (local.token_accuracy, global.token_accuracy);
                 let _ = writeln!(md, "| {label} | {a:.2} | {b:.2} | {:+.2} |", a - b);
                 json.insert(key.into(), serde_json::json!({ "local": a, "global": b }));
-                if nota {
-                    gaps.push((label, a - b));
-                }
+                gaps.push((label, a - b, nota));
             }
         }
-        if gaps.len() >= 2 {
-            // Rows in increasing w: the hypothesis predicts a loss growing with w.
-            let grows = gaps.windows(2).all(|p| p[0].1 <= p[1].1);
+        // Rows without NOTA terms (the MEMM; w = 0) against rows with them (w > 0): the
+        // hypothesis predicts a larger loss for every row with them.
+        let (without, with): (Vec<&(&str, f64, bool)>, Vec<_>) = gaps.iter().partition(|g| !g.2);
+        if !without.is_empty() && !with.is_empty() {
+            let max_without = without.iter().map(|g| g.1).fold(f64::MIN, f64::max);
+            let costs = with.iter().all(|g| g.1 > max_without);
             verdicts.push(format!(
                 "{}: {} ({})",
                 if suffix.is_empty() {
@@ -432,22 +433,40 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
                 } else {
                     "`edge-pair`"
                 },
-                if grows {
-                    "grows with w"
+                if costs {
+                    "larger with NOTA terms than without"
                 } else {
-                    "does not grow monotonically with w"
+                    "not larger with NOTA terms than without"
                 },
                 gaps.iter()
-                    .map(|(w, d)| format!("w = {}: {d:+.2}", w.trim_end_matches(suffix)))
+                    .map(|(w, d, _)| format!("{}: {d:+.2}", w.trim_end_matches(suffix)))
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
             let key = if suffix.is_empty() {
-                "loss_grows_with_weight"
+                "nota_costs_global_decoding"
             } else {
-                "pair_loss_grows_with_weight"
+                "pair_nota_costs_global_decoding"
             };
-            json.insert(key.into(), serde_json::json!(grows));
+            json.insert(key.into(), serde_json::json!(costs));
+        }
+    }
+    // The lighter weight against 001's two baselines, with 001's test.
+    let (task, score) = if ner {
+        (Task::Ner, Metric::SegmentF1)
+    } else {
+        (Task::Pos, Metric::TokenAccuracy)
+    };
+    let one = |k: &str| results.get(&format!("{prefix}{k}")).and_then(|r| r.first());
+    for other in ["memm", "crf"] {
+        if let (Some((_, a)), Some((_, b))) = (one("crf-pt-weight-1-over-l"), one(other)) {
+            if let Some((_, evidence)) = beats(task, &score, ("w = 1/(L−1)", a), (other, b)) {
+                let _ = writeln!(
+                    md,
+                    "\nCRF-PT with w = 1/(L−1), local, against {other}: {evidence}."
+                );
+                json.insert(format!("weight_1_over_l_vs_{other}"), evidence.into());
+            }
         }
     }
     if !verdicts.is_empty() {
