@@ -229,20 +229,21 @@ fn dev_file(o: &Options, task: Task) -> Result<PathBuf> {
     })
 }
 
+/// The task of a 001-table1 experiment, its run-group prefix and its score.
+fn task_of(e: &Experiment) -> (Task, &'static str, Metric) {
+    if e.name.ends_with("ner") {
+        (Task::Ner, "nota-ner/", Metric::SegmentF1)
+    } else {
+        (Task::Pos, "nota-pos/", Metric::TokenAccuracy)
+    }
+}
+
 /// σ² chosen on the development split for MEMM, CRF and 001's CRF-PT: every run of the grid
 /// scored on the development data, the best kept (the papers' 10 on a tie), and 001's claims
 /// decided again on the chosen runs' test results.
 fn dev_prior(e: &Experiment, o: &Options, results: &Results) -> Result<Section> {
     use std::fmt::Write;
-    let (task, prefix) = if e.name.ends_with("ner") {
-        (Task::Ner, "nota-ner/")
-    } else {
-        (Task::Pos, "nota-pos/")
-    };
-    let score = match task {
-        Task::Ner => Metric::SegmentF1,
-        Task::Pos => Metric::TokenAccuracy,
-    };
+    let (task, prefix, score) = task_of(e);
     let dev = dev_file(o, task)?;
     let mut md = format!(
         "Each run of the σ² grid scored on the development split (`{}`); the σ² with the best development score is kept (the papers' 10 on a tie) and its run's test score reported. Test scores played no part in the choice.\n\n{}",
@@ -338,8 +339,8 @@ fn analysis(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
 /// NER also has the weight on `edge-pair`, where CRF-PT's precision collapses.
 fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
     use std::fmt::Write;
-    let ner = e.name.ends_with("ner");
-    let prefix = if ner { "nota-ner/" } else { "nota-pos/" };
+    let (task, prefix, score) = task_of(e);
+    let ner = task == Task::Ner;
     let mut series = vec![(
         "",
         vec![
@@ -353,9 +354,9 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
         series.push((
             ", edge-pair",
             vec![
-                ("pair/memm", "MEMM (no NOTA terms), edge-pair"),
-                ("pair/crf-pt-weight-1-over-l", "1/(L−1), edge-pair"),
-                ("pair/crf-pt-local", "1 (001), edge-pair"),
+                ("pair/memm", "MEMM (no NOTA terms)"),
+                ("pair/crf-pt-weight-1-over-l", "1/(L−1)"),
+                ("pair/crf-pt-local", "1 (001)"),
             ],
         ));
     }
@@ -396,7 +397,7 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
             if ner {
                 let _ = writeln!(
                     md,
-                    "| {label} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:+.2} |",
+                    "| {label}{suffix} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:+.2} |",
                     l.f1,
                     l.precision,
                     l.recall,
@@ -415,7 +416,7 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
                 gaps.push((label, l.f1 - gl.f1, nota));
             } else {
                 let (a, b) = (local.token_accuracy, global.token_accuracy);
-                let _ = writeln!(md, "| {label} | {a:.2} | {b:.2} | {:+.2} |", a - b);
+                let _ = writeln!(md, "| {label}{suffix} | {a:.2} | {b:.2} | {:+.2} |", a - b);
                 json.insert(key.into(), serde_json::json!({ "local": a, "global": b }));
                 gaps.push((label, a - b, nota));
             }
@@ -439,7 +440,7 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
                     "not larger with NOTA terms than without"
                 },
                 gaps.iter()
-                    .map(|(w, d, _)| format!("{}: {d:+.2}", w.trim_end_matches(suffix)))
+                    .map(|(w, d, _)| format!("{w}: {d:+.2}"))
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
@@ -452,11 +453,6 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
         }
     }
     // The lighter weight against 001's two baselines, with 001's test.
-    let (task, score) = if ner {
-        (Task::Ner, Metric::SegmentF1)
-    } else {
-        (Task::Pos, Metric::TokenAccuracy)
-    };
     let one = |k: &str| results.get(&format!("{prefix}{k}")).and_then(|r| r.first());
     for other in ["memm", "crf"] {
         if let (Some((_, a)), Some((_, b))) = (one("crf-pt-weight-1-over-l"), one(other)) {
