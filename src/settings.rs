@@ -35,6 +35,32 @@ pub struct Knob {
     pub applies: Applies,
 }
 
+impl Knob {
+    /// Refuses a number outside the knob's range (counts and reals), naming the flag; other
+    /// kinds and text that is no number are left to the conversion.
+    pub fn check(&self, v: &str) -> Result<()> {
+        let out = |range: String| {
+            Err(Error::invalid(format!(
+                "--{}: {} is out of range ({range})",
+                self.name,
+                crate::error::shown(v)
+            )))
+        };
+        match self.kind {
+            Kind::Count { min, max } => match v.parse::<u64>() {
+                Ok(x) if x < min || x > max => out(format!("{min} to {max}")),
+                Err(_) if v.parse::<u128>().is_ok() => out(format!("{min} to {max}")),
+                _ => Ok(()),
+            },
+            Kind::Real { min, max } => match v.parse::<f64>() {
+                Ok(x) if !(min..=max).contains(&x) => out(format!("{min} to {max}")),
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+}
+
 /// What values a knob takes.
 pub enum Kind {
     /// On or off (`--name` alone).
@@ -162,8 +188,11 @@ impl KnobValues {
     }
 
     /// The knob's value parsed, or an error naming the knob.
+    /// A number outside the knob's range is an error too: every count and size from the
+    /// command line, the GUI or a `spec.json` is bounded before use.
     pub fn parse<T: std::str::FromStr>(&self, knob: &Knob) -> Result<T> {
         let v = self.get(knob).trim();
+        knob.check(v)?;
         v.parse()
             .map_err(|_| Error::invalid(format!("--{}: {v:?} is not a valid value", knob.name)))
     }

@@ -4,29 +4,137 @@ use crate::error::{Error, Result};
 use std::io::Write;
 use std::path::Path;
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`,
-/// so a reader never sees a half-written file.
+/// Where a write to a path lands — decided here, once, for every command that writes a file.
+#[derive(Debug, PartialEq)]
+enum Target {
+    /// `-` or `/dev/stdout`: this process's standard output.
+    Stdout,
+    /// Something that is not a regular file (a character or block device such as `/dev/null`,
+    /// a FIFO, a descriptor under `/proc` or `/dev/fd`): written in place, never renamed over.
+    Direct(std::path::PathBuf),
+    /// A regular file or a new path (a symlink's final target): written beside it and renamed
+    /// over it, so a reader never sees it half-written.
+    Atomic(std::path::PathBuf),
+}
+
+/// How many symbolic links [`target`] follows before giving up (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// Resolves `path` to its [`Target`]: symlinks are followed to the file they name (so the link
+/// stays a link), and what is not a regular file is written directly.
+fn target(path: &Path) -> Result<Target> {
+    if path.as_os_str() == "-" || path == Path::new("/dev/stdout") {
+        return Ok(Target::Stdout);
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        // Descriptor links (`/proc/self/fd/1` → `pipe:[…]`) name no path: let the kernel open them.
+        if p.starts_with("/proc") || p.starts_with("/dev/fd") {
+            return Ok(Target::Direct(p));
+        }
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Target::Atomic(p)),
+            Err(e) => return Err(Error::io(&p, e)),
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            let to = std::fs::read_link(&p).map_err(|e| Error::io(&p, e))?;
+            p = match p.parent() {
+                Some(dir) if to.is_relative() => dir.join(to),
+                _ => to,
+            };
+        } else if ft.is_file() {
+            return Ok(Target::Atomic(p));
+        } else if ft.is_dir() {
+            return Err(Error::file(
+                path.display().to_string(),
+                "is a directory, not a file to write",
+            ));
+        } else {
+            return Ok(Target::Direct(p));
+        }
+    }
+    Err(Error::file(
+        path.display().to_string(),
+        format!("more than {MAX_LINKS} symbolic links in a row"),
+    ))
+}
+
+/// Writes `bytes` to `path` without ever leaving it half-written or clobbering what is not a
+/// file: a regular file (or a new path, its folders created) is written to a temporary file
+/// beside it and renamed over it; a symlink is followed and the file it names replaced the same
+/// way, in that file's folder; a device, FIFO or descriptor (`/dev/null`, `/dev/stderr`) is
+/// written in place; `-` and `/dev/stdout` are standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    match target(path)? {
+        Target::Stdout => {
+            let mut so = std::io::stdout().lock();
+            so.write_all(bytes)
+                .and_then(|()| so.flush())
+                .map_err(|e| Error::io(Path::new("<stdout>"), e))
+        }
+        Target::Direct(p) => std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&p)
+            .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+            .map_err(|e| Error::io(path, e)),
+        Target::Atomic(p) => replace_file(&p, bytes).map_err(|e| Error::io(path, e)),
+    }
+}
+
+/// Writes a temporary file (created new, never through an existing name) beside `path` with
+/// the existing file's permissions, syncs it and renames it over `path`.
+fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(dir) = dir {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        std::fs::create_dir_all(dir)?;
     }
     let name = path
         .file_name()
-        .ok_or_else(|| Error::invalid(format!("{}: not a file path", path.display())))?
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?
         .to_string_lossy();
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let pid = std::process::id();
+    let mut made = None;
+    for k in 0..100u32 {
+        let tmp = path.with_file_name(match k {
+            0 => format!(".{name}.tmp-{pid}"),
+            _ => format!(".{name}.tmp-{pid}-{k}"),
+        });
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => {
+                made = Some((tmp, f));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let Some((tmp, mut f)) = made else {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "no free name for a temporary file beside it",
+        ));
+    };
     let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+        if let Some(mode) = mode {
+            f.set_permissions(mode)?;
+        }
         f.write_all(bytes)?;
         f.sync_all()?;
+        drop(f);
         std::fs::rename(&tmp, path)
     })();
-    if let Err(e) = result {
+    if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
     }
-    Ok(())
+    result
 }
 
 /// Length of the blocks [`dot_blocks`] sums separately.
@@ -161,7 +269,7 @@ pub fn write_json_atomic<T: serde::Serialize>(path: &Path, value: &T) -> Result<
 /// Reads and parses a JSON file, naming the file (and line) on failure; a `format_version`
 /// this build cannot read is an error.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = read_text(path)?;
     let name = path.display().to_string();
     let err = |e: serde_json::Error| Error::parse(&name, e.line(), e.to_string());
     #[derive(serde::Deserialize)]
@@ -179,9 +287,42 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     serde_json::from_str(&text).map_err(err)
 }
 
+/// The largest input file read whole (2 GiB, about 100 M tokens of CoNLL text): a reader given a
+/// never-ending file (`/dev/zero`, a FIFO) stops here with an error instead of filling memory.
+pub const MAX_INPUT_BYTES: u64 = 2 << 30;
+
+/// Reads a whole file of at most [`MAX_INPUT_BYTES`]; a larger one (or an endless stream) is an
+/// error naming the file and the limit.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    read_at_most(path, MAX_INPUT_BYTES)
+}
+
+fn read_at_most(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let too_big = || {
+        Error::file(
+            path.display().to_string(),
+            format!("larger than {limit} bytes, the most an input file may hold"),
+        )
+    };
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if len > limit {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    f.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
 /// Reads a text file; invalid UTF-8 is an error naming the file and the line it is on.
 pub fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = read_bytes(path)?;
     String::from_utf8(bytes).map_err(|e| {
         let valid = e.utf8_error().valid_up_to();
         let line = e.as_bytes()[..valid]
@@ -281,6 +422,142 @@ pub fn parse_list(text: &str, what: &str) -> Result<Vec<f64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    mod output_targets {
+        use super::super::*;
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+
+        /// A private node made by `mknod` in `dir` (never a system path), or `None` with a
+        /// notice where this user may not make one.
+        fn private_null(dir: &Path) -> Option<std::path::PathBuf> {
+            use std::os::unix::ffi::OsStrExt;
+            let p = dir.join("null");
+            let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+            // SAFETY: mknod on a NUL-terminated path we own; the device is /dev/null's (1, 3).
+            let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+            if r != 0 {
+                eprintln!(
+                    "notice: mknod not permitted here ({}); the device-node case is skipped",
+                    std::io::Error::last_os_error()
+                );
+                return None;
+            }
+            Some(p)
+        }
+
+        #[test]
+        fn a_device_node_is_written_in_place_and_stays_a_device() {
+            let d = tempfile::tempdir().unwrap();
+            let Some(null) = private_null(d.path()) else {
+                return;
+            };
+            write_atomic(&null, b"gone").unwrap();
+            let ft = std::fs::symlink_metadata(&null).unwrap().file_type();
+            assert!(ft.is_char_device(), "the node became {ft:?}");
+            // Nothing left beside it.
+            assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
+        }
+
+        #[test]
+        fn a_fifo_is_written_not_replaced() {
+            let d = tempfile::tempdir().unwrap();
+            let fifo = d.path().join("pipe");
+            let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY: mkfifo on a NUL-terminated path in our temporary directory.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            let reader = {
+                let fifo = fifo.clone();
+                std::thread::spawn(move || std::fs::read(fifo).unwrap())
+            };
+            write_atomic(&fifo, b"through the pipe\n").unwrap();
+            assert_eq!(reader.join().unwrap(), b"through the pipe\n");
+            let ft = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+            assert!(ft.is_fifo(), "the FIFO became {ft:?}");
+        }
+
+        #[test]
+        fn a_symlink_is_followed_and_stays_a_link() {
+            let d = tempfile::tempdir().unwrap();
+            let sub = d.path().join("real");
+            std::fs::create_dir(&sub).unwrap();
+            let file = sub.join("out.txt");
+            std::fs::write(&file, b"old").unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let link = d.path().join("link.txt");
+            std::os::unix::fs::symlink("real/out.txt", &link).unwrap();
+            write_atomic(&link, b"new").unwrap();
+            assert!(std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            assert_eq!(std::fs::read(&file).unwrap(), b"new");
+            let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o640, "the file's permissions are kept");
+            // A dangling link makes the file it names.
+            let dangling = d.path().join("dangling");
+            std::os::unix::fs::symlink("real/made.txt", &dangling).unwrap();
+            write_atomic(&dangling, b"made").unwrap();
+            assert_eq!(std::fs::read(sub.join("made.txt")).unwrap(), b"made");
+            // A loop of links is an error, not a hang.
+            let (a, b) = (d.path().join("a"), d.path().join("b"));
+            std::os::unix::fs::symlink(&b, &a).unwrap();
+            std::os::unix::fs::symlink(&a, &b).unwrap();
+            assert!(write_atomic(&a, b"x").is_err());
+        }
+
+        #[test]
+        fn regular_files_and_new_paths_are_replaced_atomically() {
+            let d = tempfile::tempdir().unwrap();
+            let f = d.path().join("missing/dir/out.txt");
+            write_atomic(&f, b"one").unwrap();
+            write_atomic(&f, b"two").unwrap();
+            assert_eq!(std::fs::read(&f).unwrap(), b"two");
+            let names: Vec<_> = std::fs::read_dir(f.parent().unwrap())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert_eq!(names, ["out.txt"], "no temporary file is left");
+            // A temporary name already taken (even by a link) is never written through.
+            let victim = d.path().join("victim");
+            std::fs::write(&victim, b"keep").unwrap();
+            let taken = f.with_file_name(format!(".out.txt.tmp-{}", std::process::id()));
+            std::os::unix::fs::symlink(&victim, &taken).unwrap();
+            write_atomic(&f, b"three").unwrap();
+            assert_eq!(std::fs::read(&f).unwrap(), b"three");
+            assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
+            // A directory is refused.
+            let e = write_atomic(d.path(), b"x").unwrap_err().to_string();
+            assert!(e.contains("is a directory"), "{e}");
+        }
+
+        #[test]
+        fn dash_and_dev_stdout_mean_standard_output() {
+            assert_eq!(target(Path::new("-")).unwrap(), Target::Stdout);
+            assert_eq!(target(Path::new("/dev/stdout")).unwrap(), Target::Stdout);
+            assert!(matches!(
+                target(Path::new("/dev/stderr")).unwrap(),
+                Target::Direct(_)
+            ));
+        }
+
+        #[test]
+        fn an_endless_or_huge_input_stops_at_the_limit() {
+            // A stream that never ends (read-only: /dev/zero), against a small limit.
+            let e = read_at_most(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+            assert!(
+                e.to_string().contains("the most an input file may hold"),
+                "{e}"
+            );
+            // A file past the real limit is refused by its length, before reading: sparse.
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("huge");
+            let f = std::fs::File::create(&p).unwrap();
+            f.set_len(MAX_INPUT_BYTES + 1).unwrap();
+            let e = read_bytes(&p).unwrap_err().to_string();
+            assert!(e.contains("the most an input file may hold"), "{e}");
+        }
+    }
 
     #[test]
     fn fast_exp_agrees_with_libm() {

@@ -175,3 +175,37 @@ fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().filter(|l| l.contains(",finished,")).count(), 4);
 }
+
+/// Two sweeps started on one folder at once share its points: neither lists a point the other
+/// finished (or is running) as failed, and at the end every point reads finished.
+#[test]
+fn two_sweeps_on_one_folder_agree_on_every_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = boltzmann_data(tmp.path(), 5, 1000, 5);
+    let out = tmp.path().join("sweep");
+    let start = || {
+        bin()
+            .args(["sweep", "--model", "boltzmann", "--families", "pl1/fl"])
+            .args(["--lambdas", "0.25,0.5,0.75,1", "--betas", "0.5,1"])
+            .args(["--sigma2", "10", "--jobs", "1", "--threads", "1", "--train"])
+            .arg(&data)
+            .arg("--out")
+            .arg(&out)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let logs = format!(
+        "{}\n---\n{}",
+        String::from_utf8_lossy(&a.stderr),
+        String::from_utf8_lossy(&b.stderr)
+    );
+    assert_eq!(finished(&out).len(), 8, "{logs}");
+    let index: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    for p in index["points"].as_array().unwrap() {
+        assert_eq!(p["status"], "finished", "{p}\n{logs}");
+    }
+}

@@ -145,7 +145,7 @@ fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: boo
                 v
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&j).unwrap());
+        outln!("{}", serde_json::to_string_pretty(&j).unwrap())?;
         return Ok(());
     }
     let names: Vec<String> = rows
@@ -157,17 +157,22 @@ fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: boo
                 .collect()
         })
         .unwrap_or_default();
-    print!(
+    out!(
         "{:<14} {:>6} {:>9} {:>9} {:>8} {:>12}",
-        "estimator", "iter", "seconds", "accuracy", "seg F1", "held-out LL"
-    );
+        "estimator",
+        "iter",
+        "seconds",
+        "accuracy",
+        "seg F1",
+        "held-out LL"
+    )?;
     for n in &names {
-        print!(" {:>9}", truncate(n, 9));
+        out!(" {:>9}", truncate(n, 9))?;
     }
-    println!();
+    outln!()?;
     for (n, s, _) in rows {
         let m = s.test.as_ref().unwrap();
-        print!(
+        out!(
             "{:<14} {:>6} {:>9.2} {:>9.2} {:>8} {:>12.1}",
             n,
             s.iterations,
@@ -176,34 +181,41 @@ fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: boo
             m.segment_f1()
                 .map_or_else(|| "–".to_string(), |f| format!("{f:.2}")),
             m.log_likelihood.unwrap_or(f64::NAN)
-        );
+        )?;
         let f: std::collections::BTreeMap<_, _> = fields(m).into_iter().collect();
         for n in &names {
-            print!(" {:>9.2}", f.get(n).copied().unwrap_or(f64::NAN));
+            out!(" {:>9.2}", f.get(n).copied().unwrap_or(f64::NAN))?;
         }
-        println!();
+        outln!()?;
     }
     if !names.is_empty() {
-        println!(
+        outln!(
             "(per-field columns: {} F1)",
             if rows[0].1.test.as_ref().unwrap().segments.gold > 0 {
                 "segment"
             } else {
                 "token"
             }
-        );
+        )?;
     }
     if !tests.is_empty() {
-        println!(
+        outln!(
             "\nsignificance (001): McNemar on sequences labelled entirely right by one only \
              (exact, two-sided); paired t on wrong tokens per sequence"
-        );
-        println!(
+        )?;
+        outln!(
             "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10}",
-            "A", "B", "only A", "only B", "McNemar p", "mean A−B", "t", "t-test p"
-        );
+            "A",
+            "B",
+            "only A",
+            "only B",
+            "McNemar p",
+            "mean A−B",
+            "t",
+            "t-test p"
+        )?;
         for t in &tests {
-            println!(
+            outln!(
                 "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e}",
                 truncate(&t.a, 14),
                 truncate(&t.b, 14),
@@ -213,7 +225,7 @@ fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: boo
                 t.paired_t.mean_difference,
                 t.paired_t.t,
                 t.paired_t.p
-            );
+            )?;
         }
     }
     Ok(())

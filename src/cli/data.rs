@@ -27,28 +27,28 @@ pub fn info_command(a: InfoArgs) -> Result<()> {
 fn info(c: &crate::data::Stats, json: bool) -> Result<()> {
     let counts = &c.labels;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({
                 "file": c.path, "sequences": c.sequences, "tokens": c.tokens,
                 "columns": c.n_columns, "labels": counts,
             })
-        );
+        )?;
     } else {
-        println!("{}", c.path);
-        println!("sequences: {}", c.sequences);
-        println!("tokens:    {}", c.tokens);
-        println!(
+        outln!("{}", c.path)?;
+        outln!("sequences: {}", c.sequences)?;
+        outln!("tokens:    {}", c.tokens)?;
+        outln!(
             "columns:   {} ({} observation + {} label)",
             c.n_columns,
             c.obs_columns,
             c.layers + 1
-        );
-        println!("labels:    {}", counts.len());
+        )?;
+        outln!("labels:    {}", counts.len())?;
         let mut v: Vec<_> = counts.iter().collect();
         v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         for (l, n) in v {
-            println!("  {l:<12} {n}");
+            outln!("  {l:<12} {n}")?;
         }
     }
     Ok(())
@@ -173,9 +173,9 @@ pub fn score(a: ScoreArgs) -> Result<()> {
     let pred: Vec<Vec<String>> = c.sequences.iter().map(|s| s.labels.clone()).collect();
     let m = crate::eval::score(&gold, &pred);
     if json {
-        println!("{}", serde_json::to_string_pretty(&m).unwrap());
+        outln!("{}", serde_json::to_string_pretty(&m).unwrap())?;
     } else {
-        print!("{}", m.report());
+        out!("{}", m.report())?;
     }
     Ok(())
 }
@@ -412,9 +412,9 @@ pub fn evalb(a: EvalbArgs) -> Result<()> {
             "score": s, "precision": s.precision(), "recall": s.recall(),
             "f1": s.f1(), "tagging": s.tagging(),
         });
-        println!("{v}");
+        outln!("{v}")?;
     } else {
-        println!(
+        outln!(
             "sentences {} (errors {}), brackets gold {} test {} matched {}\nP {:.2}  R {:.2}  F1 {:.2}  tagging {:.2}  exact {}",
             s.sentences,
             s.errors,
@@ -426,7 +426,7 @@ pub fn evalb(a: EvalbArgs) -> Result<()> {
             s.f1(),
             s.tagging(),
             s.exact
-        );
+        )?;
     }
     Ok(())
 }

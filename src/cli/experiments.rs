@@ -89,11 +89,26 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         folds,
     } = a;
     use crate::experiments::reproduce::{self, Event, Options, EXPERIMENTS};
+    crate::train::spec::check_threads(threads, "--threads")?;
+    for (flag, v, max) in [
+        ("--max-iter", max_iter, 1_000_000),
+        ("--horizontal", horizontal, 100),
+        ("--folds", folds, 1_000),
+    ] {
+        if v > max {
+            return Err(Error::invalid(format!("{flag} {v}: at most {max}")));
+        }
+    }
+    if !(nota_per_sentence.is_finite() && nota_per_sentence >= 0.0) {
+        return Err(Error::invalid(format!(
+            "--nota-per-sentence {nota_per_sentence}: a count of edges, 0 or more"
+        )));
+    }
     let name = match (name, list) {
         (Some(n), false) => n,
         _ => {
             for (n, what) in EXPERIMENTS {
-                println!("{n:<12} {what}");
+                outln!("{n:<12} {what}")?;
             }
             return Ok(());
         }
@@ -147,7 +162,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
                 .collect(),
         };
         let md = table2(&o, &t2, &mut |m| eprintln!("  {m}"))?;
-        println!("{md}");
+        outln!("{md}")?;
         eprintln!("report: {}", o.out.join("001-table2.md").display());
         return Ok(());
     }
@@ -155,7 +170,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     if plan {
         let p = reproduce::plan(&e, &o)?;
         for line in p.lines() {
-            println!("{line}");
+            outln!("{line}")?;
         }
         let mut again = format!("piecewise-lab reproduce {name} --out {}", o.out.display());
         if quick {
@@ -186,7 +201,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     let md = reproduce::report(&e, &o, &results, &date)?;
-    println!("{md}");
+    outln!("{md}")?;
     eprintln!("report: {}", o.out.join(format!("{}.md", e.name)).display());
     Ok(())
 }
@@ -236,6 +251,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         crate::settings::choice_name(&a.selection),
     );
     let base = run_spec(&run)?;
+    crate::train::spec::check_threads(a.jobs, "--jobs")?;
     let spec = SweepSpec {
         base,
         low: ComponentFamily::parse(low.trim())?,
@@ -253,7 +269,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     if a.plan {
         let p = crate::experiments::sweep::plan_sweep(&spec, &a.out)?;
         for line in p.lines() {
-            println!("{line}");
+            outln!("{line}")?;
         }
         eprintln!(
             "{}",
@@ -340,28 +356,30 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
     let flops = machine.expected_flops(&policy);
     let e = machine.efficiency(&policy)?;
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"m": m, "policy": policy.to_string(), "selection": policy.selection,
                 "expected_flops_per_example": flops, "efficiency": e})
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "Boltzmann machine, m = {m}, policy {policy} ({:?} selection)",
             policy.selection
-        );
+        )?;
         for (f, c, per) in rows {
-            println!("  {f}: {c} components, {per} FLOPs per example when all are selected");
+            outln!("  {f}: {c} components, {per} FLOPs per example when all are selected")?;
         }
-        println!("expected FLOPs per example: {flops}");
-        println!(
+        outln!("expected FLOPs per example: {flops}")?;
+        outln!(
             "relative efficiency (det, 004 eq. 8): paper's form {:.4}, exact form {:.4}",
-            e.det_paper, e.det_exact
-        );
-        println!(
+            e.det_paper,
+            e.det_exact
+        )?;
+        outln!(
             "relative trace: paper's form {:.4}, exact form {:.4}",
-            e.trace_paper, e.trace_exact
-        );
+            e.trace_paper,
+            e.trace_exact
+        )?;
     }
     Ok(())
 }

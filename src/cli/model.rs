@@ -69,9 +69,9 @@ pub fn eval(a: EvalArgs) -> Result<()> {
     let corpus = run.family.read(&data)?;
     let m = evaluate(run.family.as_ref(), &run.theta, &corpus, &run.inference)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&m).unwrap());
+        outln!("{}", serde_json::to_string_pretty(&m).unwrap())?;
     } else {
-        print!("{}", m.report());
+        out!("{}", m.report())?;
     }
     Ok(())
 }
@@ -158,17 +158,24 @@ pub fn objective(a: ObjectiveArgs) -> Result<()> {
         fam.model().build_tables(&theta, inst, &mut phi, &mut cols);
         value += est.evaluate(inst, &phi, None, &mut ws);
     }
+    if !value.is_finite() {
+        return Err(Error::invalid(format!(
+            "{}'s objective is {value} at these weights (a term's normaliser over- or \
+             underflowed): no value to report",
+            spec.name()
+        )));
+    }
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"estimator": spec.name(), "value": value, "sequences": instances.len()})
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "{}: {value} over {} sequences",
             spec.name(),
             instances.len()
-        );
+        )?;
     }
     Ok(())
 }

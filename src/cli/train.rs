@@ -43,7 +43,7 @@ pub fn train(a: TrainArgs) -> Result<()> {
         eprint!("{}", m.report());
     }
     if a.summary_json {
-        println!("{}", summary_json(&summary, &a.out));
+        outln!("{}", summary_json(&summary, &a.out))?;
     }
     Ok(())
 }

@@ -21,7 +21,7 @@ pub fn is_crfsuite(path: &Path) -> bool {
 /// Reads a CRFsuite data file (the first field of every line is the label, as in CRFsuite's
 /// own tagging input).
 pub fn read_crfsuite(path: &Path) -> Result<Corpus> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::util::read_bytes(path)?;
     parse_crfsuite(&bytes, &path.display().to_string())
 }
 

@@ -46,6 +46,24 @@ fn quote(s: &str) -> String {
     }
 }
 
+/// A path as one word of a plan's one-line command: quoted for the shell, and refused when it
+/// would break the line (a newline or carriage return) or change in printing (not UTF-8).
+fn path_word(p: &Path) -> Result<String> {
+    let s = p.to_str().ok_or_else(|| {
+        Error::file(
+            p.display().to_string(),
+            "not UTF-8: a plan's command line cannot name it",
+        )
+    })?;
+    if s.contains(['\n', '\r', '\0']) {
+        return Err(Error::file(
+            s.escape_debug().to_string(),
+            "holds a line break: a plan has one command a line, so it cannot name this path",
+        ));
+    }
+    Ok(quote(s))
+}
+
 fn absolute(p: &Path) -> Result<PathBuf> {
     if p.is_absolute() {
         Ok(p.to_path_buf())
@@ -91,6 +109,10 @@ pub fn write_plan(
             break;
         }
     }
+    // Every path a line names is checked before the old plan is replaced.
+    let (cwd_word, exe_word) = (path_word(&cwd)?, path_word(&exe)?);
+    path_word(&absolute(plan_dir)?)?;
+    let dir_words: Vec<String> = dirs.iter().map(|d| path_word(d)).collect::<Result<_>>()?;
     let specs = plan_dir.join("specs");
     // A plan replaces the previous one in full: no stale stage file or spec is left behind.
     if plan_dir.exists() {
@@ -103,16 +125,16 @@ pub fn write_plan(
         files: vec![],
         finished,
     };
-    for (i, (r, dir)) in todo.iter().zip(&dirs).enumerate() {
+    for (i, (r, dir_word)) in todo.iter().zip(&dir_words).enumerate() {
         let spec_path = specs.join(format!("{i:04}.json"));
         write_json_atomic(&spec_path, &r.spec)?;
         let spec_path = absolute(&spec_path)?;
         plan.stages[stage[i]].push(format!(
             "cd {} && {} train --spec {} --out {} --force",
-            quote(&cwd.display().to_string()),
-            quote(&exe.display().to_string()),
-            quote(&spec_path.display().to_string()),
-            quote(&dir.display().to_string()),
+            cwd_word,
+            exe_word,
+            path_word(&spec_path)?,
+            dir_word,
         ));
     }
     for (k, lines) in plan.stages.iter().enumerate() {
@@ -165,7 +187,17 @@ pub fn describe(plan: &Plan, again: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quote;
+    use super::{path_word, quote};
+    use std::path::Path;
+
+    #[test]
+    fn a_path_that_would_break_its_line_is_refused() {
+        assert_eq!(path_word(Path::new("/runs/a b")).unwrap(), "'/runs/a b'");
+        for bad in ["/runs/a\nb", "/runs/a\rb"] {
+            let e = path_word(Path::new(bad)).unwrap_err().to_string();
+            assert!(e.contains("line break"), "{e}");
+        }
+    }
 
     #[test]
     fn quoting_keeps_plain_words_and_escapes_the_rest() {

@@ -233,6 +233,14 @@ pub fn run_sweep(
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&i) = todo.get(k) else { return };
                 let p = index.lock().unwrap().points[i].clone();
+                // Another process (a second sweep on this folder) has it, or finished it.
+                let run_dir = dir.join(&p.dir);
+                if crate::train::run_dir::is_claimed(&run_dir)
+                    || crate::train::run::run_status(&run_dir).as_deref() == Some("finished")
+                {
+                    refresh(dir, &mut index.lock().unwrap());
+                    continue;
+                }
                 let run = spec.run_spec(&p, threads);
                 let r = execute_in(
                     &run,
@@ -247,6 +255,7 @@ pub fn run_sweep(
                     Err(Error::Cancelled) => "pending".into(),
                     Err(_) => "failed".into(),
                 };
+                refresh(dir, &mut idx);
                 if let Err(e) = write_json_atomic(&index_path, &*idx) {
                     io_error.lock().unwrap().get_or_insert(e);
                 }
@@ -262,9 +271,31 @@ pub fn run_sweep(
     if let Some(e) = io_error.into_inner().unwrap() {
         return Err(e);
     }
-    let index = index.into_inner().unwrap();
+    let mut index = index.into_inner().unwrap();
+    refresh(dir, &mut index);
+    write_json_atomic(&index_path, &index)?;
     write_atomic(&dir.join("sweep.csv"), sweep_csv(dir, &index).as_bytes())?;
     Ok(index)
+}
+
+/// Brings the index's statuses up to date with the run directories, which are the truth when
+/// another process (a second `sweep` on the same folder, a plan's line) works on the same
+/// points: a point whose run finished is finished, one another process is writing is running —
+/// never "failed" because this process could not claim it.
+fn refresh(dir: &Path, index: &mut SweepIndex) {
+    for p in &mut index.points {
+        let run = dir.join(&p.dir);
+        if crate::train::run_dir::is_claimed(&run) {
+            p.status = "running".into();
+        } else if read_json::<RunSummary>(&run.join("summary.json"))
+            .is_ok_and(|s| s.status == "finished")
+        {
+            p.status = "finished".into();
+        } else if p.status == "running" {
+            // Its writer has stopped without finishing it.
+            p.status = "pending".into();
+        }
+    }
 }
 
 /// The results of every finished point, one row each.

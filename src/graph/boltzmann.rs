@@ -266,7 +266,7 @@ impl Family for BoltzmannMachine {
     }
     /// θ0 from the `# theta:` (and `# biases:`) comment lines `generate boltzmann` writes.
     fn reference_theta(&self, train: &Path) -> Option<Vec<f64>> {
-        let text = std::fs::read_to_string(train).ok()?;
+        let text = crate::util::read_text(train).ok()?;
         let list = |key: &str| -> Option<Vec<f64>> {
             let line = text.lines().find_map(|l| l.trim().strip_prefix(key))?;
             line.split(',').map(|x| x.trim().parse().ok()).collect()

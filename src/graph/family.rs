@@ -172,7 +172,15 @@ pub fn read_weights(family: &dyn Family, text: &str, file: &str) -> Result<Vec<f
         let w_text = f[f.len() - 1].trim();
         let w: f64 = w_text
             .parse()
-            .map_err(|_| Error::parse(file, line_no, format!("bad weight {w_text:?}")))?;
+            .ok()
+            .filter(|w: &f64| w.is_finite())
+            .ok_or_else(|| {
+                Error::parse(
+                    file,
+                    line_no,
+                    format!("bad weight {w_text:?}: not a finite number"),
+                )
+            })?;
         let Some(t) = model
             .templates
             .iter()
@@ -235,7 +243,7 @@ pub fn load(dir: &Path) -> Result<(Arc<dyn Family>, Vec<f64>)> {
     let value: serde_json::Value = crate::util::read_json(&mpath)?;
     let family = super::registry::from_json(value, &mpath.display().to_string())?;
     let wpath = dir.join("weights.bin");
-    let bytes = std::fs::read(&wpath).map_err(|e| Error::io(&wpath, e))?;
+    let bytes = crate::util::read_bytes(&wpath)?;
     let n = family.model().n_params;
     if bytes.len() != n * 8 {
         return Err(Error::file(
@@ -243,9 +251,15 @@ pub fn load(dir: &Path) -> Result<(Arc<dyn Family>, Vec<f64>)> {
             format!("{} bytes, expected {n} weights", bytes.len()),
         ));
     }
-    let theta = bytes
+    let theta: Vec<f64> = bytes
         .chunks_exact(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
         .collect();
+    if let Some(k) = theta.iter().position(|w| !w.is_finite()) {
+        return Err(Error::file(
+            wpath.display().to_string(),
+            format!("weight {k} is {}, not a finite number", theta[k]),
+        ));
+    }
     Ok((family, theta))
 }

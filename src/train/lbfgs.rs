@@ -45,6 +45,37 @@ impl Default for LbfgsSpec {
     }
 }
 
+impl LbfgsSpec {
+    /// The most correction pairs kept: each is two parameter-sized vectors, so the history is
+    /// bounded before anything is allocated (CRFsuite's default is 6; 004 uses 5–20).
+    pub const MAX_M: usize = 1_000;
+
+    /// Refuses numbers that cannot make a search (a `spec.json` is read without the command
+    /// line's ranges), naming the field.
+    pub fn check(&self) -> Result<()> {
+        let bad =
+            |field: &str, why: String| Err(Error::invalid(format!("optimiser.{field}: {why}")));
+        if !(1..=1_000_000).contains(&self.max_iter) {
+            return bad(
+                "max_iter",
+                format!("{} is not in 1 to 1000000", self.max_iter),
+            );
+        }
+        if !(1..=Self::MAX_M).contains(&self.m) {
+            return bad("m", format!("{} is not in 1 to {}", self.m, Self::MAX_M));
+        }
+        if !(1..=10_000).contains(&self.period) {
+            return bad("period", format!("{} is not in 1 to 10000", self.period));
+        }
+        for (field, v) in [("delta", self.delta), ("epsilon", self.epsilon)] {
+            if !(0.0..=1.0).contains(&v) {
+                return bad(field, format!("{v} is not in 0 to 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// What the observer sees after each iteration.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct IterReport {

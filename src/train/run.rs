@@ -173,6 +173,7 @@ pub fn execute_in(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary> {
+    spec.check()?;
     let _claim = RunDir::claim(out, existing)?;
     write_json_atomic(&out.join("spec.json"), spec)?;
     let mut summary = RunSummary {
@@ -188,9 +189,10 @@ pub fn execute_in(
         }
         _ => run_inner(spec, out, cancel, on_event, &mut summary),
     };
+    // A summary that cannot be written (a full disk) makes the run a failure, recorded as one.
+    let result = result.and_then(|()| write_json_atomic(&out.join("summary.json"), &summary));
     match result {
         Ok(()) => {
-            write_json_atomic(&out.join("summary.json"), &summary)?;
             on_event(RunEvent::Finished(Box::new(summary.clone())));
             Ok(summary)
         }
@@ -202,11 +204,34 @@ pub fn execute_in(
             }
             .into();
             summary.error = Some(e.to_string());
-            write_json_atomic(&out.join("summary.json"), &summary)?;
+            record_failure(out, &summary)?;
             on_event(RunEvent::Failed(e.to_string()));
             Err(e)
         }
     }
+}
+
+/// Writes a failed (or cancelled) run's summary. When the atomic write fails too — a full
+/// disk has no room for the temporary copy — the old summary is overwritten in place with the
+/// status and error alone (truncating it first frees the blocks that write needs), so the run
+/// reads "failed" with its reason, never "interrupted".
+pub fn record_failure(out: &Path, summary: &RunSummary) -> Result<()> {
+    let path = out.join("summary.json");
+    let Err(e) = write_json_atomic(&path, summary) else {
+        return Ok(());
+    };
+    let short = RunSummary {
+        status: summary.status.clone(),
+        model: summary.model.clone(),
+        estimator: summary.estimator.clone(),
+        error: summary.error.clone(),
+        pid: summary.pid,
+        ..Default::default()
+    };
+    let Ok(value) = serde_json::to_value(&short) else {
+        return Err(e);
+    };
+    std::fs::write(&path, crate::util::versioned(value).to_string()).map_err(|_| e)
 }
 
 fn run_inner(

@@ -100,6 +100,36 @@ impl RunSpec {
     }
 }
 
+/// The most worker threads a run may ask for: a few per core. More threads than that only
+/// contend (`--threads 10000` spent 30 s starting threads for a 6-token file).
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (4 * cores).max(8)
+}
+
+/// Refuses a thread count above [`max_threads`], naming the option (`what`).
+pub fn check_threads(n: usize, what: &str) -> Result<()> {
+    let max = max_threads();
+    if n > max {
+        return Err(Error::invalid(format!(
+            "{what} {n}: at most {max} (four per core on this machine; 0 uses every core)"
+        )));
+    }
+    Ok(())
+}
+
+impl RunSpec {
+    /// Refuses a spec whose numbers lie outside the ranges the command line and the GUI
+    /// enforce (a `spec.json` is deserialised without them), naming the field: the spec's
+    /// settings are parsed back with their knobs' ranges, and the optimiser and the thread
+    /// count are checked on their own.
+    pub fn check(&self) -> Result<()> {
+        self.optimiser.check()?;
+        check_threads(self.threads, "threads")?;
+        RunSpec::from_settings(&self.to_settings()).map(|_| ())
+    }
+}
+
 // ---- The run's knobs (the settings schema) ----
 
 use crate::error::{Error, Result};
@@ -342,7 +372,11 @@ impl RunSpec {
             prior,
             eval_every: s.parse(&EVAL_EVERY)?,
             seed,
-            threads: s.parse(&THREADS)?,
+            threads: {
+                let n = s.parse(&THREADS)?;
+                check_threads(n, "--threads")?;
+                n
+            },
             decode: s.choice(&DECODE)?.unwrap_or_default(),
             train_sample: s.opt(&TRAIN_SAMPLE)?,
             eval_train: s.flag(&EVAL_TRAIN),
