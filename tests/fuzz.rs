@@ -2,9 +2,11 @@
 //! samples, seminars, UAI and evidence, CRF++ templates, weight dumps) and every file of a run
 //! directory (`model.json` of each family, `spec.json`, `summary.json`, `scaling.json`,
 //! `camel.json`), calling the library directly and using what it reads: a model file that loads
-//! is asked to evaluate, decode and differentiate on its family's data. A panic anywhere fails
-//! the test; its input is saved under `target/fuzz-failures/<target>/`. Inputs that once crashed
-//! are kept in `tests/fuzz_cases/<target>/` and run first, every time.
+//! is asked to evaluate, decode and differentiate on its family's data. A panic anywhere, or an
+//! input that takes more than 10 s, fails the test; its input is saved under
+//! `target/fuzz-failures/<target>/`. A stack overflow aborts the whole test process, which
+//! fails it too. Inputs that once crashed are kept in `tests/fuzz_cases/<target>/` and run
+//! first, every time.
 //!
 //! CI runs a short budget. For a long run (release build, both cores):
 //!
@@ -32,6 +34,8 @@ use std::time::{Duration, Instant};
 /// Inputs grow by duplication; past this they are cut back (small inputs run fast and still
 /// reach every branch of a line-based reader).
 const MAX_INPUT: usize = 6_000;
+/// One input taking longer than this is a hang (issue 42's target: none over 10 s).
+const HANG: Duration = Duration::from_secs(10);
 /// Model files are larger; their mutations are structural.
 const MAX_MODEL_INPUT: usize = 200_000;
 
@@ -947,7 +951,197 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             }),
         });
     }
+    // A `train --spec` spec, run: its numbers checked (the history m = 2^31 once asked for
+    // 120 GB), then trained for at most two iterations on the fixture's data (its own paths are
+    // replaced: a mutated path may name anything on this machine).
+    {
+        let work = fx.dir.path().join("spec-runs");
+        let chunk = fx.file("spec-chunk.conll", &fx.chunk);
+        let counter = AtomicU64::new(0);
+        ts.push(Target {
+            name: "train-spec",
+            seeds: run_dirs
+                .iter()
+                .map(|d| std::fs::read(d.join("spec.json")).unwrap())
+                .collect(),
+            json: true,
+            dictionary: &[],
+            run: Box::new(move |b| {
+                let mut s: RunSpec = serde_json::from_slice(b).map_err(|e| e.to_string())?;
+                s.check().map_err(e)?;
+                let train = match s.model {
+                    ModelSpec::LinearChain(_)
+                    | ModelSpec::SkipChain(_)
+                    | ModelSpec::Factorial(_) => chunk.clone(),
+                    _ => return Ok(()),
+                };
+                s.train = train;
+                s.test = None;
+                s.template = None;
+                s.init_from = None;
+                s.optimiser.max_iter = s.optimiser.max_iter.min(2);
+                s.threads = 1;
+                s.eval_every = 0;
+                let n = counter.fetch_add(1, Ordering::Relaxed);
+                let out = work.join(format!("{n}"));
+                let r = execute(&s, &out, &AtomicBool::new(false), &mut |_| {});
+                let _ = std::fs::remove_dir_all(&out);
+                r.map(|_| ()).map_err(e)
+            }),
+        });
+    }
+    // A sweep folder's index (`sweep.json`), read the way `sweep` resumes it and the Frontier
+    // pane lists it: checked, its table written, its unfinished points planned.
+    {
+        use piecewise_lab::estimators::scl::ComponentFamily;
+        use piecewise_lab::experiments::sweep::{plan_sweep, sweep_csv, SweepIndex, SweepSpec};
+        let samples = fx.file("sweep-samples.txt", &fx.samples);
+        let seed_dir = fx.dir.path().join("sweep-seed");
+        let base = RunSpec {
+            train: samples,
+            model: ModelSpec::Boltzmann(Default::default()),
+            estimator: EstimatorSpec::Scl {
+                policy: Default::default(),
+            },
+            prior: Prior { sigma2: Some(10.0) },
+            threads: 1,
+            ..Default::default()
+        };
+        let spec = SweepSpec {
+            base,
+            low: ComponentFamily::Pseudo(1),
+            high: ComponentFamily::Full,
+            lambdas: vec![0.5, 1.0],
+            betas: vec![0.5, 1.0],
+            sigma2s: vec![],
+            jobs: 1,
+        };
+        plan_sweep(&spec, &seed_dir).unwrap();
+        let work = fx.dir.path().join("sweeps");
+        let counter = AtomicU64::new(0);
+        ts.push(Target {
+            name: "sweep-index",
+            seeds: vec![std::fs::read(seed_dir.join("sweep.json")).unwrap()],
+            json: true,
+            dictionary: &[],
+            run: Box::new(move |b| {
+                let index: SweepIndex = serde_json::from_slice(b).map_err(|e| e.to_string())?;
+                let dir = work.join(format!("{}", counter.fetch_add(1, Ordering::Relaxed)));
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join("sweep.json"), b).unwrap();
+                let _ = sweep_csv(&dir, &index);
+                let r = index
+                    .spec
+                    .check()
+                    .and_then(|()| plan_sweep(&index.spec, &dir).map(|_| ()));
+                let _ = std::fs::remove_dir_all(&dir);
+                r.map_err(e)
+            }),
+        });
+    }
+    // Output targets: a small tree of files, folders, symlinks (chains, loops, dangling) and a
+    // device node, built from the input; `--out` at one of them must never replace a link, a
+    // device or a folder, and must leave no temporary file behind.
+    {
+        let work = fx.dir.path().join("out-targets");
+        let counter = AtomicU64::new(0);
+        ts.push(Target {
+            name: "out-target",
+            seeds: vec![
+                vec![0, 1, 2, 3, 4, 5, 6, 7],
+                vec![2, 0x12, 2, 0x20, 0, 3, 1, 0x40],
+                vec![5, 0x31, 2, 0x03, 1, 0x05, 0x11, 0x22],
+            ],
+            json: false,
+            dictionary: &[],
+            run: Box::new(move |b| {
+                out_target(
+                    &work.join(format!("{}", counter.fetch_add(1, Ordering::Relaxed))),
+                    b,
+                )
+            }),
+        });
+    }
     ts
+}
+
+/// What a path was before a write: its kind, and a link's target.
+fn kind_of(p: &Path) -> Option<(String, Option<PathBuf>)> {
+    use std::os::unix::fs::FileTypeExt;
+    let m = std::fs::symlink_metadata(p).ok()?;
+    let ft = m.file_type();
+    let kind = if ft.is_symlink() {
+        "link"
+    } else if ft.is_dir() {
+        "dir"
+    } else if ft.is_char_device() {
+        "device"
+    } else if ft.is_file() {
+        "file"
+    } else {
+        "other"
+    };
+    Some((kind.into(), std::fs::read_link(p).ok()))
+}
+
+/// Builds up to eight entries from `b` (two bytes each: kind and the entry a link points to)
+/// in `dir`, writes to the entry the last byte picks, and checks nothing but a regular file
+/// was replaced.
+fn out_target(dir: &Path, b: &[u8]) -> Result<(), String> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    let name = |k: u8| format!("e{}", k % 8);
+    let mut entries = vec![];
+    for pair in b.chunks(2).take(8) {
+        let (what, to) = (pair[0], pair.get(1).copied().unwrap_or(0));
+        let at = dir.join(name(entries.len() as u8));
+        match what % 7 {
+            0 => std::fs::write(&at, b"old").unwrap(),
+            1 => std::fs::create_dir(&at).unwrap(),
+            2 => std::os::unix::fs::symlink(name(to), &at).unwrap(),
+            3 => std::os::unix::fs::symlink(dir.join(name(to)), &at).unwrap(),
+            4 => std::os::unix::fs::symlink(format!("sub/{}", name(to)), &at).unwrap(),
+            5 => {
+                use std::os::unix::ffi::OsStrExt;
+                let c = std::ffi::CString::new(at.as_os_str().as_bytes()).unwrap();
+                // SAFETY: mknod of /dev/null's numbers at a path inside the fixture's folder.
+                unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+            }
+            _ => std::os::unix::fs::symlink("missing/deeper/file", &at).unwrap(),
+        }
+        entries.push(at);
+    }
+    let pick = b.last().copied().unwrap_or(0) as usize;
+    let target = match pick % 10 {
+        8 => dir.join("sub/new"),
+        9 => dir.join("new/dir/file"),
+        k => dir.join(name(k as u8)),
+    };
+    let before: Vec<_> = entries.iter().map(|p| (p.clone(), kind_of(p))).collect();
+    let r = piecewise_lab::util::write_atomic(&target, b"payload");
+    for (p, was) in &before {
+        let now = kind_of(p);
+        match was.as_ref().map(|w| w.0.as_str()) {
+            Some("link" | "dir" | "device") => {
+                assert_eq!(&now, was, "{} changed from {was:?} to {now:?}", p.display())
+            }
+            _ => {}
+        }
+    }
+    for d in [dir.to_path_buf(), dir.join("sub")] {
+        for f in std::fs::read_dir(&d).unwrap().flatten() {
+            let n = f.file_name().to_string_lossy().into_owned();
+            assert!(!n.contains(".tmp-"), "temporary file left: {n}");
+        }
+    }
+    if r.is_ok() {
+        if let Ok(meta) = std::fs::metadata(&target) {
+            if meta.is_file() {
+                assert_eq!(std::fs::read(&target).unwrap(), b"payload");
+            }
+        }
+    }
+    r.map_err(|e| e.to_string())
 }
 
 fn cases_dir(target: &str) -> PathBuf {
@@ -1019,7 +1213,15 @@ fn no_input_makes_the_readers_or_model_files_panic() {
                         let input = mutate(base, t, &mut rng);
                         done.fetch_add(1, Ordering::Relaxed);
                         per_target[k].fetch_add(1, Ordering::Relaxed);
-                        match attempt(t, &input) {
+                        let t0 = Instant::now();
+                        let r = attempt(t, &input);
+                        let took = t0.elapsed();
+                        // An input that takes longer than HANG counts as a hang, as a panic does.
+                        let r = match r {
+                            Ok(_) if took > HANG => Err(format!("took {took:.1?} (a hang)")),
+                            r => r,
+                        };
+                        match r {
                             Ok(true) => {
                                 accepted[k].fetch_add(1, Ordering::Relaxed);
                             }
@@ -1052,7 +1254,7 @@ fn no_input_makes_the_readers_or_model_files_panic() {
     use std::io::Write;
     let _ = writeln!(
         tty,
-        "fuzz: {n} mutated inputs in {secs:.1} s ({:.0}/s) over {} targets, seed {seed}; {} regression cases; {} panics",
+        "fuzz: {n} mutated inputs in {secs:.1} s ({:.0}/s) over {} targets, seed {seed}; {} regression cases; {} panics or hangs",
         n as f64 / secs.max(1e-9),
         ts.len(),
         regression,

@@ -646,9 +646,15 @@ fn launcher(state: &mut AppState, p: &mut FrontierPane, none_yet: bool, ui: &mut
                     pick_value(ui, "λ", &spec.lambdas, &mut f.preview_lambda);
                     pick_value(ui, "β", &spec.betas, &mut f.preview_beta);
                 });
-                let policy = spec.policy(f.preview_lambda, f.preview_beta);
-                ui.monospace(format!("policy: {policy}"));
-                super::policy_view::preview(state, &policy, ui);
+                match spec.try_policy(f.preview_lambda, f.preview_beta) {
+                    Ok(policy) => {
+                        ui.monospace(format!("policy: {policy}"));
+                        super::policy_view::preview(state, &policy, ui);
+                    }
+                    Err(e) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, e.to_string());
+                    }
+                }
             }
         });
 }

@@ -257,6 +257,23 @@ pub enum Generate {
         out: PathBuf,
     },
 }
+/// The most values (tokens, pixel observations, sample bits) one `generate` makes: far beyond
+/// any experiment here (000 Fig. 4's largest set is 25,000 tokens), far below filling memory.
+const MAX_GENERATED: u128 = 200_000_000;
+
+/// Refuses a data set of (Σ `counts`) × Π `sizes` values above [`MAX_GENERATED`], naming what
+/// was multiplied; the arithmetic cannot overflow.
+fn check_generated(what: &str, counts: &[usize], sizes: &[usize]) -> Result<()> {
+    let n: u128 = counts.iter().map(|&c| c as u128).sum::<u128>()
+        * sizes.iter().map(|&s| s as u128).product::<u128>();
+    if n > MAX_GENERATED {
+        return Err(Error::invalid(format!(
+            "{what} = {n} values: at most {MAX_GENERATED} in one data set"
+        )));
+    }
+    Ok(())
+}
+
 /// Writes the generated data.
 pub fn generate(g: Generate) -> Result<()> {
     match g {
@@ -285,6 +302,14 @@ fn generate_grid(a: Generate) -> Result<()> {
     else {
         unreachable!()
     };
+    check_generated(
+        "images × height × width × classes",
+        &[images, test_images.unwrap_or(0)],
+        &[height, width, classes],
+    )?;
+    if sweeps > 100_000 {
+        return Err(Error::invalid(format!("--sweeps {sweeps}: at most 100000")));
+    }
     let g = GridGen {
         classes,
         height,
@@ -336,6 +361,7 @@ fn generate_boltzmann(a: Generate) -> Result<()> {
         Some(b) => parse_list(&b, "--biases")?,
         None => vec![],
     };
+    check_generated("samples × variables", &[n], &[m])?;
     let samples = synth_loopy::boltzmann_samples(m, &theta, &biases, n, seed)?;
     // The generating parameters ride along as comments: runs report ‖θ̂ − θ0‖.
     let text = crate::graph::boltzmann::samples_with_theta(&theta, &biases, &samples);
@@ -361,6 +387,7 @@ fn generate_hmm(a: Generate) -> Result<()> {
         return Err(Error::invalid("--alpha must be in [0, 1]"));
     }
     let n_test = test_sequences.unwrap_or(0);
+    check_generated("sequences × length", &[sequences, n_test], &[length])?;
     let all = synth::hmm_mixture(alpha, seed, sequences + n_test, length);
     let (train, test) = all.split_at(sequences);
     write_atomic(&out, format_conll(train, &[]).as_bytes())?;

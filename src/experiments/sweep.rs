@@ -54,7 +54,12 @@ pub struct SweepIndex {
     pub points: Vec<SweepPoint>,
 }
 
+/// The most points one sweep may have: each is a run directory and a training run.
+pub const MAX_POINTS: usize = 10_000;
+
 impl SweepSpec {
+    /// Refuses a grid (from the command line or a `sweep.json`) that cannot be run: λ and β
+    /// outside [0, 1], σ² ≤ 0, more than [`MAX_POINTS`] points, or a base spec out of range.
     pub fn check(&self) -> Result<()> {
         let prob = |x: &f64| (0.0..=1.0).contains(x);
         if self.lambdas.is_empty() || self.betas.is_empty() {
@@ -66,11 +71,30 @@ impl SweepSpec {
         if self.sigma2s.iter().any(|s| !(*s > 0.0 && s.is_finite())) {
             return Err(Error::invalid("σ² must be positive"));
         }
-        Ok(())
+        let n = (self.lambdas.len())
+            .saturating_mul(self.betas.len())
+            .saturating_mul(self.sigma2s.len().max(1));
+        if n > MAX_POINTS {
+            return Err(Error::invalid(format!(
+                "{n} points: a sweep has at most {MAX_POINTS} (one run directory each)"
+            )));
+        }
+        crate::train::spec::check_threads(self.jobs, "jobs")?;
+        for p in self.points() {
+            self.try_policy(p.lambda, p.beta)?;
+        }
+        self.base.check()
     }
 
-    /// The policy of a point: `1:(1−β)*LOW + λ:β*HIGH`.
+    /// The policy of a point: `1:(1−β)*LOW + λ:β*HIGH` (every point's parses: [`Self::check`]).
     pub fn policy(&self, lambda: f64, beta: f64) -> SelectionPolicy {
+        self.try_policy(lambda, beta)
+            .expect("a policy SweepSpec::check accepted")
+    }
+
+    /// [`Self::policy`], or the error of a grid that was never checked (a `sweep.json` read
+    /// from disk).
+    pub fn try_policy(&self, lambda: f64, beta: f64) -> Result<SelectionPolicy> {
         let base = self.base.estimator.policy().cloned().unwrap_or_default();
         let text = format!(
             "1:{}*{} + {lambda}:{beta}*{}",
@@ -78,7 +102,7 @@ impl SweepSpec {
             self.low,
             self.high
         );
-        SelectionPolicy::parse(&text, base.selection, self.base.seed).expect("a valid policy")
+        SelectionPolicy::parse(&text, base.selection, self.base.seed)
     }
 
     /// Every point of the grid, in a fixed order.
