@@ -371,7 +371,9 @@ fn zip_entries(bytes: &[u8], shown: &str) -> Result<Vec<(String, Vec<u8>)>> {
 /// The standard clean-up (as EVALB's inputs and parsers' training trees have it): the root gets
 /// the label [`ROOT`]; `-NONE-` elements and the constituents left empty by removing them are
 /// dropped; function tags and indices are stripped (`NP-SBJ-1` → `NP`, `NP=2` → `NP`; labels
-/// that start with `-`, such as `-LRB-`, are kept). Part-of-speech tags are left alone.
+/// that start with `-`, such as `-LRB-`, are kept). Part-of-speech tags are left alone. A tree
+/// whose every word is under `-NONE-` is left as its bare root ([`has_words`] tells; the
+/// treebank reader refuses one at its line).
 pub fn normalise(tree: &mut Tree) {
     if tree.label.is_empty() {
         tree.label = ROOT.to_string();
