@@ -178,3 +178,251 @@ fn equals_pyevalb_on_real_parses() {
         "a real parser's output"
     );
 }
+
+/// EVALB proper (evalb.c with COLLINS.prm): gold and test aligned line by line, sentences it
+/// cannot score counted as errors (status 1) or skips (status 2), and the summary for all
+/// sentences and for those of at most 40 words.
+mod lines {
+    use piecewise_lab::eval::evalb::{
+        evalb_lines, read_gold, read_tree_lines, EvalbParams, EvalbReport, Status,
+    };
+
+    fn report(gold: &str, test: &str) -> EvalbReport {
+        evalb_lines(
+            &read_gold(gold, "gold"),
+            &read_tree_lines(test, "test"),
+            &EvalbParams::collins(None),
+            40,
+        )
+    }
+
+    const G: &str = "(TOP (S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN e))) (. .)))";
+
+    #[test]
+    fn statuses_follow_evalb() {
+        let gold = [G; 6].join("\n");
+        let test = [
+            G,
+            // An empty line: no parse, skipped (evalb.c: `if(wn2==0) Status = 2`).
+            "",
+            // Unreadable: an error.
+            "(TOP (S (NP (DT a) (NN b)) (VP (VB c)",
+            // Length unmatch.
+            "(TOP (S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d))) (. .)))",
+            // Words unmatch.
+            "(TOP (S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN x))) (. .)))",
+            // Only a deleted word left: no test words, skipped.
+            "(TOP (. .))",
+        ]
+        .join("\n");
+        let r = report(&gold, &test);
+        let st: Vec<Status> = r.sentences.iter().map(|s| s.status).collect();
+        use Status::*;
+        assert_eq!(st, [Ok, Skip, Error, Error, Error, Skip]);
+        assert!(r.sentences[3]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("Length unmatch (5|4)"));
+        assert!(r.sentences[4]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("Words unmatch (e|x)"));
+        assert!(r.sentences[2]
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("test: test:3:"));
+        // The length counts the full stop (every word but -NONE-).
+        assert!(r.sentences.iter().all(|s| s.length == 6));
+        assert_eq!(
+            (r.all.sentences, r.all.errors, r.all.skipped, r.all.valid()),
+            (6, 3, 2, 1)
+        );
+        assert_eq!((r.all.matched, r.all.gold_brackets, r.all.words), (4, 4, 5));
+        assert_eq!(r.short, r.all);
+    }
+
+    /// 24 lines: 5 errors, 2 skipped, 17 valid.
+    #[test]
+    fn a_24_line_file_counts_its_errors_and_skips() {
+        let gold = vec![G; 24].join("\n") + "\n";
+        let mut test = vec![G.to_string(); 24];
+        test[2] = String::new();
+        test[6] = "   ".into();
+        test[4] = "(TOP (S (NP (DT a) (NN b)".into();
+        test[8] = "(TOP (S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d))) (. .)))".into();
+        test[10] = "(TOP (S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN f))) (. .)))".into();
+        test[12] = format!("{G} {G}");
+        test[14] = format!("{G})");
+        let r = report(&gold, &(test.join("\n") + "\n"));
+        assert_eq!(
+            (r.all.sentences, r.all.errors, r.all.skipped, r.all.valid()),
+            (24, 5, 2, 17)
+        );
+        assert_eq!(r.all.recall(), 100.0);
+        assert_eq!(r.all.complete_match(), 100.0);
+        assert!(r.line_mismatch.is_none());
+        let text = r.text();
+        for line in [
+            "-- All --",
+            "-- len<=40 --",
+            "Number of sentence        =     24",
+            "Number of Error sentence  =      5",
+            "Number of Skip  sentence  =      2",
+            "Number of Valid sentence  =     17",
+            "Bracketing FMeasure       = 100.00",
+            "2 or less crossing        = 100.00",
+        ] {
+            assert!(text.contains(line), "{line:?} in\n{text}");
+        }
+        assert!(text.contains("   3    6    2  "), "{text}");
+    }
+
+    #[test]
+    fn crossing_brackets_by_hand() {
+        // Gold S(0,5) NP(0,2) VP(2,5) NP(3,5); test S(0,5) A(0,3) B(1,3) C(3,5). A crosses VP
+        // (0 < 2 < 3 < 5), B crosses the first NP (0 < 1 < 2 < 3); C nests in VP; only S
+        // matches.
+        let gold = "(TOP (S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN e)))))";
+        let test = "(TOP (S (A (DT a) (B (NN b) (VB c))) (C (DT d) (NN e))))";
+        let r = report(gold, test);
+        let s = &r.sentences[0];
+        assert_eq!(
+            (s.matched, s.gold_brackets, s.test_brackets, s.crossing),
+            (1, 4, 4, 2)
+        );
+        assert_eq!(r.all.average_crossing(), 2.0);
+        assert_eq!(
+            (r.all.no_crossing_pct(), r.all.two_or_less_crossing_pct()),
+            (0.0, 100.0)
+        );
+        // Each test bracket counts once however many gold brackets it crosses; gold against
+        // itself crosses nothing.
+        let r = report(test, gold);
+        assert_eq!(r.sentences[0].crossing, 2);
+        assert_eq!(report(gold, gold).sentences[0].crossing, 0);
+    }
+
+    #[test]
+    fn sentences_over_the_cutoff_leave_the_second_section_only() {
+        let words = |n: usize, none: bool| {
+            let mut s = String::from("(TOP (S");
+            if none {
+                s.push_str(" (NP (-NONE- *))");
+            }
+            for _ in 0..n {
+                s.push_str(" (NN w)");
+            }
+            s + "))"
+        };
+        // 40 words, 41 words, 40 words and a trace (length 40), and a 41-word error.
+        let gold = [
+            words(40, false),
+            words(41, false),
+            words(40, true),
+            words(41, false),
+        ]
+        .join("\n");
+        let test = [
+            words(40, false),
+            words(41, false),
+            words(40, false),
+            words(40, false),
+        ]
+        .join("\n");
+        let r = report(&gold, &test);
+        let len: Vec<usize> = r.sentences.iter().map(|s| s.length).collect();
+        assert_eq!(len, [40, 41, 40, 41]);
+        assert_eq!((r.all.sentences, r.all.errors, r.all.valid()), (4, 1, 3));
+        assert_eq!(
+            (r.short.sentences, r.short.errors, r.short.valid()),
+            (2, 0, 2)
+        );
+        assert_eq!(r.short.words, 80);
+        assert_eq!(r.all.words, 121);
+        let cut = evalb_lines(
+            &read_gold(&gold, "g"),
+            &read_tree_lines(&test, "t"),
+            &EvalbParams::collins(None),
+            10,
+        );
+        assert_eq!(cut.short.sentences, 0);
+        assert!(cut.text().contains("-- len<=10 --"));
+    }
+
+    #[test]
+    fn multi_line_gold_and_files_of_other_lengths() {
+        // A .mrg gold file (trees over several lines) against one test tree a line.
+        let gold =
+            "( (S\n  (NP (DT a) (NN b))\n  (VP (VB c))))\n( (S\n  (NP (NN d))\n  (VP (VB e))))\n";
+        let test = "(S (NP (DT a) (NN b)) (VP (VB c)))\n(S (NP (NN d)) (VP (VB e)))\n";
+        let r = report(gold, test);
+        assert_eq!(
+            (r.all.valid(), r.all.matched, r.all.gold_brackets),
+            (2, 6, 6)
+        );
+        assert_eq!(r.sentences[1].id, 2);
+        // Fewer test lines: EVALB warns and scores the sentences both files have.
+        let r = report(gold, "(S (NP (DT a) (NN b)) (VP (VB c)))\n");
+        assert_eq!(r.all.sentences, 1);
+        assert!(r
+            .line_mismatch
+            .as_deref()
+            .unwrap()
+            .contains("2 gold sentences, 1 test lines"));
+        // One tree a line: the line numbers are the IDs; an empty gold line is a sentence.
+        let gold = "(S (NP (DT a) (NN b)) (VP (VB c)))\n\n(S (NP (NN d)) (VP (VB e)))\n";
+        let test = "(S (NP (DT a) (NN b)) (VP (VB c)))\n\n(S (NP (NN d)) (VP (VB e)))\n";
+        let r = report(gold, test);
+        let ids: Vec<usize> = r.sentences.iter().map(|s| s.id).collect();
+        assert_eq!(ids, [1, 2, 3]);
+        assert_eq!((r.all.valid(), r.all.skipped), (2, 1));
+    }
+
+    /// The command line: EVALB's table and both summary sections, in text and in JSON.
+    #[test]
+    fn the_command_prints_evalb_s_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let (g, t) = (dir.path().join("gold.mrg"), dir.path().join("test.txt"));
+        std::fs::write(&g, [G, G, G].join("\n")).unwrap();
+        std::fs::write(&t, format!("{G}\n\n(TOP (S (NN a)))\n")).unwrap();
+        let run = |json: bool| {
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"));
+            c.arg("evalb").arg("--gold").arg(&g).arg("--test").arg(&t);
+            if json {
+                c.arg("--json");
+            }
+            let o = c.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            (
+                String::from_utf8(o.stdout).unwrap(),
+                String::from_utf8(o.stderr).unwrap(),
+            )
+        };
+        let (text, err) = run(false);
+        assert!(err.contains("3 : Length unmatch (5|1)"), "{err}");
+        for line in [
+            " ID  Len.  Stat. Recal  Prec.  Bracket gold test Bracket Words  Tags Accracy",
+            "   1    6    0  100.00 100.00     4      4    4      0      5     5   100.00",
+            "=== Summary ===",
+            "-- All --",
+            "Number of Error sentence  =      1",
+            "Number of Skip  sentence  =      1",
+            "Number of Valid sentence  =      1",
+            "Bracketing Recall         = 100.00",
+            "Tagging accuracy          = 100.00",
+            "-- len<=40 --",
+        ] {
+            assert!(text.contains(line), "{line:?} in\n{text}");
+        }
+        let (json, _) = run(true);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["all"]["errors"], 1);
+        assert_eq!(v["short"]["skipped"], 1);
+        assert_eq!(v["cut_len"], 40);
+        assert_eq!(v["sentences"][1]["status"], 2);
+        assert_eq!(v["all"]["fmeasure"], 100.0);
+    }
+}

@@ -409,51 +409,47 @@ fn generate_hmm(a: Generate) -> Result<()> {
 
 #[derive(Args)]
 pub struct EvalbArgs {
-    /// Gold trees (bracketed, `.mrg` or one tree a line).
+    /// Gold trees: one a line (EVALB's format; an empty line is a sentence too), or a `.mrg`
+    /// file whose trees run over several lines.
     #[arg(long)]
     pub gold: PathBuf,
-    /// Test trees over the same words, in the same order.
+    /// Test trees, one a line, aligned with the gold sentences (an empty line: no parse).
     #[arg(long)]
     pub test: PathBuf,
-    /// Leave out sentences longer than this (EVALB's length: every word but -NONE-).
-    #[arg(long)]
-    pub cutoff: Option<usize>,
+    /// The length of the second summary section (EVALB's `-c`; the length counts every word
+    /// but -NONE-).
+    #[arg(long, default_value_t = crate::eval::evalb::EVALB_CUT_LEN)]
+    pub cutoff: usize,
     #[arg(long)]
     pub json: bool,
 }
 
-/// Labelled bracket P / R / F1 and tagging accuracy as EVALB with COLLINS.prm.
+/// EVALB with COLLINS.prm: the per-sentence table and the summary for every sentence and for
+/// those of at most `--cutoff` words. Sentences that cannot be scored (a line that is not one
+/// tree, other words) are counted as errors and empty test lines as skipped, as EVALB does.
 pub fn evalb(a: EvalbArgs) -> Result<()> {
-    use crate::data::treebank::{normalise, parse_trees};
-    use crate::eval::evalb::{evalb, EvalbParams};
-    let read = |p: &PathBuf| -> Result<Vec<crate::data::treebank::Tree>> {
-        let text = crate::util::read_text(p)?;
-        let mut trees = parse_trees(&text, &p.display().to_string())?;
-        trees.iter_mut().for_each(normalise);
-        Ok(trees)
-    };
-    let (gold, test) = (read(&a.gold)?, read(&a.test)?);
-    let s = evalb(&gold, &test, &EvalbParams::collins(a.cutoff))?;
+    use crate::eval::evalb::{evalb_lines, read_gold, read_tree_lines, EvalbParams};
+    let gold_text = crate::util::read_text(&a.gold)?;
+    let test_text = crate::util::read_text(&a.test)?;
+    let gold = read_gold(&gold_text, &a.gold.display().to_string());
+    let test = read_tree_lines(&test_text, &a.test.display().to_string());
+    let report = evalb_lines(&gold, &test, &EvalbParams::collins(None), a.cutoff);
+    for r in &report.sentences {
+        if let Some(why) = r
+            .reason
+            .as_deref()
+            .filter(|_| r.status == crate::eval::evalb::Status::Error)
+        {
+            eprintln!("{} : {why}", r.id);
+        }
+    }
+    if let Some(m) = &report.line_mismatch {
+        eprintln!("{m}");
+    }
     if a.json {
-        let v = serde_json::json!({
-            "score": s, "precision": s.precision(), "recall": s.recall(),
-            "f1": s.f1(), "tagging": s.tagging(),
-        });
-        outln!("{v}")?;
+        outln!("{}", report.to_json())?;
     } else {
-        outln!(
-            "sentences {} (errors {}), brackets gold {} test {} matched {}\nP {:.2}  R {:.2}  F1 {:.2}  tagging {:.2}  exact {}",
-            s.sentences,
-            s.errors,
-            s.gold_brackets,
-            s.test_brackets,
-            s.matched,
-            s.precision(),
-            s.recall(),
-            s.f1(),
-            s.tagging(),
-            s.exact
-        )?;
+        out!("{}", report.text())?;
     }
     Ok(())
 }

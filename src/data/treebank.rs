@@ -70,13 +70,39 @@ impl std::fmt::Display for Tree {
     }
 }
 
+/// The deepest bracket nesting a tree may have (its outer bracket is level 1, a
+/// part-of-speech bracket one more than its parent). Penn Treebank trees are under 40 deep.
+/// Trees are walked recursively (normalising, binarising, scoring, printing, dropping), at
+/// up to about 1 KB of stack per level in the test profile: the bound keeps a tree at both
+/// bounds within a quarter of the 2 MB stack of rayon's workers and of test threads
+/// (`tests/tree_limits.rs` walks one on a 512 KB thread).
+pub const MAX_TREE_DEPTH: usize = 500;
+/// The most words (leaves, `-NONE-` elements included) a tree may have, which bounds the
+/// children of a node too: binarisation turns a node with n children into a chain n deep, so
+/// a binarised tree is up to `MAX_TREE_DEPTH + MAX_TREE_WORDS` deep. WSJ sentences have under
+/// 150 words; EVALB takes 200 (`MAX_WORD_IN_SENT` in evalb.c).
+pub const MAX_TREE_WORDS: usize = 2_000;
+
 /// Reads every tree of a bracketed text (`file` names it in errors). A tree is `(label child…)`;
 /// the outer bracket of a `.mrg` tree has no label. Unbalanced brackets, empty trees, text
-/// outside a tree, and a word beside other children are errors at their line.
+/// outside a tree, a word beside other children, and a tree deeper than [`MAX_TREE_DEPTH`] or
+/// with more than [`MAX_TREE_WORDS`] words are errors at their line.
 pub fn parse_trees(text: &str, file: &str) -> Result<Vec<Tree>> {
+    Ok(parse_trees_at(text, file)?
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect())
+}
+
+/// As [`parse_trees`], with the line of each tree's opening bracket.
+pub fn parse_trees_at(text: &str, file: &str) -> Result<Vec<(usize, Tree)>> {
     let mut trees = Vec::new();
     // Open nodes: (label, children, line of the bracket); a label is the first atom after '('.
+    // The bounds are checked as the text is read, so nothing deeper than MAX_TREE_DEPTH is
+    // ever built, and what was built drops without deep recursion.
     let mut stack: Vec<(Option<String>, Vec<Tree>, usize)> = Vec::new();
+    // Words of the tree being read.
+    let mut words = 0usize;
     for (ln, line) in text.lines().enumerate() {
         let ln = ln + 1;
         let mut rest = line;
@@ -85,6 +111,20 @@ pub fn parse_trees(text: &str, file: &str) -> Result<Vec<Tree>> {
             let Some(c) = rest.chars().next() else { break };
             match c {
                 '(' => {
+                    if stack.len() >= MAX_TREE_DEPTH {
+                        let open = stack[0].2;
+                        return Err(Error::parse(
+                            file,
+                            ln,
+                            format!(
+                                "the tree opened at line {open} is deeper than {MAX_TREE_DEPTH} \
+                                 brackets (MAX_TREE_DEPTH)"
+                            ),
+                        ));
+                    }
+                    if stack.is_empty() {
+                        words = 0;
+                    }
                     stack.push((None, Vec::new(), ln));
                     rest = &rest[1..];
                 }
@@ -112,7 +152,7 @@ pub fn parse_trees(text: &str, file: &str) -> Result<Vec<Tree>> {
                     let node = Tree { label, children };
                     match stack.last_mut() {
                         Some(parent) => parent.1.push(node),
-                        None => trees.push(node),
+                        None => trees.push((open, node)),
                     }
                 }
                 _ => {
@@ -140,6 +180,18 @@ pub fn parse_trees(text: &str, file: &str) -> Result<Vec<Tree>> {
                                     format!("the word '{atom}' has no part-of-speech bracket"),
                                 ));
                             }
+                            words += 1;
+                            if words > MAX_TREE_WORDS {
+                                let open = stack[0].2;
+                                return Err(Error::parse(
+                                    file,
+                                    ln,
+                                    format!(
+                                        "the tree opened at line {open} has more than \
+                                         {MAX_TREE_WORDS} words (MAX_TREE_WORDS)"
+                                    ),
+                                ));
+                            }
                             children.push(Tree::leaf(atom));
                         }
                     }
@@ -151,6 +203,17 @@ pub fn parse_trees(text: &str, file: &str) -> Result<Vec<Tree>> {
         return Err(Error::parse(file, *open, "'(' is never closed"));
     }
     Ok(trees)
+}
+
+/// Whether a tree keeps a word once [`normalise`] removes `-NONE-` elements (and what they
+/// empty): a tree that does not is left as a bare root label, which no consumer can use.
+pub fn has_words(t: &Tree) -> bool {
+    fn keeps(t: &Tree) -> bool {
+        t.children
+            .iter()
+            .any(|c| c.is_leaf() || (c.label != "-NONE-" && keeps(c)))
+    }
+    t.is_leaf() || keeps(t)
 }
 
 /// The trees of one `.mrg` file.
@@ -211,12 +274,23 @@ pub fn parse_treebank_bytes(bytes: &[u8], shown: &str) -> Result<Vec<TreeFile>> 
     Ok(files)
 }
 
+/// A treebank file's trees. A tree with no words once `-NONE-` is removed is an error at its
+/// line: every reader of a treebank (training, the split, reproductions, the Parse pane)
+/// normalises its trees, and one left empty has no sentence to train on, parse or score.
 fn named(shown: &str, text: &str) -> Result<TreeFile> {
     let name = shown.rsplit(['/', ':']).next().unwrap_or(shown).to_string();
-    Ok(TreeFile {
-        name,
-        trees: parse_trees(text, shown)?,
-    })
+    let mut trees = Vec::new();
+    for (line, t) in parse_trees_at(text, shown)? {
+        if !has_words(&t) {
+            return Err(Error::parse(
+                shown,
+                line,
+                "the tree has no words once its -NONE- elements are removed",
+            ));
+        }
+        trees.push(t);
+    }
+    Ok(TreeFile { name, trees })
 }
 
 /// (name, contents) of every file in a zip archive: stored or deflated entries, CRC-checked,
@@ -297,7 +371,9 @@ fn zip_entries(bytes: &[u8], shown: &str) -> Result<Vec<(String, Vec<u8>)>> {
 /// The standard clean-up (as EVALB's inputs and parsers' training trees have it): the root gets
 /// the label [`ROOT`]; `-NONE-` elements and the constituents left empty by removing them are
 /// dropped; function tags and indices are stripped (`NP-SBJ-1` → `NP`, `NP=2` → `NP`; labels
-/// that start with `-`, such as `-LRB-`, are kept). Part-of-speech tags are left alone.
+/// that start with `-`, such as `-LRB-`, are kept). Part-of-speech tags are left alone. A tree
+/// whose every word is under `-NONE-` is left as its bare root ([`has_words`] tells; the
+/// treebank reader refuses one at its line).
 pub fn normalise(tree: &mut Tree) {
     if tree.label.is_empty() {
         tree.label = ROOT.to_string();

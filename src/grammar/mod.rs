@@ -259,13 +259,29 @@ impl Grammar {
         if grammar_trees.is_empty() {
             return Err(Error::invalid("no training trees for the grammar"));
         }
-        let bin = |t: &Tree| {
+        // A tree left without words by normalisation has no rule to read (the treebank
+        // reader refuses one at its line; trees built otherwise are refused here).
+        let bin = |(i, t): (usize, &Tree)| -> Result<Tree> {
             let mut t = t.clone();
             normalise(&mut t);
-            unroot(binarise(&t, options.binarisation))
+            if t.children.is_empty() {
+                return Err(Error::invalid(format!(
+                    "training tree {}: no words once its -NONE- elements are removed",
+                    i + 1
+                )));
+            }
+            Ok(unroot(binarise(&t, options.binarisation)))
         };
-        let gtrees: Vec<Tree> = grammar_trees.iter().map(bin).collect();
-        let ltrees: Vec<Tree> = lexicon_trees.iter().map(bin).collect();
+        let gtrees: Vec<Tree> = grammar_trees
+            .iter()
+            .enumerate()
+            .map(bin)
+            .collect::<Result<_>>()?;
+        let ltrees: Vec<Tree> = lexicon_trees
+            .iter()
+            .enumerate()
+            .map(bin)
+            .collect::<Result<_>>()?;
         let mut g = Grammar {
             options,
             labels: vec![],
@@ -331,9 +347,12 @@ impl Grammar {
                     g.is_tag[a as usize] = true;
                     return a;
                 }
-                let b = walk(&t.children[0], g, counts);
-                let c = walk(&t.children[1], g, counts);
-                *counts.entry(Rule { a, b, c }).or_default() += 1.0;
+                // Binarised: two children (a word alone only under a part of speech).
+                if let [l, r] = t.children.as_slice() {
+                    let b = walk(l, g, counts);
+                    let c = walk(r, g, counts);
+                    *counts.entry(Rule { a, b, c }).or_default() += 1.0;
+                }
                 a
             }
             walk(t, &mut g, &mut rule_counts);

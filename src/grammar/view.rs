@@ -161,13 +161,14 @@ fn mark(
     ab: &[Option<(String, usize, usize)>],
     bb: &[Option<(String, usize, usize)>],
 ) {
-    let mut used = vec![false; bb.len()];
+    // What `b` has left of each bracket: the first brackets of `a` with a key take them.
+    let mut left: rustc_hash::FxHashMap<&(String, usize, usize), usize> = Default::default();
+    for x in bb.iter().flatten() {
+        *left.entry(x).or_default() += 1;
+    }
     for (n, x) in a.iter_mut().zip(ab) {
         let Some(x) = x else { continue };
-        let hit = (0..bb.len()).find(|&k| !used[k] && bb[k].as_ref() == Some(x));
-        if let Some(k) = hit {
-            used[k] = true;
-        }
+        let hit = left.get_mut(x).filter(|k| **k > 0).map(|k| *k -= 1);
         n.matched = Some(hit.is_some());
     }
 }
