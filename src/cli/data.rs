@@ -440,7 +440,7 @@ pub fn evalb(a: EvalbArgs) -> Result<()> {
             .as_deref()
             .filter(|_| r.status == crate::eval::evalb::Status::Error)
         {
-            eprintln!("{} : {why}", r.id);
+            eprintln!("{} : {}", r.id, crate::error::shown(why));
         }
     }
     if let Some(m) = &report.line_mismatch {

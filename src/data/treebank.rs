@@ -242,12 +242,12 @@ pub fn read_treebank(path: &Path) -> Result<Vec<TreeFile>> {
         for e in entries {
             let p = e.map_err(|e| Error::io(path, e))?.path();
             if p.extension().is_some_and(|x| x == "mrg") {
-                let text = std::fs::read_to_string(&p).map_err(|e| Error::io(&p, e))?;
+                let text = crate::util::read_text(&p)?;
                 files.push(named(&p.display().to_string(), &text)?);
             }
         }
     } else {
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::util::read_bytes(path)?;
         files = parse_treebank_bytes(&bytes, &shown)?;
     }
     if files.is_empty() {
@@ -318,6 +318,7 @@ fn zip_entries(bytes: &[u8], shown: &str) -> Result<Vec<(String, Vec<u8>)>> {
     let count = u16_at(eocd + 10)?;
     let mut at = u32_at(eocd + 16)?;
     let mut out = Vec::with_capacity(count);
+    let mut total = 0u64;
     for _ in 0..count {
         if u32_at(at)? != 0x0201_4b50 {
             return Err(bad("bad central-directory entry"));
@@ -345,8 +346,18 @@ fn zip_entries(bytes: &[u8], shown: &str) -> Result<Vec<(String, Vec<u8>)>> {
         let data = match method {
             0 => data.to_vec(),
             8 => {
-                let mut v = Vec::with_capacity(usize_);
+                // A header's size is only a claim (a zip bomb inflates far past it): no more
+                // than it says is inflated, and all entries together stay within the input limit.
+                total += usize_ as u64;
+                if total > crate::util::MAX_INPUT_BYTES {
+                    return Err(bad(&format!(
+                        "{name}: the entries inflate to more than {} bytes, the most an input may hold",
+                        crate::util::MAX_INPUT_BYTES
+                    )));
+                }
+                let mut v = Vec::with_capacity(usize_.min(1 << 26));
                 flate2::read::DeflateDecoder::new(data)
+                    .take(usize_ as u64 + 1)
                     .read_to_end(&mut v)
                     .map_err(|e| bad(&format!("{name}: {e}")))?;
                 v
