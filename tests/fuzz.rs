@@ -646,6 +646,14 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
         dictionary: &["(", ")", "-NONE-", "PK\x03\x04", "PK\x01\x02", "PK\x05\x06", ".mrg"],
         run: Box::new(move |b| {
             use piecewise_lab::data::treebank as tb;
+            use piecewise_lab::eval::evalb;
+            // EVALB's line-aligned mode reads anything, line by line, against itself.
+            let text = String::from_utf8_lossy(b);
+            let gold = evalb::read_gold(&text, "gold.mrg");
+            let test = evalb::read_tree_lines(&text, "test.mrg");
+            let report = evalb::evalb_lines(&gold, &test, &evalb::EvalbParams::collins(None), 40);
+            let _ = (report.text(), report.to_json());
+            let mut trees = vec![];
             for f in tb::parse_treebank_bytes(b, "fuzz.mrg").map_err(e)? {
                 for mut t in f.trees {
                     tb::normalise(&mut t);
@@ -653,11 +661,43 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
                         let bin = tb::binarise(&t, tb::Binarisation::default());
                         assert_eq!(tb::debinarise(&bin), t, "binarisation inverted");
                     }
+                    trees.push(t);
                 }
+            }
+            // The grammar read off them (as `train --model grammar` does), and the trees
+            // scored against themselves.
+            let _ = evalb::evalb(&trees, &trees, &evalb::EvalbParams::collins(None)).map_err(e)?;
+            let g = piecewise_lab::grammar::Grammar::fit(&trees, &trees, Default::default())
+                .map_err(e)?;
+            for t in &trees {
+                let _ = g.encode(t);
             }
             Ok(())
         }),
     });
+    // A folder of `.mrg` files (the WSJ layout): the mutated file beside a valid one.
+    {
+        let work = fx.dir.path().join("treebank-folders");
+        let counter = AtomicU64::new(0);
+        ts.push(Target {
+            name: "treebank-folder",
+            seeds: vec![
+                b"( (S (NP (NNP Mr.) (-NONE- *T*-1)) (VP (VBD said)) (. .)))\n".to_vec(),
+                b"( (X (IN @)))\n( (NP (DT a) (NN b)))\n".to_vec(),
+            ],
+            json: false,
+            dictionary: &["(", ")", "-NONE-", "TOP", "@X|<A>", "+", "^"],
+            run: Box::new(move |b| {
+                let dir = work.join(format!("{}", counter.fetch_add(1, Ordering::Relaxed)));
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join("wsj_0001.mrg"), "( (NP (DT a) (NN b)))\n").unwrap();
+                std::fs::write(dir.join("wsj_0002.mrg"), b).unwrap();
+                let r = piecewise_lab::grammar::run::read_trees(&dir);
+                let _ = std::fs::remove_dir_all(&dir);
+                r.map(|_| ()).map_err(e)
+            }),
+        });
+    }
     ts.push(Target {
         name: "seminar",
         seeds: vec![b"<0.24.4.93.20.59.10.jgc+@NL.CS.CMU.EDU (0)>\nType:     cmu.cs.scs\nTopic:    Talk\nDates:    26-Apr-93\nTime:     <stime>3:30 PM</stime>\nPostedBy: jgc+ on 24-Apr-93 at 20:59 from NL.CS.CMU.EDU\nAbstract: \n\n<speaker>Jaime Carbonell</speaker> speaks in <location>Wean 5409</location>.\n".to_vec()],
