@@ -191,3 +191,89 @@ fn the_command_line_trains_a_grammar() {
     );
     assert!(GrammarRun::open(&out).is_ok());
 }
+
+// ---- Issue 42: finite PCFG weights ----
+
+/// Test trees unlike the training trees: unknown words, a sentence the grammar may not span,
+/// and sentences of 2 to 9 words.
+const TEST_TREES: &str = "((S (NP (DT the) (NN telescope)) (VP (VBD saw) (NP (PRP it)))))
+((NP (DT a) (JJ big) (NN dog)))
+((S (NP (NNP Kim)) (VP (VBD saw) (NP (DT the) (NN cat)) (PP (IN with) (NP (DT a) (NN telescope))))))
+((S (NP (PRP it)) (VP (VBD barked))))
+((S (NP (DT the) (JJ big) (NN cat)) (VP (VBD saw) (NP (DT a) (JJ big) (NN dog)))))
+((X (IN @)))
+";
+
+/// The WSJ sample's `( (X (IN @) ))` (wsj_0056): `@` is rare and its signature is the generic
+/// unknown form itself, so the PCFG's count of X+IN's words was 0 and log p(UNK | X+IN) =
+/// log(2/0) = +∞; every generative run with such a tree was written and then refused.
+#[test]
+fn a_generative_run_over_a_tag_of_symbols_only_reopens() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("train.mrg"),
+        format!("{TREES}( (X (IN @) ))\n"),
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("test.mrg"), TEST_TREES).unwrap();
+    let out = tmp.path().join("generative");
+    let s = spec(tmp.path(), EstimatorSpec::Generative);
+    execute(&s, &out, &AtomicBool::new(false), &mut |_| {}).unwrap();
+    let run = GrammarRun::open(&out).unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.theta.iter().all(|w| w.is_finite()));
+    // Every relative frequency is at most 1: no weight above 0.
+    assert!(run.theta.iter().all(|&w| w <= 0.0));
+    // A weight that is not finite is refused, naming the file and the weight.
+    let wpath = out.join("weights.bin");
+    let mut bytes = std::fs::read(&wpath).unwrap();
+    bytes[..8].copy_from_slice(&f64::INFINITY.to_le_bytes());
+    std::fs::write(&wpath, &bytes).unwrap();
+    let e = GrammarRun::open(&out).err().unwrap().to_string();
+    assert!(
+        e.contains("weights.bin") && e.contains("weight 0 (rule ") && e.contains("inf"),
+        "{e}"
+    );
+}
+
+/// The PCFG's weights on the WSJ sample's 001-table2 training trees are the plain relative
+/// frequencies `log(c / total)` wherever those are finite: bounding the estimate changed only
+/// the infinite ones (skipped, with a notice, without the data).
+#[test]
+fn wsj_pcfg_weights_are_unchanged_where_they_were_finite() {
+    use piecewise_lab::experiments::reproduce::parsing::wsj_split;
+    use piecewise_lab::grammar::train::generative;
+    use piecewise_lab::grammar::{Grammar, GrammarOptions};
+    let zip = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/data/ptb-wsj-sample/treebank.zip");
+    if !zip.exists() {
+        println!("{} not found; skipped", zip.display());
+        return;
+    }
+    let (train, _) = wsj_split(&zip, false).unwrap();
+    let g = Grammar::fit(&train, &train, GrammarOptions::default()).unwrap();
+    let theta = generative(&g);
+    let mut changed = vec![];
+    for (&(a, form), &c) in &g.leaf_count {
+        let Some(p) = g.leaf_weight(form, a) else {
+            continue;
+        };
+        let plain = (c / g.label_count[a as usize]).ln();
+        let name = format!("{} over {}", g.labels[a as usize], g.forms[form as usize]);
+        if plain.is_finite() {
+            assert_eq!(theta[p].to_bits(), plain.to_bits(), "{name}");
+        } else {
+            changed.push((name, theta[p]));
+        }
+    }
+    for (r, rule) in g.rules.iter().enumerate() {
+        let plain = (g.rule_count[r] / g.label_count[rule.a as usize]).ln();
+        assert_eq!(
+            theta[r].to_bits(),
+            plain.to_bits(),
+            "{}",
+            g.rule_name(r as u32)
+        );
+    }
+    assert_eq!(changed, [("X+IN over UNK".to_string(), 0.0)]);
+    assert!(theta.iter().all(|w| w.is_finite()));
+}

@@ -443,6 +443,13 @@ fn save(
     theta: &[f64],
     report: &TrainReport,
 ) -> Result<()> {
+    // A weight that is not finite would make a run no reader can open: refused here.
+    check_finite(theta, g).map_err(|m| {
+        Error::file(
+            out.join("weights.bin").display().to_string(),
+            format!("not written: {m}"),
+        )
+    })?;
     let bytes: Vec<u8> = theta.iter().flat_map(|w| w.to_le_bytes()).collect();
     write_atomic(&out.join("weights.bin"), &bytes)?;
     write_json_atomic(
@@ -462,6 +469,49 @@ fn save(
             nota_instances: report.nota_instances,
         },
     )
+}
+
+/// The weights of grammar `g` from `path` (`weights.bin`: little-endian f64, one per weight):
+/// the one reader of a grammar run's weights (the Parse pane, `parse` and `eval` open runs
+/// with [`GrammarRun::open`], which reads them here). A file of the wrong size, or a weight
+/// that is not a finite number, is an error naming the file and the weight.
+pub fn read_weights(path: &Path, g: &Grammar) -> Result<Vec<f64>> {
+    let shown = path.display().to_string();
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    if len != 8 * g.n_params as u64 {
+        return Err(Error::file(
+            shown,
+            format!(
+                "{len} bytes; the grammar has {} weights ({} bytes)",
+                g.n_params,
+                8 * g.n_params
+            ),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    if bytes.len() != 8 * g.n_params {
+        return Err(Error::file(shown, "changed while it was read"));
+    }
+    let theta: Vec<f64> = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    check_finite(&theta, g).map_err(|m| Error::file(shown, m))?;
+    Ok(theta)
+}
+
+/// `Err` naming the first weight that is not a finite number.
+fn check_finite(theta: &[f64], g: &Grammar) -> std::result::Result<(), String> {
+    match theta.iter().position(|w| !w.is_finite()) {
+        Some(k) => Err(format!(
+            "weight {k} ({}) is {}: a grammar's weights are finite numbers",
+            g.weight_name(k),
+            theta[k]
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Whether `dir` holds a grammar run's model.
@@ -516,29 +566,7 @@ impl GrammarRun {
                 ),
             ));
         }
-        let wpath = dir.join("weights.bin");
-        let bytes = std::fs::read(&wpath).map_err(|e| Error::io(&wpath, e))?;
-        if bytes.len() != 8 * g.n_params {
-            return Err(Error::file(
-                wpath.display().to_string(),
-                format!(
-                    "{} bytes; the grammar has {} weights ({} bytes)",
-                    bytes.len(),
-                    g.n_params,
-                    8 * g.n_params
-                ),
-            ));
-        }
-        let theta: Vec<f64> = bytes
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        if let Some(k) = theta.iter().position(|w| !w.is_finite()) {
-            return Err(Error::file(
-                wpath.display().to_string(),
-                format!("weight {k} is {}", theta[k]),
-            ));
-        }
+        let theta = read_weights(&dir.join("weights.bin"), g)?;
         let test = spec.test.as_deref().map(read_trees).transpose()?;
         Ok(GrammarRun {
             dir: dir.to_path_buf(),
