@@ -74,8 +74,12 @@ enum Command {
     /// a grid's cell; a Boltzmann machine writes its most probable assignment per sample).
     Predict(PredictArgs),
     /// Score a model on labelled data: token accuracy, conlleval segment P/R/F1, per-label P/R/F1,
-    /// held-out log-likelihood, and how each item was decoded.
+    /// held-out log-likelihood, and how each item was decoded. On a grammar run: EVALB's
+    /// labelled P/R/F1 and tagging on trees (default: the run's test trees).
     Eval(EvalArgs),
+    /// A grammar run's parses of trees' words or token lines (one sentence a line): one
+    /// bracketed tree a line, as EVALB reads them, line-aligned with the input.
+    Parse(model::ParseArgs),
     /// Write the weights as TSV, one a line: `TEMPLATE FEATURE COLUMN… WEIGHT` — for chains
     /// `state FEATURE LABEL WEIGHT` and `transition FEATURE PREV_LABEL LABEL WEIGHT` (`*` is the
     /// per-label bias).
@@ -176,6 +180,7 @@ fn run(command: Command) -> Result<()> {
         Command::Compare(a) => compare::compare(a),
         Command::Predict(a) => model::predict(a),
         Command::Eval(a) => model::eval(a),
+        Command::Parse(a) => model::parse(a),
         Command::Dump(a) => model::dump(a),
         Command::Objective(a) => model::objective(a),
         Command::Infer(a) => model::infer(a),

@@ -1,11 +1,13 @@
 //! Commands on a trained run: `predict`, `eval`, `dump`, `infer` (also on UAI factor graphs),
-//! and `objective` (an estimator's value for weights given by hand).
+//! `parse` (a grammar run's trees), and `objective` (an estimator's value for weights given by
+//! hand).
 
 use super::emit;
 use super::knobs::{merged, BpKnobs, EstimatorKnobs, ModelKnobs};
 use crate::error::{Error, Result};
 use crate::estimators::{EstimatorSpec, Workspace};
 use crate::eval::{evaluate, Decoder, Inference};
+use crate::grammar::run::ParseInput;
 use crate::graph::family;
 use crate::graph::registry::{ModelSpec, FEATURES, LABEL_BIAS};
 use crate::inference::{choose, BpOptions, Method, Task, MAX_ENUMERATION_STATES};
@@ -46,10 +48,13 @@ pub fn predict(a: PredictArgs) -> Result<()> {
 
 #[derive(Args)]
 pub struct EvalArgs {
-    #[arg(long)]
+    /// Run directory (`--run` too).
+    #[arg(long, alias = "run")]
     pub model: PathBuf,
+    /// Labelled data in the model family's format; a grammar run takes trees (`.mrg` file,
+    /// folder or zip) and scores its own test trees without it.
     #[arg(long)]
-    pub data: PathBuf,
+    pub data: Option<PathBuf>,
     /// Decoder (default: the run's, normally `auto`).
     #[arg(long, value_enum)]
     pub decode: Option<Decoder>,
@@ -65,6 +70,15 @@ pub fn eval(a: EvalArgs) -> Result<()> {
         decode,
         json,
     } = a;
+    if crate::grammar::run::is_grammar_run(&model) {
+        if decode.is_some() {
+            return Err(Error::invalid(
+                "--decode: a grammar run decodes with its chart (CKY), as it was scored",
+            ));
+        }
+        return eval_grammar(&model, data.as_deref(), json);
+    }
+    let data = data.ok_or_else(|| Error::invalid("eval needs --data FILE"))?;
     let run = open_run(&model)?.decoding_with(decode);
     let corpus = run.family.read(&data)?;
     let m = evaluate(run.family.as_ref(), &run.theta, &corpus, &run.inference)?;
@@ -73,6 +87,113 @@ pub fn eval(a: EvalArgs) -> Result<()> {
     } else {
         out!("{}", m.report())?;
     }
+    Ok(())
+}
+
+/// `eval` on a grammar run: EVALB's scores (COLLINS.prm) of its parses of `data`'s trees, or
+/// of its test trees, with its own length bound; on its test trees, its summary's numbers.
+fn eval_grammar(dir: &Path, data: Option<&Path>, json: bool) -> Result<()> {
+    let run = crate::grammar::run::GrammarRun::open(dir)?;
+    let gold = match data {
+        Some(d) => match ParseInput::read(d)? {
+            ParseInput::Trees(t) => t,
+            ParseInput::Tokens(_) => {
+                return Err(Error::file(
+                    d.display().to_string(),
+                    "token lines have no gold trees to score against: give trees, or write \
+                     the parses with `parse`",
+                ))
+            }
+        },
+        None => match &run.spec.test {
+            Some(_) => run.test.clone(),
+            None => {
+                return Err(Error::invalid(format!(
+                    "{}: the run has no test trees; give --data TREES",
+                    dir.display()
+                )))
+            }
+        },
+    };
+    let max_length = run.max_length(None)?;
+    let m = run.score(&gold, max_length)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&m).unwrap());
+        return Ok(());
+    }
+    let fallbacks = m.decoders.get("flat (no parse)").copied().unwrap_or(0);
+    println!(
+        "{} ({}): {} sentences parsed, {} of them flat trees (no parse); {} skipped (more than \
+         {max_length} words)",
+        dir.display(),
+        run.estimator.paper_name(),
+        m.sequences,
+        fallbacks,
+        m.skipped
+    );
+    println!(
+        "labelled brackets: P {:.2}  R {:.2}  F1 {:.2}  (matched {}, gold {}, test {})",
+        m.segments.precision,
+        m.segments.recall,
+        m.segments.f1,
+        m.segments.correct,
+        m.segments.gold,
+        m.segments.predicted
+    );
+    println!("tagging: {:.2} over {} words", m.token_accuracy, m.tokens);
+    Ok(())
+}
+
+#[derive(Args)]
+pub struct ParseArgs {
+    /// A grammar run's directory (`train --model grammar`).
+    #[arg(long, alias = "model")]
+    pub run: PathBuf,
+    /// Sentences: trees (a `.mrg` file, a folder of them or a zip; their words are parsed) or
+    /// token lines (one sentence a line, words separated by spaces). A text whose first
+    /// character other than white space is `(` is read as trees.
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Output file (default: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Sentences of more words than this are not parsed; each still gets a line, an empty
+    /// one, which EVALB counts as a failed parse (default: the run's, 100 unless trained
+    /// with another --max-length).
+    #[arg(long)]
+    pub max_length: Option<usize>,
+}
+
+/// `parse`: the run's tree for every sentence, one a line in the bracketed form EVALB reads
+/// (debinarised, rooted `TOP` as `treebank`'s gold files are), in input order. A sentence the
+/// grammar cannot span gets a flat tree, as when the run scored its test set; a skipped or
+/// empty sentence an empty line. The counts go to standard error.
+pub fn parse(a: ParseArgs) -> Result<()> {
+    let run = crate::grammar::run::GrammarRun::open(&a.run)?;
+    let max_length = run.max_length(a.max_length)?;
+    let sentences = ParseInput::read(&a.data)?.sentences();
+    let parsed = run.parse(&sentences, max_length)?;
+    let mut text = String::new();
+    for t in &parsed.trees {
+        if let Some(t) = t {
+            text.push_str(&t.to_string());
+        }
+        text.push('\n');
+    }
+    emit(a.out.as_deref(), &text)?;
+    eprintln!(
+        "parsed {} of {} sentences; {} flat trees (the grammar could not span them); {} empty \
+         lines for sentences of more than {max_length} words (EVALB: failed parses){}",
+        sentences.len() - parsed.skipped - parsed.empty,
+        sentences.len(),
+        parsed.fallbacks,
+        parsed.skipped,
+        if parsed.empty > 0 {
+            format!("; {} empty lines for empty input lines", parsed.empty)
+        } else {
+            String::new()
+        }
+    );
     Ok(())
 }
 

@@ -82,6 +82,14 @@ pub struct Metrics {
     /// The scores of further label layers by name (a factorial CRF's `pos` accuracy).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, Metrics>,
+    /// Items left out of these scores for their length, as EVALB's cut-off leaves sentences
+    /// out: a grammar run's test sentences of more than its `max-length` words.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Metrics {
@@ -213,6 +221,7 @@ impl Scorer {
             decoders: BTreeMap::new(),
             sequence_errors: self.sequence_errors,
             layers: BTreeMap::new(),
+            skipped: 0,
         }
     }
 }
@@ -270,6 +279,9 @@ impl Metrics {
                     String::new()
                 }
             );
+        }
+        if self.skipped > 0 {
+            let _ = writeln!(o, "skipped for their length: {}", self.skipped);
         }
         if !self.decoders.is_empty() {
             let d: Vec<String> = self

@@ -664,6 +664,43 @@ impl Grammar {
         }
     }
 
+    /// What weight `k` is, for messages: a rule, a tag's bias, a root rule, or a feature
+    /// conjoined with a rule or tag.
+    pub fn weight_name(&self, k: usize) -> String {
+        let (nr, nl) = (self.rules.len(), self.labels.len());
+        let label = |a: u32| self.labels.get(a as usize).cloned().unwrap_or_default();
+        let entry = |rows: &Rows, e: usize| {
+            let f = rows.start.partition_point(|&s| s as usize <= e) - 1;
+            (f as u32, rows.entries[e].0)
+        };
+        let span_base = nr + 2 * nl;
+        let leaf_base = span_base + self.span_rows.entries.len();
+        if k < nr {
+            format!("rule {}", self.rule_name(k as u32))
+        } else if k < nr + nl {
+            format!("tag {}", label((k - nr) as u32))
+        } else if k < span_base {
+            format!("root rule {ROOT} -> {}", label((k - nr - nl) as u32))
+        } else if k < leaf_base {
+            let (f, r) = entry(&self.span_rows, k - span_base);
+            format!("{} & rule {}", self.feature_name(f), self.rule_name(r))
+        } else if k < leaf_base + self.leaf_rows.entries.len() {
+            let (row, a) = entry(&self.leaf_rows, k - leaf_base);
+            let form = self
+                .leaf_index
+                .iter()
+                .find(|(_, &r)| r == row)
+                .map(|(&key, _)| {
+                    let f = ((key >> 8) & ((1 << 48) - 1)) as usize;
+                    self.forms.get(f).cloned().unwrap_or_default()
+                })
+                .unwrap_or_default();
+            format!("word={form} & tag {}", label(a))
+        } else {
+            format!("weight {k} (past the grammar's {})", self.n_params)
+        }
+    }
+
     pub fn rule_name(&self, r: u32) -> String {
         let r = self.rules[r as usize];
         format!(

@@ -40,6 +40,35 @@ pub struct GrammarRunOptions {
     /// PT-CFG (error-driven): choose the ratio threshold that selects about this many NOTA
     /// edges per training sentence (001 reports ≈ 160); `None` uses the estimator's threshold.
     pub nota_per_sentence: Option<f64>,
+    /// Test sentences (and `parse`'s) of more words than this, punctuation included, are not
+    /// parsed but skipped and counted, as EVALB's cut-off leaves sentences out: CKY takes
+    /// O(n³) time and O(n²) memory (a 400-word sentence took 126 s and 4 GB). `ml` and `nota`
+    /// also leave such training trees out, since they build the full chart over every training
+    /// sentence (with `max_words` unset nothing else bounds them). Left out of `spec.json` at
+    /// its default, so that specs written before it stay as they were.
+    #[serde(skip_serializing_if = "is_default_max_length")]
+    pub max_length: usize,
+}
+
+/// [`GrammarRunOptions::max_length`]'s default.
+pub const DEFAULT_MAX_LENGTH: usize = 100;
+/// The largest `max_length` accepted: a chart over 1,000 words needs about 25 GB.
+pub const MAX_LENGTH_LIMIT: usize = 1000;
+
+fn is_default_max_length(n: &usize) -> bool {
+    *n == DEFAULT_MAX_LENGTH
+}
+
+/// `n` as a sentence-length bound, or an error naming `what`.
+pub fn check_max_length(n: usize, what: &str) -> Result<usize> {
+    if (1..=MAX_LENGTH_LIMIT).contains(&n) {
+        Ok(n)
+    } else {
+        Err(Error::invalid(format!(
+            "{what}: max-length {n} is not in 1..={MAX_LENGTH_LIMIT} (the chart of an n-word \
+             sentence takes O(n²) memory and O(n³) time)"
+        )))
+    }
 }
 
 impl Default for GrammarRunOptions {
@@ -49,6 +78,7 @@ impl Default for GrammarRunOptions {
             max_words: Some(15),
             grammar_on_all: true,
             nota_per_sentence: Some(160.0),
+            max_length: DEFAULT_MAX_LENGTH,
         }
     }
 }
@@ -159,6 +189,73 @@ pub fn flat(g: &Grammar, s: &Sentence) -> Tree {
     }
 }
 
+/// The decoder a run's metrics name: local probabilities (MECFG, PT-CFG) or global scores.
+pub fn decoder_name(est: &GrammarEstimator) -> &'static str {
+    match est.scoring() {
+        super::chart::Scoring::Local => "cky-local",
+        super::chart::Scoring::Global => "cky",
+    }
+}
+
+/// The trees of at most `max_length` words, and how many were longer (left out, as EVALB's
+/// cut-off leaves sentences out).
+pub fn within(trees: &[Tree], max_length: usize) -> (Vec<Tree>, usize) {
+    let kept: Vec<Tree> = trees
+        .iter()
+        .filter(|t| t.words().len() <= max_length)
+        .cloned()
+        .collect();
+    let skipped = trees.len() - kept.len();
+    (kept, skipped)
+}
+
+/// The run's parses of some sentences, in their order.
+#[derive(Clone, Debug, Default)]
+pub struct Parsed {
+    /// Per sentence its tree (debinarised, rooted `TOP` as normalised gold trees are), or
+    /// `None` when it was not parsed: longer than the bound, or without words.
+    pub trees: Vec<Option<Tree>>,
+    /// Sentences the grammar could not span: they got [`flat`]'s tree, as in [`parse_all`].
+    pub fallbacks: usize,
+    /// Sentences of more words than the bound.
+    pub skipped: usize,
+    /// Sentences without words.
+    pub empty: usize,
+}
+
+/// Parses word sequences as a run scores its test trees ([`encode_words`] and [`parse_all`]);
+/// a sentence of more than `max_length` words, or of none, is left unparsed and counted.
+pub fn parse_words(
+    g: &Grammar,
+    theta: &[f64],
+    est: &GrammarEstimator,
+    sentences: &[Vec<String>],
+    max_length: usize,
+) -> Parsed {
+    let mut out = Parsed {
+        trees: vec![None; sentences.len()],
+        ..Default::default()
+    };
+    let mut which = Vec::new();
+    let mut encoded = Vec::new();
+    for (k, words) in sentences.iter().enumerate() {
+        if words.is_empty() {
+            out.empty += 1;
+        } else if words.len() > max_length {
+            out.skipped += 1;
+        } else {
+            which.push(k);
+            encoded.push(g.encode_words(words));
+        }
+    }
+    let (trees, fallbacks) = parse_all(g, theta, est, &encoded);
+    out.fallbacks = fallbacks;
+    for (k, t) in which.into_iter().zip(trees) {
+        out.trees[k] = Some(t);
+    }
+    out
+}
+
 /// EVALB's scores of `parsed` against `gold` as a run's [`Metrics`]: labelled brackets as
 /// segments, brackets per label as segment types, tagging accuracy as token accuracy, tags per
 /// part of speech as labels, and per sentence the wrong brackets (missed plus spurious) that
@@ -217,6 +314,23 @@ pub fn metrics(gold: &[Tree], parsed: &[Tree], fallbacks: usize, decoder: &str) 
     })
 }
 
+/// A run's scores on gold trees, as its summary has them: the trees of at most `max_length`
+/// words parsed ([`parse_all`]) and scored ([`metrics`]), the longer ones counted in
+/// [`Metrics::skipped`].
+pub fn score_trees(
+    g: &Grammar,
+    theta: &[f64],
+    est: &GrammarEstimator,
+    gold: &[Tree],
+    max_length: usize,
+) -> Result<Metrics> {
+    let (kept, skipped) = within(gold, max_length);
+    let (parsed, fallbacks) = parse_all(g, theta, est, &encode_words(g, &kept));
+    let mut m = metrics(&kept, &parsed, fallbacks, decoder_name(est))?;
+    m.skipped = skipped;
+    Ok(m)
+}
+
 /// What `grammar.json` records.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 struct ModelFile {
@@ -248,16 +362,27 @@ pub struct GrammarData {
     pub sentences: Vec<Sentence>,
     /// Every training tree.
     pub n_all: usize,
+    /// Short trees of more than `max_length` words left out of the training set (`ml` and
+    /// `nota`, which build the full chart over every training sentence).
+    pub too_long: usize,
 }
 
 /// Reads the spec's training trees and fits the grammar.
 pub fn prepare(spec: &RunSpec, o: &GrammarRunOptions) -> Result<GrammarData> {
+    check_max_length(o.max_length, &spec.train.display().to_string())?;
     let all = read_trees(&spec.train)?;
     let mut short: Vec<Tree> = all
         .iter()
         .filter(|t| o.max_words.is_none_or(|m| bare_length(t) <= m))
         .cloned()
         .collect();
+    let mut too_long = 0;
+    if matches!(
+        spec.estimator,
+        EstimatorSpec::Ml | EstimatorSpec::Nota { .. }
+    ) {
+        (short, too_long) = within(&short, o.max_length);
+    }
     if let Some(n) = spec.train_sample.filter(|&n| n < short.len()) {
         use rand::{seq::index::sample, SeedableRng};
         let mut rng = rand::rngs::StdRng::seed_from_u64(spec.seed);
@@ -269,8 +394,13 @@ pub fn prepare(spec: &RunSpec, o: &GrammarRunOptions) -> Result<GrammarData> {
         return Err(Error::file(
             spec.train.display().to_string(),
             format!(
-                "no training tree of at most {} words",
-                o.max_words.unwrap_or(0)
+                "no training tree of at most {} words{}",
+                o.max_words.unwrap_or(0),
+                if too_long > 0 {
+                    format!(" and at most {} with punctuation", o.max_length)
+                } else {
+                    String::new()
+                }
             ),
         ));
     }
@@ -285,6 +415,7 @@ pub fn prepare(spec: &RunSpec, o: &GrammarRunOptions) -> Result<GrammarData> {
         trees: short,
         sentences,
         n_all: all.len(),
+        too_long,
     })
 }
 
@@ -326,6 +457,14 @@ pub fn execute(
         Ok((data, test))
     })?;
     let g = &data.grammar;
+    // The longer test sentences are counted, not parsed (`max_length`).
+    let (test, test_skipped) = match test {
+        Some(t) => {
+            let (kept, skipped) = within(&t, o.max_length);
+            (Some(kept), skipped)
+        }
+        None => (None, 0),
+    };
     let test_sents = test.as_ref().map(|t| encode_words(g, t));
     summary.setup_seconds = setup.elapsed().as_secs_f64();
     summary.model = "grammar".into();
@@ -334,10 +473,18 @@ pub fn execute(
     summary.n_tokens = data.sentences.iter().map(|s| s.words.len()).sum();
     summary.threads = pool.current_num_threads();
     summary.model_description = format!(
-        "{}; trained on {} of {} trees",
+        "{}; trained on {} of {} trees{}",
         g.describe(),
         data.sentences.len(),
-        data.n_all
+        data.n_all,
+        if data.too_long > 0 {
+            format!(
+                " ({} of more than {} words left out)",
+                data.too_long, o.max_length
+            )
+        } else {
+            String::new()
+        }
     );
     crate::train::run_dir::check_space(out, 16 * g.n_params as u64 + (1 << 20))?;
     on_event(RunEvent::Started {
@@ -346,15 +493,14 @@ pub fn execute(
         n_tokens: summary.n_tokens,
         threads: summary.threads,
     });
-    let decoder = match est.scoring() {
-        super::chart::Scoring::Local => "cky-local",
-        super::chart::Scoring::Global => "cky",
-    };
+    let decoder = decoder_name(&est);
     let evaluate = |theta: &[f64]| -> Result<Option<Metrics>> {
         match (&test, &test_sents) {
             (Some(t), Some(s)) => {
                 let (parsed, fallbacks) = pool.install(|| parse_all(g, theta, &est, s));
-                metrics(t, &parsed, fallbacks, decoder).map(Some)
+                let mut m = metrics(t, &parsed, fallbacks, decoder)?;
+                m.skipped = test_skipped;
+                Ok(Some(m))
             }
             _ => Ok(None),
         }
@@ -426,9 +572,8 @@ pub fn execute(
     }
     summary.test = evaluate(&theta)?;
     if spec.eval_train {
-        let (parsed, fallbacks) =
-            pool.install(|| parse_all(g, &theta, &est, &encode_words(g, &data.trees)));
-        summary.train = Some(metrics(&data.trees, &parsed, fallbacks, decoder)?);
+        summary.train =
+            Some(pool.install(|| score_trees(g, &theta, &est, &data.trees, o.max_length))?);
     }
     summary.status = "finished".into();
     Ok(())
@@ -443,6 +588,13 @@ fn save(
     theta: &[f64],
     report: &TrainReport,
 ) -> Result<()> {
+    // A weight that is not finite would make a run no reader can open: refused here.
+    check_finite(theta, g).map_err(|m| {
+        Error::file(
+            out.join("weights.bin").display().to_string(),
+            format!("not written: {m}"),
+        )
+    })?;
     let bytes: Vec<u8> = theta.iter().flat_map(|w| w.to_le_bytes()).collect();
     write_atomic(&out.join("weights.bin"), &bytes)?;
     write_json_atomic(
@@ -462,6 +614,49 @@ fn save(
             nota_instances: report.nota_instances,
         },
     )
+}
+
+/// The weights of grammar `g` from `path` (`weights.bin`: little-endian f64, one per weight):
+/// the one reader of a grammar run's weights (the Parse pane, `parse` and `eval` open runs
+/// with [`GrammarRun::open`], which reads them here). A file of the wrong size, or a weight
+/// that is not a finite number, is an error naming the file and the weight.
+pub fn read_weights(path: &Path, g: &Grammar) -> Result<Vec<f64>> {
+    let shown = path.display().to_string();
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::io(path, e))?
+        .len();
+    if len != 8 * g.n_params as u64 {
+        return Err(Error::file(
+            shown,
+            format!(
+                "{len} bytes; the grammar has {} weights ({} bytes)",
+                g.n_params,
+                8 * g.n_params
+            ),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    if bytes.len() != 8 * g.n_params {
+        return Err(Error::file(shown, "changed while it was read"));
+    }
+    let theta: Vec<f64> = bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    check_finite(&theta, g).map_err(|m| Error::file(shown, m))?;
+    Ok(theta)
+}
+
+/// `Err` naming the first weight that is not a finite number.
+fn check_finite(theta: &[f64], g: &Grammar) -> std::result::Result<(), String> {
+    match theta.iter().position(|w| !w.is_finite()) {
+        Some(k) => Err(format!(
+            "weight {k} ({}) is {}: a grammar's weights are finite numbers",
+            g.weight_name(k),
+            theta[k]
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Whether `dir` holds a grammar run's model.
@@ -516,29 +711,7 @@ impl GrammarRun {
                 ),
             ));
         }
-        let wpath = dir.join("weights.bin");
-        let bytes = std::fs::read(&wpath).map_err(|e| Error::io(&wpath, e))?;
-        if bytes.len() != 8 * g.n_params {
-            return Err(Error::file(
-                wpath.display().to_string(),
-                format!(
-                    "{} bytes; the grammar has {} weights ({} bytes)",
-                    bytes.len(),
-                    g.n_params,
-                    8 * g.n_params
-                ),
-            ));
-        }
-        let theta: Vec<f64> = bytes
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect();
-        if let Some(k) = theta.iter().position(|w| !w.is_finite()) {
-            return Err(Error::file(
-                wpath.display().to_string(),
-                format!("weight {k} is {}", theta[k]),
-            ));
-        }
+        let theta = read_weights(&dir.join("weights.bin"), g)?;
         let test = spec.test.as_deref().map(read_trees).transpose()?;
         Ok(GrammarRun {
             dir: dir.to_path_buf(),
@@ -551,5 +724,84 @@ impl GrammarRun {
             nota_instances: m.nota_instances,
             spec,
         })
+    }
+
+    /// The sentence-length bound: `max_length` when given (checked), else the run's own.
+    pub fn max_length(&self, max_length: Option<usize>) -> Result<usize> {
+        match max_length {
+            Some(n) => check_max_length(n, "parse"),
+            None => Ok(self.options.max_length),
+        }
+    }
+
+    fn pool(&self) -> Result<rayon::ThreadPool> {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(self.spec.threads)
+            .build()
+            .map_err(|e| Error::invalid(format!("thread pool: {e}")))
+    }
+
+    /// The run's parses of word sequences ([`parse_words`]), as it parsed its test trees.
+    pub fn parse(&self, sentences: &[Vec<String>], max_length: usize) -> Result<Parsed> {
+        let g = &self.data.grammar;
+        Ok(self
+            .pool()?
+            .install(|| parse_words(g, &self.theta, &self.estimator, sentences, max_length)))
+    }
+
+    /// The run's scores on gold trees ([`score_trees`]): on its own test trees and its own
+    /// bound, the summary's test scores.
+    pub fn score(&self, gold: &[Tree], max_length: usize) -> Result<Metrics> {
+        let g = &self.data.grammar;
+        self.pool()?
+            .install(|| score_trees(g, &self.theta, &self.estimator, gold, max_length))
+    }
+}
+
+/// What `parse` reads: trees (their words are parsed; the trees are the gold) or sentences
+/// as token lines.
+#[derive(Clone, Debug)]
+pub enum ParseInput {
+    Trees(Vec<Tree>),
+    /// One sentence per line, words separated by white space (an empty line: a sentence
+    /// without words, which keeps its line in the output).
+    Tokens(Vec<Vec<String>>),
+}
+
+impl ParseInput {
+    /// Reads `path`: a folder or a zip archive is a treebank (read by [`read_trees`]), and
+    /// so is a text whose first character other than white space is `(` (a `.mrg` file, one
+    /// tree a line or not); any other text is token lines. A first word that is a bracket
+    /// is written `-LRB-` in the treebank's way, so a token file does not start with `(`.
+    pub fn read(path: &Path) -> Result<ParseInput> {
+        if path.is_dir() {
+            return read_trees(path).map(ParseInput::Trees);
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let trees = bytes.starts_with(b"PK\x03\x04")
+            || bytes
+                .iter()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|&b| b == b'(');
+        if trees {
+            return read_trees(path).map(ParseInput::Trees);
+        }
+        let text = crate::util::read_text(path)?;
+        Ok(ParseInput::Tokens(
+            text.lines()
+                .map(|l| l.split_whitespace().map(str::to_string).collect())
+                .collect(),
+        ))
+    }
+
+    /// The words of each sentence.
+    pub fn sentences(&self) -> Vec<Vec<String>> {
+        match self {
+            ParseInput::Trees(ts) => ts
+                .iter()
+                .map(|t| t.words().iter().map(|w| w.to_string()).collect())
+                .collect(),
+            ParseInput::Tokens(s) => s.clone(),
+        }
     }
 }

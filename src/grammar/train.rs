@@ -592,23 +592,44 @@ impl Objective for GrammarObjective<'_> {
 
 /// The relative-frequency PCFG as weights of the global model: `θ_rule = log p(B C | A)`,
 /// leaf weights `log p(form | tag)`; everything else 0.
+///
+/// The unknown-word estimate is `p(UNK | T) = c(T, UNK) / c(T)`: every rare training word
+/// counts once at its signature and once more at the generic form `UNK`, and `c(T)` counts
+/// each of T's words once, at its own form (the generic form left out). A rare word whose
+/// signature *is* the generic form (a symbol such as `@`) counts twice at `UNK` and not in
+/// `c(T)`, so `c(T, UNK)` can exceed `c(T)`, and a tag whose only word is one — `X+IN` over
+/// `@` in the WSJ sample's `(X (IN @))`, wsj_0056 — has `c(T) = 0`: `log(2/0) = +∞`, a
+/// weight no run could be opened with. Every relative frequency is therefore bounded by 1
+/// ([`log_share`]): such a tag's `p(UNK | T)` is 1 (every word of it was rare), and no weight
+/// is infinite (counts are at least 1). A weight that was finite and at most 0 — every weight
+/// on ordinary data — is unchanged.
 pub fn generative(g: &Grammar) -> Vec<f64> {
     let mut theta = vec![0.0; g.n_params];
     for (r, rule) in g.rules.iter().enumerate() {
-        theta[r] = (g.rule_count[r] / g.label_count[rule.a as usize]).ln();
+        theta[r] = log_share(g.rule_count[r], g.label_count[rule.a as usize]);
     }
     let roots: f64 = g.root_count.iter().sum();
     for (a, &c) in g.root_count.iter().enumerate() {
         if c > 0.0 {
-            theta[g.root_param(a as u32)] = (c / roots).ln();
+            theta[g.root_param(a as u32)] = log_share(c, roots);
         }
     }
     for (&(a, form), &c) in &g.leaf_count {
         if let Some(p) = g.leaf_weight(form, a) {
-            theta[p] = (c / g.label_count[a as usize]).ln();
+            theta[p] = log_share(c, g.label_count[a as usize]);
         }
     }
     theta
+}
+
+/// `log(count / total)` with the share bounded by 1: `log min(count / total, 1)`, 0 when
+/// `total` is 0 (see [`generative`]); `count` ≥ 1, so the value is finite.
+fn log_share(count: f64, total: f64) -> f64 {
+    if total >= count && total > 0.0 {
+        (count / total).ln()
+    } else {
+        0.0
+    }
 }
 
 /// What training reports beside the weights.

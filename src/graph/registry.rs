@@ -537,6 +537,20 @@ pub static NOTA_PER_SENTENCE: Knob = Knob {
     default: "160",
     applies: Applies::Families(GRAMMAR),
 };
+pub static MAX_LENGTH: Knob = Knob {
+    row: "Grammar data",
+    name: "max-length",
+    label: "test ≤ words",
+    help: "Grammar: test sentences of more words than this (punctuation included) are skipped \
+           and counted, as EVALB's cut-off does — a chart takes O(n²) memory and O(n³) time; \
+           ml and nota also leave such training trees out",
+    kind: Kind::Count {
+        min: 1,
+        max: crate::grammar::run::MAX_LENGTH_LIMIT as u64,
+    },
+    default: "100",
+    applies: Applies::Families(GRAMMAR),
+};
 
 /// Every model knob, the family first.
 pub static MODEL_KNOBS: &[&Knob] = &[
@@ -560,6 +574,7 @@ pub static MODEL_KNOBS: &[&Knob] = &[
     &MAX_WORDS,
     &RARE,
     &NOTA_PER_SENTENCE,
+    &MAX_LENGTH,
 ];
 
 impl ModelSpec {
@@ -626,6 +641,10 @@ impl ModelSpec {
                     max_words: (max_words > 0).then_some(max_words),
                     grammar_on_all: true,
                     nota_per_sentence: s.opt(&NOTA_PER_SENTENCE)?,
+                    max_length: crate::grammar::run::check_max_length(
+                        s.parse(&MAX_LENGTH)?,
+                        "--max-length",
+                    )?,
                 })
             }
         })
@@ -684,6 +703,7 @@ impl ModelSpec {
                         .map(|n| n.to_string())
                         .unwrap_or_default(),
                 );
+                set_unless_default(s, &MAX_LENGTH, o.max_length);
             }
         }
     }

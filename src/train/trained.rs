@@ -34,8 +34,9 @@ impl TrainedRun {
         if crate::grammar::run::is_grammar_run(dir) {
             return Err(Error::file(
                 dir.display().to_string(),
-                "a grammar run: its model is a grammar over charts, opened by the Parse pane \
-                 (and `parse --run`), not a factor graph",
+                "a grammar run: its model is a grammar over charts, not a factor graph — \
+                 `parse --run DIR --data FILE` writes its trees, `eval --run DIR` scores them, \
+                 and the Parse pane shows them",
             ));
         }
         if !dir.join("model.json").exists() {
