@@ -16,7 +16,10 @@
 //! ```
 //!
 //! `PIECEWISE_FUZZ_SECONDS` (default 40) and `PIECEWISE_FUZZ_INPUTS` (default: no cap) bound the
-//! run, whichever comes first; `PIECEWISE_FUZZ_SEED` (default 0) picks the mutations.
+//! run, whichever comes first; `PIECEWISE_FUZZ_SEED` (default 0) picks the mutations;
+//! `PIECEWISE_FUZZ_TARGETS=treebank,grammar-run` fuzzes those targets alone;
+//! `PIECEWISE_FUZZ_TRACE=1` writes each input to `target/fuzz-current-W` first (an abort, which
+//! no panic hook sees, leaves its input there).
 
 use piecewise_lab::data::{self, Corpus, FeatureTemplate};
 use piecewise_lab::estimators::EstimatorSpec;
@@ -1079,6 +1082,90 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             }),
         });
     }
+    // A grammar run's directory: `grammar.json`, `weights.bin` or `spec.json` mutated, then
+    // opened the way `parse`, `eval` and the Parse pane open it, and asked to parse.
+    {
+        use piecewise_lab::grammar::run::{GrammarRun, GrammarRunOptions};
+        let trees = fx.file(
+            "grammar-train.mrg",
+            "( (S (NP (DT the) (NN cat)) (VP (VBD sat) (PP (IN on) (NP (DT the) (NN mat)))) (. .)))\n\
+             ( (S (NP (NNP John)) (VP (VBD saw) (NP (DT a) (NN dog))) (. .)))\n\
+             ( (X (IN @)))\n",
+        );
+        let mut bases = vec![];
+        for est in ["generative", "memm"] {
+            let out = fx.dir.path().join(format!("grammar-{est}"));
+            let spec = RunSpec {
+                name: Some(est.into()),
+                train: trees.clone(),
+                model: ModelSpec::Grammar(GrammarRunOptions::default()),
+                estimator: match est {
+                    "memm" => EstimatorSpec::Memm,
+                    _ => EstimatorSpec::Generative,
+                },
+                optimiser: LbfgsSpec {
+                    max_iter: 3,
+                    ..Default::default()
+                },
+                prior: Prior { sigma2: Some(10.0) },
+                threads: 1,
+                ..Default::default()
+            };
+            execute(&spec, &out, &AtomicBool::new(false), &mut |_| {}).unwrap();
+            bases.push(out);
+        }
+        let mut seeds = vec![];
+        for (k, base) in bases.iter().enumerate() {
+            for (tag, file) in [
+                (b'G', "grammar.json"),
+                (b'W', "weights.bin"),
+                (b'S', "spec.json"),
+            ] {
+                seeds.push(
+                    [
+                        &[tag, k as u8][..],
+                        &std::fs::read(base.join(file)).unwrap(),
+                    ]
+                    .concat(),
+                );
+            }
+        }
+        let work = fx.dir.path().join("grammar-runs");
+        let counter = AtomicU64::new(0);
+        let sentences: Vec<Vec<String>> = ["the cat saw a dog .", "John sat on the mat", "@ @"]
+            .iter()
+            .map(|s| s.split(' ').map(str::to_string).collect())
+            .collect();
+        ts.push(Target {
+            name: "grammar-run",
+            seeds,
+            json: false,
+            dictionary: &["\"", "{", "}", ":", "0", "1", "true", "null"],
+            run: Box::new(move |b| {
+                let (Some(&tag), Some(&k)) = (b.first(), b.get(1)) else {
+                    return Err("too short".into());
+                };
+                let base = &bases[k as usize % bases.len()];
+                let dir = work.join(format!("{}", counter.fetch_add(1, Ordering::Relaxed)));
+                std::fs::create_dir_all(&dir).unwrap();
+                for f in ["grammar.json", "weights.bin", "spec.json", "summary.json"] {
+                    std::fs::copy(base.join(f), dir.join(f)).unwrap();
+                }
+                let file = match tag {
+                    b'G' => "grammar.json",
+                    b'W' => "weights.bin",
+                    _ => "spec.json",
+                };
+                std::fs::write(dir.join(file), &b[2..]).unwrap();
+                let r = GrammarRun::open(&dir).and_then(|run| {
+                    let n = run.max_length(None)?;
+                    run.parse(&sentences, n).map(|_| ())
+                });
+                let _ = std::fs::remove_dir_all(&dir);
+                r.map_err(e)
+            }),
+        });
+    }
     // Output targets: a small tree of files, folders, symlinks (chains, loops, dangling) and a
     // device node, built from the input; `--out` at one of them must never replace a link, a
     // device or a folder, and must leave no temporary file behind.
@@ -1192,7 +1279,14 @@ fn cases_dir(target: &str) -> PathBuf {
 fn no_input_makes_the_readers_or_model_files_panic() {
     let (budget, max_inputs, seed) = main_budget();
     let fx = Arc::new(fixture());
-    let ts = targets(&fx);
+    let mut ts = targets(&fx);
+    // PIECEWISE_FUZZ_TRACE=1 writes each input to target/fuzz-current-W before running it.
+    let trace = std::env::var_os("PIECEWISE_FUZZ_TRACE").is_some();
+    // PIECEWISE_FUZZ_TARGETS=a,b fuzzes those targets alone (to chase one failure).
+    if let Ok(only) = std::env::var("PIECEWISE_FUZZ_TARGETS") {
+        let only: Vec<&str> = only.split(',').collect();
+        ts.retain(|t| only.contains(&t.name));
+    }
     quiet_panics();
     FUZZING.store(true, Ordering::Relaxed);
     let mut failures: Vec<String> = vec![];
@@ -1253,6 +1347,12 @@ fn no_input_makes_the_readers_or_model_files_panic() {
                         let input = mutate(base, t, &mut rng);
                         done.fetch_add(1, Ordering::Relaxed);
                         per_target[k].fetch_add(1, Ordering::Relaxed);
+                        if trace {
+                            // An abort (no unwinding) leaves this file naming its input.
+                            let p = root().join(format!("target/fuzz-current-{w}"));
+                            std::fs::write(&p, [t.name.as_bytes(), b"\n", &input].concat())
+                                .unwrap();
+                        }
                         let t0 = Instant::now();
                         let r = attempt(t, &input);
                         let took = t0.elapsed();

@@ -118,11 +118,13 @@ fn eval_grammar(dir: &Path, data: Option<&Path>, json: bool) -> Result<()> {
     let max_length = run.max_length(None)?;
     let m = run.score(&gold, max_length)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&m).unwrap());
+        let text = serde_json::to_string_pretty(&m)
+            .map_err(|e| Error::invalid(format!("the metrics as JSON: {e}")))?;
+        outln!("{text}")?;
         return Ok(());
     }
     let fallbacks = m.decoders.get("flat (no parse)").copied().unwrap_or(0);
-    println!(
+    outln!(
         "{} ({}): {} sentences parsed, {} of them flat trees (no parse); {} skipped (more than \
          {max_length} words)",
         dir.display(),
@@ -130,8 +132,8 @@ fn eval_grammar(dir: &Path, data: Option<&Path>, json: bool) -> Result<()> {
         m.sequences,
         fallbacks,
         m.skipped
-    );
-    println!(
+    )?;
+    outln!(
         "labelled brackets: P {:.2}  R {:.2}  F1 {:.2}  (matched {}, gold {}, test {})",
         m.segments.precision,
         m.segments.recall,
@@ -139,8 +141,8 @@ fn eval_grammar(dir: &Path, data: Option<&Path>, json: bool) -> Result<()> {
         m.segments.correct,
         m.segments.gold,
         m.segments.predicted
-    );
-    println!("tagging: {:.2} over {} words", m.token_accuracy, m.tokens);
+    )?;
+    outln!("tagging: {:.2} over {} words", m.token_accuracy, m.tokens)?;
     Ok(())
 }
 

@@ -441,10 +441,7 @@ pub fn execute(
     summary: &mut RunSummary,
 ) -> Result<()> {
     let setup = Instant::now();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(spec.threads)
-        .build()
-        .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
+    let pool = crate::train::spec::thread_pool(spec.threads)?;
     let est = estimator_for(&spec.estimator, o)?;
     if spec.init_from.is_some() || spec.per_state_scaling {
         return Err(Error::invalid(
@@ -635,7 +632,7 @@ pub fn read_weights(path: &Path, g: &Grammar) -> Result<Vec<f64>> {
             ),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::util::read_bytes(path)?;
     if bytes.len() != 8 * g.n_params {
         return Err(Error::file(shown, "changed while it was read"));
     }
@@ -735,10 +732,7 @@ impl GrammarRun {
     }
 
     fn pool(&self) -> Result<rayon::ThreadPool> {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(self.spec.threads)
-            .build()
-            .map_err(|e| Error::invalid(format!("thread pool: {e}")))
+        crate::train::spec::thread_pool(self.spec.threads)
     }
 
     /// The run's parses of word sequences ([`parse_words`]), as it parsed its test trees.
@@ -777,7 +771,7 @@ impl ParseInput {
         if path.is_dir() {
             return read_trees(path).map(ParseInput::Trees);
         }
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::util::read_bytes(path)?;
         let trees = bytes.starts_with(b"PK\x03\x04")
             || bytes
                 .iter()

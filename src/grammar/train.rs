@@ -451,10 +451,7 @@ impl<'a> GrammarObjective<'a> {
         prior: Prior,
         threads: usize,
     ) -> Result<Self> {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
+        let pool = crate::train::spec::thread_pool(threads)?;
         let workers = pool.current_num_threads();
         // Contiguous ranges balanced by the cubic cost of a chart, summed in order.
         let cost: Vec<f64> = sentences
@@ -802,10 +799,7 @@ fn wrong_edges(
 }
 
 fn pool(threads: usize) -> Result<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| Error::invalid(format!("thread pool: {e}")))
+    crate::train::spec::thread_pool(threads)
 }
 
 /// The ratio threshold that selects about `per_sentence` wrong edges per sentence: the

@@ -132,10 +132,7 @@ impl<'a> DatasetObjective<'a> {
                 .check(inst)
                 .map_err(|e| Error::invalid(format!("sequence {}: {e}", i + 1)))?;
         }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
+        let pool = crate::train::spec::thread_pool(threads)?;
         let ranges = balanced_ranges(instances, pool.current_num_threads());
         let plans = pool.install(|| {
             instances

@@ -243,10 +243,7 @@ fn run_inner(
 ) -> Result<()> {
     let setup = Instant::now();
     // Setup (feature extraction, unrolling) runs on the run's threads, as training does.
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(spec.threads)
-        .build()
-        .map_err(|e| Error::invalid(format!("thread pool: {e}")))?;
+    let pool = crate::train::spec::thread_pool(spec.threads)?;
     let (train, fam, instances, test) = pool.install(|| -> Result<_> {
         let mut train = spec.model.read(&spec.train)?;
         if let Some(n) = spec.train_sample {

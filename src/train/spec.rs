@@ -107,6 +107,16 @@ pub fn max_threads() -> usize {
     (4 * cores).max(8)
 }
 
+/// The worker pool of `threads` threads (0: every core), never more than [`max_threads`]:
+/// a run opened from a bigger machine's spec (or a damaged one asking for 65,536) still gets a
+/// pool this machine can start. Every pool of the engine is made here.
+pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.min(max_threads()))
+        .build()
+        .map_err(|e| Error::invalid(format!("thread pool: {e}")))
+}
+
 /// Refuses a thread count above [`max_threads`], naming the option (`what`).
 pub fn check_threads(n: usize, what: &str) -> Result<()> {
     let max = max_threads();

@@ -405,10 +405,7 @@ fn cross_validate(
 }
 
 fn pool(threads: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .expect("a thread pool")
+    crate::train::spec::thread_pool(threads).expect("a thread pool")
 }
 
 /// The paper's claims (and the target) checked against the rows, one sentence each.
