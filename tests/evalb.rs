@@ -426,3 +426,39 @@ mod lines {
         assert_eq!(v["all"]["fmeasure"], 100.0);
     }
 }
+
+/// The 24 sentences of `tests/evalb_cases/` (failed parses, word and length mismatches, an
+/// unbalanced line, crossing brackets, sentences over 40 words), whose `evalb-collins.out` is
+/// what EVALB itself (evalb.c with COLLINS.prm, `evalb -p COLLINS.prm gold.txt test.txt`)
+/// printed for them: our `evalb` prints the same per-sentence rows and the same summary.
+#[test]
+fn evalb_s_own_output_on_its_kinds_of_error_cases() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/evalb_cases");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["evalb", "--gold"])
+        .arg(dir.join("gold.txt"))
+        .arg("--test")
+        .arg(dir.join("test.txt"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ours = String::from_utf8(o.stdout).unwrap();
+    let theirs = std::fs::read_to_string(dir.join("evalb-collins.out")).unwrap();
+    let rows = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect()
+    };
+    let summary = |s: &str| -> Vec<String> {
+        let at = s.find("=== Summary ===").expect("a summary");
+        s[at..]
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    assert_eq!(rows(&ours), rows(&theirs));
+    assert_eq!(summary(&ours), summary(&theirs));
+    assert!(summary(&theirs).contains(&"Number of Error sentence = 5".to_string()));
+}
