@@ -888,15 +888,16 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
         });
     }
     let chain_dir = run_dirs[0].clone();
+    let spec_seeds: Vec<Vec<u8>> = run_dirs
+        .iter()
+        .map(|d| std::fs::read(d.join("spec.json")).unwrap())
+        .collect();
     let (chain_fam, _) = family::load(&chain_dir).unwrap();
     {
         let fam = chain_fam.clone();
         ts.push(Target {
             name: "spec",
-            seeds: run_dirs
-                .iter()
-                .map(|d| std::fs::read(d.join("spec.json")).unwrap())
-                .collect(),
+            seeds: spec_seeds.clone(),
             json: true,
             dictionary: &[],
             run: Box::new(move |b| {
@@ -1003,10 +1004,7 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
         let counter = AtomicU64::new(0);
         ts.push(Target {
             name: "train-spec",
-            seeds: run_dirs
-                .iter()
-                .map(|d| std::fs::read(d.join("spec.json")).unwrap())
-                .collect(),
+            seeds: spec_seeds.clone(),
             json: true,
             dictionary: &[],
             run: Box::new(move |b| {
@@ -1248,11 +1246,8 @@ fn out_target(dir: &Path, b: &[u8]) -> Result<(), String> {
     let r = piecewise_lab::util::write_atomic(&target, b"payload");
     for (p, was) in &before {
         let now = kind_of(p);
-        match was.as_ref().map(|w| w.0.as_str()) {
-            Some("link" | "dir" | "device") => {
-                assert_eq!(&now, was, "{} changed from {was:?} to {now:?}", p.display())
-            }
-            _ => {}
+        if let Some("link" | "dir" | "device") = was.as_ref().map(|w| w.0.as_str()) {
+            assert_eq!(&now, was, "{} changed from {was:?} to {now:?}", p.display());
         }
     }
     for d in [dir.to_path_buf(), dir.join("sub")] {

@@ -56,20 +56,7 @@ fn every_grammar_estimator_trains_as_a_run_and_reopens() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("train.mrg"), TREES).unwrap();
     std::fs::write(tmp.path().join("test.mrg"), TREES).unwrap();
-    let estimators = [
-        EstimatorSpec::Generative,
-        EstimatorSpec::Memm,
-        EstimatorSpec::Nota {
-            selection: NotaSelection::ErrorDriven {
-                after: 3,
-                threshold: 1e-3,
-                refresh: 0,
-            },
-            weight: 1.0,
-        },
-        EstimatorSpec::Ml,
-    ];
-    for est in estimators {
+    for est in all_estimators() {
         let name = est.name();
         let out = tmp.path().join(name);
         let mut evals = 0;

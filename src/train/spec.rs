@@ -136,7 +136,12 @@ impl RunSpec {
     pub fn check(&self) -> Result<()> {
         self.optimiser.check()?;
         check_threads(self.threads, "threads")?;
-        RunSpec::from_settings(&self.to_settings()).map(|_| ())
+        let mut s = self.to_settings();
+        // Ranges only: a spec still without data (a lesson's sweep before it is started) passes.
+        if self.train.as_os_str().is_empty() {
+            s.set(TRAIN.name, "data");
+        }
+        RunSpec::from_settings(&s).map(|_| ())
     }
 }
 
