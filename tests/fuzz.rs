@@ -1129,6 +1129,7 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             }
         }
         let work = fx.dir.path().join("grammar-runs");
+        let train_trees = trees.clone();
         let counter = AtomicU64::new(0);
         let sentences: Vec<Vec<String>> = ["the cat saw a dog .", "John sat on the mat", "@ @"]
             .iter()
@@ -1154,7 +1155,18 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
                     b'W' => "weights.bin",
                     _ => "spec.json",
                 };
-                std::fs::write(dir.join(file), &b[2..]).unwrap();
+                let mut bytes = b[2..].to_vec();
+                // A spec names its training trees by a path of the run that made it: point it at
+                // this fixture's, so a saved case reads the same trees on any machine.
+                if file == "spec.json" {
+                    if let Ok(mut v) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+                        if let Some(t) = v.get_mut("train").filter(|t| t.is_string()) {
+                            *t = serde_json::Value::from(train_trees.display().to_string());
+                            bytes = serde_json::to_vec(&v).unwrap();
+                        }
+                    }
+                }
+                std::fs::write(dir.join(file), &bytes).unwrap();
                 let r = GrammarRun::open(&dir).and_then(|run| {
                     let n = run.max_length(None)?;
                     run.parse(&sentences, n).map(|_| ())
