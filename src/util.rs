@@ -68,12 +68,7 @@ fn target(path: &Path) -> Result<Target> {
 /// written in place; `-` and `/dev/stdout` are standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     match target(path)? {
-        Target::Stdout => {
-            let mut so = std::io::stdout().lock();
-            so.write_all(bytes)
-                .and_then(|()| so.flush())
-                .map_err(|e| Error::io(Path::new("<stdout>"), e))
-        }
+        Target::Stdout => write_stdout(bytes),
         Target::Direct(p) => std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
@@ -82,6 +77,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             .map_err(|e| Error::io(path, e)),
         Target::Atomic(p) => replace_file(&p, bytes).map_err(|e| Error::io(path, e)),
     }
+}
+
+/// Writes `bytes` to standard output and flushes them: a failed write (a full disk, a closed
+/// descriptor) is an error naming standard output, never a panic as `println!`'s is.
+pub fn write_stdout(bytes: &[u8]) -> Result<()> {
+    let mut so = std::io::stdout().lock();
+    so.write_all(bytes)
+        .and_then(|()| so.flush())
+        .map_err(|e| Error::io(Path::new("<stdout>"), e))
 }
 
 /// Writes a temporary file (created new, never through an existing name) beside `path` with

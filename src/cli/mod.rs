@@ -2,18 +2,18 @@
 //! dispatches them. Every command is the same code path the GUI takes (`train::execute`,
 //! `TrainedRun::open`, `eval`, the experiments).
 
-/// `println!` that returns an error (via [`write_stdout`]) instead of panicking when standard
-/// output cannot be written: `> /dev/full`, a closed descriptor. A reader that went away
-/// (`| head`) still ends the process quietly by SIGPIPE, as in other Unix tools.
+/// `println!` that returns an error (via [`crate::util::write_stdout`]) instead of panicking
+/// when standard output cannot be written: `> /dev/full`, a closed descriptor. A reader that
+/// went away (`| head`) still ends the process quietly by SIGPIPE, as in other Unix tools.
 macro_rules! outln {
-    () => { $crate::cli::write_stdout("\n") };
-    ($($t:tt)*) => { $crate::cli::write_stdout(&format!("{}\n", format_args!($($t)*))) };
+    () => { $crate::util::write_stdout(b"\n") };
+    ($($t:tt)*) => { $crate::util::write_stdout(format!("{}\n", format_args!($($t)*)).as_bytes()) };
 }
 
 /// `print!` that returns an error instead of panicking; see [`outln!`].
 #[allow(unused_macros)]
 macro_rules! out {
-    ($($t:tt)*) => { $crate::cli::write_stdout(&format!($($t)*)) };
+    ($($t:tt)*) => { $crate::util::write_stdout(format!($($t)*).as_bytes()) };
 }
 
 mod compare;
@@ -142,13 +142,7 @@ pub fn main() {
         Some(Command::Gui(a)) => open_workbench(Some(a)),
         Some(command) => run(command),
     };
-    // What is still buffered must reach standard output too, or the command failed.
-    let result = result.and_then(|()| {
-        use std::io::Write;
-        std::io::stdout()
-            .flush()
-            .map_err(|e| Error::io(Path::new("<stdout>"), e))
-    });
+
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
@@ -198,14 +192,4 @@ fn run(command: Command) -> Result<()> {
 /// output.
 fn emit(out: Option<&Path>, text: &str) -> Result<()> {
     write_atomic(out.unwrap_or(Path::new("-")), text.as_bytes())
-}
-
-/// Writes `text` to standard output; a failed write (a full disk, a closed descriptor) is an
-/// error naming standard output, never a panic.
-pub(crate) fn write_stdout(text: &str) -> Result<()> {
-    use std::io::Write;
-    std::io::stdout()
-        .lock()
-        .write_all(text.as_bytes())
-        .map_err(|e| Error::io(Path::new("<stdout>"), e))
 }

@@ -72,12 +72,7 @@ impl EvalbScore {
         pct(self.matched, self.test_brackets)
     }
     pub fn f1(&self) -> f64 {
-        let (p, r) = (self.precision(), self.recall());
-        if p + r > 0.0 {
-            2.0 * p * r / (p + r)
-        } else {
-            0.0
-        }
+        f_measure(self.precision(), self.recall())
     }
     pub fn tagging(&self) -> f64 {
         pct(self.correct_tags, self.words)
@@ -91,6 +86,15 @@ impl EvalbScore {
         self.words += o.words;
         self.correct_tags += o.correct_tags;
         self.exact += o.exact;
+    }
+}
+
+/// The harmonic mean of precision and recall (in %), 0 when both are 0 (evalb.c prints `nan`).
+fn f_measure(p: f64, r: f64) -> f64 {
+    if p + r > 0.0 {
+        2.0 * p * r / (p + r)
+    } else {
+        0.0
     }
 }
 
@@ -398,12 +402,7 @@ impl EvalbSummary {
     }
     /// 0 where evalb.c prints `nan` (no bracket matched).
     pub fn fmeasure(&self) -> f64 {
-        let (p, r) = (self.precision(), self.recall());
-        if p + r > 0.0 {
-            2.0 * p * r / (p + r)
-        } else {
-            0.0
-        }
+        f_measure(self.precision(), self.recall())
     }
     pub fn complete_match(&self) -> f64 {
         pct(self.complete, self.valid())
