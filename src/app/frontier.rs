@@ -360,19 +360,7 @@ pub fn read_sweeps(workspace: &Path) -> Result<Vec<SweepData>, String> {
     Ok(out)
 }
 
-/// The points that no other point beats on both axes, in order of complexity.
-pub fn pareto(points: &[[f64; 2]], lower_is_better: bool) -> Vec<[f64; 2]> {
-    let mut sorted: Vec<[f64; 2]> = points.to_vec();
-    sorted.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
-    let better = |a: f64, b: f64| if lower_is_better { a < b } else { a > b };
-    let mut out: Vec<[f64; 2]> = vec![];
-    for p in sorted {
-        if out.last().is_none_or(|q| better(p[1], q[1])) {
-            out.push(p);
-        }
-    }
-    out
-}
+pub use crate::experiments::sweep::pareto;
 
 /// λ from blue (0) to red (1).
 fn lambda_color(l: f64) -> Color32 {
@@ -969,26 +957,4 @@ fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
             });
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::pareto;
-
-    #[test]
-    fn pareto_keeps_the_points_nothing_beats() {
-        let pts = [
-            [1.0, 5.0],
-            [2.0, 3.0],
-            [3.0, 4.0],
-            [4.0, 1.0],
-            [2.5, 3.0],
-            [0.5, 9.0],
-        ];
-        assert_eq!(
-            pareto(&pts, true),
-            vec![[0.5, 9.0], [1.0, 5.0], [2.0, 3.0], [4.0, 1.0]]
-        );
-        assert_eq!(pareto(&pts, false), vec![[0.5, 9.0]]);
-    }
 }

@@ -82,6 +82,10 @@ pub struct CurvesPane {
     pub x: XAxis,
     pub log_x: bool,
     pub log_y: bool,
+    /// Compare's paired tests, with the runs and states they were computed for: the
+    /// bootstrap is not redone every frame.
+    #[serde(skip)]
+    pub tests: Option<(String, std::sync::Arc<crate::train::compare::Comparison>)>,
 }
 
 impl Default for CurvesPane {
@@ -91,6 +95,7 @@ impl Default for CurvesPane {
             x: XAxis::Iteration,
             log_x: false,
             log_y: true,
+            tests: None,
         }
     }
 }
@@ -901,6 +906,8 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
                     }
                 });
             ui.separator();
+            paired_tests(&runs, p, ui);
+            ui.separator();
             curve_controls(p, ui, "compare");
             rect = curve_plot(&runs, p, ui, "compare-curves", 260.0);
         });
@@ -950,6 +957,105 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     if save_png {
         // The curves may be scrolled out of view: save what is on screen of them.
         state.request_png(rect.intersect(ui.clip_rect()), "compare-curves");
+    }
+}
+
+/// The paired tests of every pair of ticked runs (the engine's
+/// [`crate::train::compare::compare_runs`], as the command line's `compare` prints them):
+/// warnings first, then one row per pair and its reading in words.
+fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
+    use crate::eval::significance::show_p;
+    let key: String = runs
+        .iter()
+        .map(|r| format!("{}:{}:{};", r.id, r.status.label(), r.metrics.is_some()))
+        .collect();
+    if p.tests.as_ref().is_none_or(|(k, _)| *k != key) {
+        let finished: Vec<&&RunEntry> = runs
+            .iter()
+            .filter(|r| r.status == crate::app::runs::RunStatus::Finished)
+            .collect();
+        let scored: Vec<crate::train::compare::Scored> = finished
+            .iter()
+            .map(|r| crate::train::compare::Scored {
+                name: r.label(),
+                spec: &r.spec,
+                test: r.metrics.as_ref(),
+            })
+            .collect();
+        let c = crate::train::compare::compare_runs(&scored);
+        p.tests = Some((key, std::sync::Arc::new(c)));
+    }
+    let Some((_, c)) = &p.tests else { return };
+    let c = c.clone();
+    ui.strong("Paired tests on the test items");
+    ui.weak(
+        "McNemar: tokens one run labels right and the other wrong (only A, only B), exact \
+         two-sided p. Paired t: wrong tokens per sequence. Bootstrap: the score difference A − B \
+         with its 95 % interval over resampled sequences. Below p = 0.05 a difference is \
+         unlikely to be chance.",
+    );
+    for w in &c.warnings {
+        ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {w}"));
+    }
+    if c.pairs.is_empty() {
+        if runs
+            .iter()
+            .any(|r| r.status != crate::app::runs::RunStatus::Finished)
+        {
+            ui.weak("The tests appear when the runs have finished.");
+        }
+        return;
+    }
+    egui::Grid::new("compare-tests")
+        .striped(true)
+        .show(ui, |ui| {
+            for h in [
+                "A",
+                "B",
+                "only A",
+                "only B",
+                "McNemar p",
+                "paired t p",
+                "bootstrap A − B [95 %]",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for t in &c.pairs {
+                ui.label(&t.a);
+                ui.label(&t.b);
+                match t.tokens {
+                    Some(m) => {
+                        ui.label(m.only_a.to_string());
+                        ui.label(m.only_b.to_string());
+                        ui.label(show_p(m.p));
+                    }
+                    None => {
+                        for _ in 0..3 {
+                            ui.weak("–");
+                        }
+                    }
+                }
+                ui.label(show_p(t.paired_t.p));
+                match &t.bootstrap {
+                    Some(b) => ui
+                        .label(format!(
+                            "{:+.2} [{:+.2}, {:+.2}]",
+                            b.difference, b.low, b.high
+                        ))
+                        .on_hover_text(format!(
+                            "{} in points, {} resamples; bootstrap p = {}",
+                            b.metric,
+                            b.resamples,
+                            show_p(b.p)
+                        )),
+                    None => ui.weak("–"),
+                };
+                ui.end_row();
+            }
+        });
+    for t in &c.pairs {
+        ui.label(&t.reading);
     }
 }
 

@@ -14,6 +14,8 @@ use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunStatus {
+    /// Launched, waiting in the queue for its turn (see [`Runs::runs_at_once`]).
+    Queued,
     /// Reading data and building features.
     Setup,
     Running,
@@ -32,6 +34,7 @@ pub enum RunStatus {
 impl RunStatus {
     pub fn label(self) -> &'static str {
         match self {
+            RunStatus::Queued => "queued",
             RunStatus::Setup => "setting up",
             RunStatus::Running => "running",
             RunStatus::Finished => "finished",
@@ -42,7 +45,15 @@ impl RunStatus {
             RunStatus::Broken => "broken",
         }
     }
+    /// Not yet ended: queued, setting up or running.
     pub fn is_live(self) -> bool {
+        matches!(
+            self,
+            RunStatus::Queued | RunStatus::Setup | RunStatus::Running
+        )
+    }
+    /// Holding cores: setting up or running (a queued run waits for one of these to end).
+    pub fn is_started(self) -> bool {
         matches!(self, RunStatus::Setup | RunStatus::Running)
     }
 }
@@ -103,6 +114,39 @@ impl RunEntry {
             Some(n) if !n.trim().is_empty() => format!("{} ({})", n.trim(), self.id),
             _ => self.id.clone(),
         }
+    }
+
+    /// Starts the run on a background thread (its turn in the queue has come).
+    fn start(&mut self, ctx: &egui::Context) {
+        let (tx, rx) = channel();
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let spec = self.spec.clone();
+            let dir = self.dir.clone();
+            let cancel = cancel.clone();
+            let ctx = ctx.clone();
+            std::thread::Builder::new()
+                .name(format!("run {}", self.id))
+                .spawn(move || {
+                    let mut send = |ev: RunEvent| {
+                        let _ = tx.send(ev);
+                        ctx.request_repaint();
+                    };
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        crate::train::run::execute(&spec, &dir, &cancel, &mut send)
+                    }));
+                    if outcome.is_err() {
+                        send(RunEvent::Failed("internal error: the run panicked".into()));
+                    }
+                })
+                .expect("spawn run thread");
+        }
+        self.status = RunStatus::Setup;
+        self.live = Some(Live {
+            rx,
+            cancel,
+            started: Instant::now(),
+        });
     }
 
     pub fn iteration(&self) -> usize {
@@ -181,6 +225,17 @@ impl RunEntry {
 pub struct Runs {
     pub dir: PathBuf,
     pub entries: Vec<RunEntry>,
+    /// Runs that train at once; the rest wait in [`Runs::queue`]. One (the default) gives
+    /// each run every core, so the seconds of runs launched together compare.
+    pub runs_at_once: usize,
+    /// Launched runs waiting for their turn, first first.
+    queue: std::collections::VecDeque<Queued>,
+}
+
+/// A launched run waiting for its turn.
+struct Queued {
+    id: String,
+    ctx: egui::Context,
 }
 
 impl Runs {
@@ -209,7 +264,15 @@ impl Runs {
                 }
             }
         }
-        (Runs { dir, entries }, problems)
+        (
+            Runs {
+                dir,
+                entries,
+                runs_at_once: 1,
+                queue: Default::default(),
+            },
+            problems,
+        )
     }
 
     /// Adds a finished run that lives outside `runs/` (a sweep point) under the id `label`,
@@ -252,50 +315,56 @@ impl Runs {
         id
     }
 
-    /// Starts `spec` on a background thread; returns the new run's id.
+    /// Queues `spec` and starts it when its turn comes (at once when fewer than
+    /// [`Runs::runs_at_once`] runs are training); returns the new run's id.
     pub fn launch(&mut self, ctx: &egui::Context, spec: RunSpec) -> String {
         let id = self.next_id(&spec);
         let dir = self.dir.join(&id);
-        let (tx, rx) = channel();
-        let cancel = Arc::new(AtomicBool::new(false));
-        {
-            let spec = spec.clone();
-            let dir = dir.clone();
-            let cancel = cancel.clone();
-            let ctx = ctx.clone();
-            std::thread::Builder::new()
-                .name(format!("run {id}"))
-                .spawn(move || {
-                    let mut send = |ev: RunEvent| {
-                        let _ = tx.send(ev);
-                        ctx.request_repaint();
-                    };
-                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        crate::train::run::execute(&spec, &dir, &cancel, &mut send)
-                    }));
-                    if outcome.is_err() {
-                        send(RunEvent::Failed("internal error: the run panicked".into()));
-                    }
-                })
-                .expect("spawn run thread");
-        }
         self.entries.push(RunEntry {
             id: id.clone(),
             dir,
             spec,
-            status: RunStatus::Setup,
+            status: RunStatus::Queued,
             summary: None,
             curve: vec![],
             metrics: None,
             error: None,
             elapsed: 0.0,
-            live: Some(Live {
-                rx,
-                cancel,
-                started: Instant::now(),
-            }),
+            live: None,
         });
+        self.queue.push_back(Queued {
+            id: id.clone(),
+            ctx: ctx.clone(),
+        });
+        self.start_queued();
         id
+    }
+
+    /// Where run `id` waits: 1 for the next to start; `None` when it is not queued.
+    pub fn queue_position(&self, id: &str) -> Option<usize> {
+        self.queue.iter().position(|q| q.id == id).map(|i| i + 1)
+    }
+
+    /// Runs holding cores now.
+    pub fn started_count(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.status.is_started())
+            .count()
+    }
+
+    /// Starts queued runs while fewer than [`Runs::runs_at_once`] are training.
+    fn start_queued(&mut self) {
+        while self.started_count() < self.runs_at_once.max(1) {
+            let Some(q) = self.queue.pop_front() else {
+                return;
+            };
+            if let Some(e) = self.entries.iter_mut().find(|e| e.id == q.id) {
+                if e.status == RunStatus::Queued {
+                    e.start(&q.ctx);
+                }
+            }
+        }
     }
 
     /// Drains every live run's events; call once per frame.
@@ -320,9 +389,20 @@ impl Runs {
                 e.live = None;
             }
         }
+        self.start_queued();
     }
 
+    /// Cancels run `id`: a running one stops at its next iteration; a queued one leaves the
+    /// queue without starting.
     pub fn cancel(&mut self, id: &str) {
+        if let Some(i) = self.queue.iter().position(|q| q.id == id) {
+            self.queue.remove(i);
+            if let Some(e) = self.entries.iter_mut().find(|e| e.id == id) {
+                e.status = RunStatus::Cancelled;
+                e.error = Some("cancelled before its turn came".into());
+            }
+            return;
+        }
         if let Some(live) = self
             .entries
             .iter()
@@ -351,7 +431,12 @@ impl Runs {
     }
 
     /// Asks every live run to stop (on exit).
-    pub fn cancel_all(&self) {
+    pub fn cancel_all(&mut self) {
+        for q in std::mem::take(&mut self.queue) {
+            if let Some(e) = self.entries.iter_mut().find(|e| e.id == q.id) {
+                e.status = RunStatus::Cancelled;
+            }
+        }
         for e in &self.entries {
             if let Some(l) = &e.live {
                 l.cancel.store(true, Ordering::Relaxed);

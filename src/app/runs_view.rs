@@ -184,6 +184,25 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
         ui.heading("Runs");
         ui.weak(format!("in {}", state.runs.dir.display()));
     });
+    ui.horizontal(|ui| {
+        ui.label("Runs at once");
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        ui.add(egui::DragValue::new(&mut state.runs.runs_at_once).range(1..=cores.max(1)))
+            .on_hover_text(
+                "Launched runs wait their turn in a queue. With 1 each run has every core while \
+                 it trains, so the seconds of runs launched together compare; more at once \
+                 share the cores.",
+            );
+        let queued = state
+            .runs
+            .entries
+            .iter()
+            .filter(|e| e.status == RunStatus::Queued)
+            .count();
+        if queued > 0 {
+            ui.weak(format!("{queued} waiting in the queue"));
+        }
+    });
     if state.runs.entries.is_empty() {
         ui.weak("No runs yet: fill the form above and press Train.");
         return;
@@ -214,19 +233,28 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                 };
                 ui.colored_label(color, e.status.label());
                 if spec_known {
-                ui.weak(format!(
-                    "{} · c2 {}",
-                    e.spec.estimator.name(),
-                    e.spec
-                        .prior
-                        .sigma2
-                        .map(|s| format!("{:.3}", 1.0 / (2.0 * s)))
-                        .unwrap_or_else(|| "0".into())
-                ));
+                    ui.weak(format!(
+                        "{} · prior σ² {}",
+                        e.spec.estimator.name(),
+                        e.spec
+                            .prior
+                            .sigma2
+                            .map(|s| format!("{s}"))
+                            .unwrap_or_else(|| "none".into())
+                    ));
                 }
             });
             ui.horizontal(|ui| {
-                if e.status.is_live() {
+                if let Some(k) = state.runs.queue_position(&id) {
+                    ui.label(if k == 1 {
+                        "next in the queue: starts when a running run ends".to_string()
+                    } else {
+                        format!("waiting in the queue: {} runs start before it", k - 1)
+                    });
+                    if ui.button("Cancel").clicked() {
+                        action = Some(("cancel", id.clone()));
+                    }
+                } else if e.status.is_live() {
                     ui.add(
                         egui::ProgressBar::new(e.progress())
                             .desired_width(160.0)

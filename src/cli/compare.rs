@@ -4,6 +4,7 @@
 use super::knobs::{merged, run_spec, EstimatorOptionKnobs, RunKnobs};
 use super::train::{existing, run_with_progress, summary_json};
 use crate::error::{Error, Result};
+use crate::train::compare::{compare_runs, Scored};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -73,34 +74,30 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     compare_table(&rows, a.json)
 }
 
-/// McNemar's test and the paired t-test (001) for every pair of rows scored on the same
-/// sequences.
+/// The paired tests of every pair of rows (the engine's [`compare_runs`]), each row's spec
+/// read from its directory.
 fn significance(
     rows: &[(String, crate::train::RunSummary, PathBuf)],
-) -> Vec<crate::eval::significance::PairTest> {
-    let mut out = vec![];
-    for i in 0..rows.len() {
-        for j in i + 1..rows.len() {
-            let (a, b) = (rows[i].1.test.as_ref(), rows[j].1.test.as_ref());
-            if let (Some(a), Some(b)) = (a, b) {
-                if !a.sequence_errors.is_empty()
-                    && a.sequence_errors.len() == b.sequence_errors.len()
-                {
-                    out.push(crate::eval::significance::compare(
-                        &rows[i].0,
-                        &a.sequence_errors,
-                        &rows[j].0,
-                        &b.sequence_errors,
-                    ));
-                }
-            }
-        }
-    }
-    out
+) -> Result<crate::train::compare::Comparison> {
+    let specs: Vec<crate::train::spec::RunSpec> = rows
+        .iter()
+        .map(|(_, _, dir)| crate::util::read_json(&dir.join("spec.json")))
+        .collect::<Result<_>>()?;
+    let scored: Vec<Scored> = rows
+        .iter()
+        .zip(&specs)
+        .map(|((name, s, _), spec)| Scored {
+            name: name.clone(),
+            spec,
+            test: s.test.as_ref(),
+        })
+        .collect();
+    Ok(compare_runs(&scored))
 }
 
 fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: bool) -> Result<()> {
-    let tests = significance(rows);
+    let comparison = significance(rows)?;
+    let tests = &comparison.pairs;
     let fields = |m: &crate::eval::Metrics| -> Vec<(String, f64)> {
         // Segment types when the labels carry chunk prefixes, else each non-O label's token F1.
         if m.segments.gold > 0 {
@@ -145,6 +142,7 @@ fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: boo
                 v
             })
             .collect();
+        let j = serde_json::json!({ "runs": j, "warnings": comparison.warnings });
         outln!("{}", serde_json::to_string_pretty(&j).unwrap())?;
         return Ok(());
     }
@@ -198,13 +196,17 @@ fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: boo
             }
         )?;
     }
+    for w in &comparison.warnings {
+        outln!("warning: {w}")?;
+    }
     if !tests.is_empty() {
         outln!(
-            "\nsignificance (001): McNemar on sequences labelled entirely right by one only \
-             (exact, two-sided); paired t on wrong tokens per sequence"
+            "\npaired tests on the test items: McNemar on tokens (exact, two-sided; only A = \
+             tokens A labels right and B wrong), paired t on wrong tokens per sequence, \
+             bootstrap 95 % interval of the score difference A − B"
         )?;
         outln!(
-            "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10}",
+            "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10} {:>26}",
             "A",
             "B",
             "only A",
@@ -212,20 +214,56 @@ fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: boo
             "McNemar p",
             "mean A−B",
             "t",
-            "t-test p"
+            "t-test p",
+            "bootstrap A−B [95 %]"
         )?;
-        for t in &tests {
+        for t in tests {
+            let (oa, ob, mp) = t
+                .tokens
+                .map_or((String::from("–"), String::from("–"), f64::NAN), |m| {
+                    (m.only_a.to_string(), m.only_b.to_string(), m.p)
+                });
+            let boot = t.bootstrap.as_ref().map_or("–".to_string(), |b| {
+                format!("{:+.2} [{:+.2}, {:+.2}]", b.difference, b.low, b.high)
+            });
             outln!(
-                "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e}",
+                "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e} {:>26}",
                 truncate(&t.a, 14),
                 truncate(&t.b, 14),
-                t.mcnemar.only_a,
-                t.mcnemar.only_b,
-                t.mcnemar.p,
+                oa,
+                ob,
+                mp,
                 t.paired_t.mean_difference,
                 t.paired_t.t,
-                t.paired_t.p
+                t.paired_t.p,
+                boot
             )?;
+        }
+        if let Some(b) = tests.iter().find_map(|t| t.bootstrap.as_ref()) {
+            outln!(
+                "(bootstrap: {} in points, {} resamples of the sequences)",
+                b.metric,
+                b.resamples
+            )?;
+        }
+        if tests.iter().any(|t| t.segments.is_some()) {
+            outln!("\nMcNemar on gold segments found exactly by one run only")?;
+            for t in tests {
+                if let Some(m) = t.segments {
+                    outln!(
+                        "{:<14} {:<14} {:>7} {:>7} {:>10.3e}",
+                        truncate(&t.a, 14),
+                        truncate(&t.b, 14),
+                        m.only_a,
+                        m.only_b,
+                        m.p
+                    )?;
+                }
+            }
+        }
+        outln!()?;
+        for t in tests {
+            outln!("{}", t.reading)?;
         }
     }
     Ok(())

@@ -200,6 +200,17 @@ pub enum Generate {
         test_sequences: Option<usize>,
         #[arg(long)]
         test_out: Option<PathBuf>,
+        /// Dirichlet concentration of the transition distributions (1: the paper's uniform
+        /// Dirichlet; below 1: states kept or left by habit).
+        #[arg(long, default_value_t = 1.0)]
+        transition_concentration: f64,
+        /// Dirichlet concentration of the emission distributions (1: the paper's; below 1:
+        /// each state emits a few letters of its own, so the labels can be learnt).
+        #[arg(long, default_value_t = 1.0)]
+        emission_concentration: f64,
+        /// Hidden states (labels `S0`, `S1`, …); the paper's 5 by default.
+        #[arg(long, default_value_t = synth::STATES)]
+        states: usize,
     },
     /// Grid segmentation images (K classes, label images from a Potts sampler or smooth random
     /// fields, noisy one-hot observations per pixel) in the grid format; seeded.
@@ -379,6 +390,9 @@ fn generate_hmm(a: Generate) -> Result<()> {
         out,
         test_sequences,
         test_out,
+        transition_concentration,
+        emission_concentration,
+        states,
     } = a
     else {
         unreachable!()
@@ -386,9 +400,25 @@ fn generate_hmm(a: Generate) -> Result<()> {
     if !(0.0..=1.0).contains(&alpha) {
         return Err(Error::invalid("--alpha must be in [0, 1]"));
     }
+    for (name, c) in [
+        ("--transition-concentration", transition_concentration),
+        ("--emission-concentration", emission_concentration),
+    ] {
+        if !(0.01..=100.0).contains(&c) {
+            return Err(Error::invalid(format!("{name} must be in [0.01, 100]")));
+        }
+    }
     let n_test = test_sequences.unwrap_or(0);
     check_generated("sequences × length", &[sequences, n_test], &[length])?;
-    let all = synth::hmm_mixture(alpha, seed, sequences + n_test, length);
+    if !(2..=50).contains(&states) {
+        return Err(Error::invalid("--states must be in [2, 50]"));
+    }
+    let c = synth::Concentration {
+        states,
+        transitions: transition_concentration,
+        emissions: emission_concentration,
+    };
+    let all = synth::hmm_mixture_with(alpha, c, seed, sequences + n_test, length);
     let (train, test) = all.split_at(sequences);
     write_atomic(&out, format_conll(train, &[]).as_bytes())?;
     eprintln!(

@@ -79,6 +79,9 @@ pub struct Metrics {
     /// Wrong tokens per sequence, in file order: what `compare`'s significance tests pair up.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sequence_errors: Vec<u32>,
+    /// Per-item scores the paired tests of [`crate::eval::significance`] need.
+    #[serde(default, skip_serializing_if = "Paired::is_empty")]
+    pub paired: Paired,
     /// The scores of further label layers by name (a factorial CRF's `pos` accuracy).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub layers: BTreeMap<String, Metrics>,
@@ -86,6 +89,110 @@ pub struct Metrics {
     /// out: a grammar run's test sentences of more than its `max-length` words.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub skipped: usize,
+}
+
+/// What two runs scored on the same items are compared by (McNemar on tokens and on segments,
+/// the paired bootstrap over sequences), and a fingerprint of the gold labels that says
+/// whether they were the same items.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Paired {
+    /// FNV-1a of the gold labels, sequence by sequence (hex).
+    pub gold_digest: String,
+    /// Tokens per sequence.
+    pub tokens: Vec<u32>,
+    /// Per sequence: segments (correct, predicted, gold).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub segments: Vec<[u32; 3]>,
+    /// Per token in file order: labelled right.
+    pub token_right: Bits,
+    /// Per gold segment in file order: found with its exact extent and type.
+    #[serde(default, skip_serializing_if = "Bits::is_empty")]
+    pub segment_found: Bits,
+}
+
+impl Paired {
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+}
+
+/// A bit vector stored as `"len:hex"` (four bits a digit, first bit highest), so a summary of
+/// 200,000 tokens stays 50 KB.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Bits {
+    len: usize,
+    words: Vec<u64>,
+}
+
+impl Bits {
+    pub fn push(&mut self, b: bool) {
+        if self.len % 64 == 0 {
+            self.words.push(0);
+        }
+        if b {
+            self.words[self.len / 64] |= 1 << (63 - self.len % 64);
+        }
+        self.len += 1;
+    }
+    pub fn set(&mut self, i: usize) {
+        if i < self.len {
+            self.words[i / 64] |= 1 << (63 - i % 64);
+        }
+    }
+    pub fn get(&self, i: usize) -> bool {
+        i < self.len && self.words[i / 64] >> (63 - i % 64) & 1 == 1
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl serde::Serialize for Bits {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut out = format!("{}:", self.len);
+        for i in 0..self.len.div_ceil(4) {
+            let nibble = (self.words[i / 16] >> (60 - 4 * (i % 16))) & 0xf;
+            out.push(char::from_digit(nibble as u32, 16).unwrap_or('0'));
+        }
+        s.serialize_str(&out)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Bits {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let text = String::deserialize(d)?;
+        let (len, hex) = text
+            .split_once(':')
+            .ok_or_else(|| D::Error::custom("bits: expected \"LEN:HEX\""))?;
+        let len: usize = len
+            .parse()
+            .map_err(|_| D::Error::custom("bits: the length is not a number"))?;
+        if hex.len() != len.div_ceil(4) {
+            return Err(D::Error::custom(format!(
+                "bits: {len} bits need {} hex digits, not {}",
+                len.div_ceil(4),
+                hex.len()
+            )));
+        }
+        let mut words = vec![0u64; len.div_ceil(64)];
+        for (i, c) in hex.chars().enumerate() {
+            let v = c
+                .to_digit(16)
+                .ok_or_else(|| D::Error::custom(format!("bits: {c:?} is not a hex digit")))?;
+            words[i / 16] |= (v as u64) << (60 - 4 * (i % 16));
+        }
+        // Bits past the length stay 0 so equal vectors compare equal.
+        if len % 64 != 0 {
+            if let Some(w) = words.last_mut() {
+                *w &= !0u64 << (64 - len % 64);
+            }
+        }
+        Ok(Bits { len, words })
+    }
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -133,14 +240,46 @@ pub struct Scorer {
     labels: BTreeMap<String, Prf>,
     sequences: usize,
     sequence_errors: Vec<u32>,
+    paired: Paired,
+    digest: u64,
+}
+
+/// The FNV-1a fingerprint of `bytes` in hex: [`Paired::gold_digest`] of data scored item by
+/// item elsewhere (a grammar run's trees).
+pub fn digest(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv(0xcbf2_9ce4_8422_2325, bytes))
+}
+
+/// FNV-1a, folded byte by byte.
+fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    h
 }
 
 impl Scorer {
     pub fn add(&mut self, gold: &[String], pred: &[String]) {
         assert_eq!(gold.len(), pred.len(), "one prediction per token");
+        if self.sequences == 0 {
+            self.digest = 0xcbf2_9ce4_8422_2325;
+        }
         self.sequences += 1;
         self.sequence_errors
             .push(gold.iter().zip(pred).filter(|(g, p)| g != p).count() as u32);
+        for g in gold {
+            self.digest = fnv(self.digest, g.as_bytes());
+            self.digest = fnv(self.digest, b"\x1f");
+        }
+        self.digest = fnv(self.digest, b"\x1e");
+        self.paired.tokens.push(gold.len() as u32);
+        for (g, p) in gold.iter().zip(pred) {
+            self.paired.token_right.push(g == p);
+        }
+        let before = (self.seg.correct, self.seg.predicted, self.seg.gold);
+        // The gold segment a correct prediction is following, to mark it found when it closes.
+        let mut open_gold = 0usize;
         let (mut last_c, mut last_ct, mut last_g, mut last_gt) = ("O", "", "O", "");
         let mut in_correct = false;
         // One extra boundary item (O, O) closes the sequence, as conlleval's blank line does.
@@ -161,6 +300,7 @@ impl Scorer {
                 if end_c && end_g && last_gt == last_ct {
                     in_correct = false;
                     self.seg.correct += 1;
+                    self.paired.segment_found.set(open_gold);
                     self.seg_types
                         .entry(last_ct.to_string())
                         .or_default()
@@ -173,8 +313,10 @@ impl Scorer {
             let start_g = start_of_chunk(last_g, g, last_gt, gt);
             if start_c && start_g && gt == ct {
                 in_correct = true;
+                open_gold = self.seg.gold as usize;
             }
             if start_c {
+                self.paired.segment_found.push(false);
                 self.seg.gold += 1;
                 self.seg_types.entry(ct.to_string()).or_default().gold += 1;
             }
@@ -193,12 +335,18 @@ impl Scorer {
             }
             (last_c, last_ct, last_g, last_gt) = (c, ct, g, gt);
         }
+        self.paired.segments.push([
+            (self.seg.correct - before.0) as u32,
+            (self.seg.predicted - before.1) as u32,
+            (self.seg.gold - before.2) as u32,
+        ]);
         // The boundary item is (O, O), which closes every chunk of IOB/IOBES tags; tags of
         // neither kind (`B.5`, `-`) can leave a chunk open past it. conlleval.pl then carries
         // it into the next sentence; here it ends with the sentence, uncounted.
     }
 
     pub fn finish(self) -> Metrics {
+        let has_segments = self.seg.gold + self.seg.predicted > 0;
         Metrics {
             sequences: self.sequences,
             tokens: self.tokens,
@@ -220,6 +368,16 @@ impl Scorer {
             log_likelihood_bethe: 0,
             decoders: BTreeMap::new(),
             sequence_errors: self.sequence_errors,
+            paired: Paired {
+                gold_digest: format!("{:016x}", self.digest),
+                // Sequences without a segment need no segment counts.
+                segments: if has_segments {
+                    self.paired.segments
+                } else {
+                    vec![]
+                },
+                ..self.paired
+            },
             layers: BTreeMap::new(),
             skipped: 0,
         }

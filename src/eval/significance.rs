@@ -1,6 +1,10 @@
-//! Significance of the difference between two taggers on the same test sequences, the two
-//! tests 001 uses: McNemar's test on per-sequence disagreements (which sequences one labels
-//! entirely right and the other not) and a paired t-test on per-sequence error counts.
+//! Significance of the difference between two taggers on the same test sequences.
+//!
+//! [`compare_metrics`] is what `compare` and the Compare pane show: McNemar's test on tokens
+//! (and on gold segments when the labels form segments), the paired t-test on wrong tokens per
+//! sequence, and a paired bootstrap interval for the difference in segment F1 (or token
+//! accuracy). [`compare`] keeps 001's own pairing — McNemar on sequences labelled entirely
+//! right — for the reproductions of its tables.
 
 /// McNemar's test: `only_a` sequences right by A alone, `only_b` by B alone; `p` is the exact
 /// two-sided binomial p-value of `only_a` among `only_a + only_b` under p = ½ (the exact form
@@ -29,6 +33,221 @@ pub struct PairTest {
     pub b: String,
     pub mcnemar: McNemar,
     pub paired_t: PairedT,
+}
+
+/// A paired bootstrap over sequences: the difference A − B of a corpus-level score (segment F1
+/// or token accuracy, in points), its 95 % percentile interval and the two-sided bootstrap
+/// p-value (twice the share of resamples on the far side of 0).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Bootstrap {
+    pub metric: String,
+    pub difference: f64,
+    pub low: f64,
+    pub high: f64,
+    pub p: f64,
+    pub resamples: usize,
+}
+
+/// Two runs compared on the same test items: every test that applies, and a one-line reading.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PairComparison {
+    pub a: String,
+    pub b: String,
+    /// McNemar on tokens: `only_a` tokens A labels right and B wrong.
+    pub tokens: Option<McNemar>,
+    /// McNemar on gold segments found exactly by one run only.
+    pub segments: Option<McNemar>,
+    /// Paired t on wrong tokens per sequence.
+    pub paired_t: PairedT,
+    pub bootstrap: Option<Bootstrap>,
+    /// "ml is better than pl on 412 tokens, worse on 130: p = 2e-9 (McNemar) — unlikely to
+    /// be chance".
+    pub reading: String,
+}
+
+/// Resamples of the paired bootstrap (fewer on very large test sets, so one comparison stays
+/// under ~2·10⁸ additions).
+pub fn bootstrap_resamples(sequences: usize) -> usize {
+    (200_000_000 / sequences.max(1)).clamp(200, 1000)
+}
+
+/// A p-value as the reading prints it: three decimals, or one digit and an exponent below 0.001.
+pub fn show_p(p: f64) -> String {
+    if p.is_nan() {
+        "–".into()
+    } else if p < 1e-3 {
+        format!("{p:.0e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// What a p-value says, in words (0.05 the conventional threshold).
+pub fn p_words(p: f64) -> &'static str {
+    if p.is_nan() {
+        "no test (no differences)"
+    } else if p < 0.01 {
+        "significant (p < 0.01)"
+    } else if p < 0.05 {
+        "significant at 0.05, not at 0.01"
+    } else {
+        "not significant: could be chance"
+    }
+}
+
+/// Every paired test of runs A and B scored on the same items; an error names why they cannot
+/// be paired (different items, or a run scored before per-item scores were kept).
+pub fn compare_metrics(
+    a_name: &str,
+    a: &crate::eval::Metrics,
+    b_name: &str,
+    b: &crate::eval::Metrics,
+) -> Result<PairComparison, String> {
+    if a.sequence_errors.len() != b.sequence_errors.len() {
+        return Err(format!(
+            "{a_name} was scored on {} items and {b_name} on {}: not the same test data",
+            a.sequence_errors.len(),
+            b.sequence_errors.len()
+        ));
+    }
+    let (pa, pb) = (&a.paired, &b.paired);
+    let per_item = !pa.is_empty() && !pb.is_empty();
+    if per_item && pa.gold_digest != pb.gold_digest {
+        return Err(format!(
+            "{a_name} and {b_name} were scored on different gold labels (the same number of \
+             items, different data): their differences are not paired"
+        ));
+    }
+    let f = |v: &[u32]| v.iter().map(|&e| e as f64).collect::<Vec<_>>();
+    let paired_t = paired_t(&f(&a.sequence_errors), &f(&b.sequence_errors));
+    let tokens = (per_item && pa.token_right.len() == pb.token_right.len()).then(|| {
+        let (mut only_a, mut only_b) = (0, 0);
+        for i in 0..pa.token_right.len() {
+            match (pa.token_right.get(i), pb.token_right.get(i)) {
+                (true, false) => only_a += 1,
+                (false, true) => only_b += 1,
+                _ => {}
+            }
+        }
+        mcnemar_counts(only_a, only_b)
+    });
+    let segments = (per_item
+        && !pa.segment_found.is_empty()
+        && pa.segment_found.len() == pb.segment_found.len())
+    .then(|| {
+        let (mut only_a, mut only_b) = (0, 0);
+        for i in 0..pa.segment_found.len() {
+            match (pa.segment_found.get(i), pb.segment_found.get(i)) {
+                (true, false) => only_a += 1,
+                (false, true) => only_b += 1,
+                _ => {}
+            }
+        }
+        mcnemar_counts(only_a, only_b)
+    });
+    let bootstrap = per_item.then(|| paired_bootstrap(a, b)).flatten();
+    let reading = reading(a_name, b_name, tokens.as_ref(), &paired_t);
+    Ok(PairComparison {
+        a: a_name.into(),
+        b: b_name.into(),
+        tokens,
+        segments,
+        paired_t,
+        bootstrap,
+        reading,
+    })
+}
+
+fn reading(a: &str, b: &str, tokens: Option<&McNemar>, t: &PairedT) -> String {
+    match tokens {
+        Some(m) if m.only_a + m.only_b == 0 => {
+            format!("{a} and {b} label every token alike: no difference to test")
+        }
+        Some(m) => {
+            let (better, worse, n_better, n_worse) = if m.only_a >= m.only_b {
+                (a, b, m.only_a, m.only_b)
+            } else {
+                (b, a, m.only_b, m.only_a)
+            };
+            format!(
+                "{better} is right where {worse} is wrong on {n_better} tokens, and wrong where \
+                 it is right on {n_worse}: p = {} (McNemar) — {}",
+                show_p(m.p),
+                p_words(m.p)
+            )
+        }
+        None => format!(
+            "{a} − {b}: {:+.3} wrong tokens per sequence, p = {} (paired t) — {}",
+            t.mean_difference,
+            show_p(t.p),
+            p_words(t.p)
+        ),
+    }
+}
+
+/// The paired bootstrap of the difference in segment F1 (token accuracy without segments):
+/// sequences drawn with replacement, the same draw for both runs, seeded so it repeats.
+fn paired_bootstrap(a: &crate::eval::Metrics, b: &crate::eval::Metrics) -> Option<Bootstrap> {
+    use rand::{Rng, SeedableRng};
+    let n = a.sequence_errors.len();
+    if n < 2 || a.paired.tokens.len() != n || b.paired.tokens.len() != n {
+        return None;
+    }
+    let seg = a.paired.segments.len() == n
+        && b.paired.segments.len() == n
+        && a.paired.segments.iter().any(|s| s[2] > 0);
+    // Per sequence: (numerator, denominator) of the score, so a resample's score is
+    // Σ numerators / Σ denominators.
+    let parts = |m: &crate::eval::Metrics| -> Vec<(f64, f64)> {
+        if seg {
+            m.paired
+                .segments
+                .iter()
+                .map(|s| (2.0 * s[0] as f64, (s[1] + s[2]) as f64))
+                .collect()
+        } else {
+            m.paired
+                .tokens
+                .iter()
+                .zip(&m.sequence_errors)
+                .map(|(&t, &e)| ((t.saturating_sub(e)) as f64, t as f64))
+                .collect()
+        }
+    };
+    let (xa, xb) = (parts(a), parts(b));
+    let score = |x: &[(f64, f64)], idx: &mut dyn Iterator<Item = usize>| {
+        let (mut num, mut den) = (0.0, 0.0);
+        for i in idx {
+            num += x[i].0;
+            den += x[i].1;
+        }
+        if den > 0.0 {
+            100.0 * num / den
+        } else {
+            0.0
+        }
+    };
+    let difference = score(&xa, &mut (0..n)) - score(&xb, &mut (0..n));
+    let resamples = bootstrap_resamples(n);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
+    let mut idx = vec![0usize; n];
+    let mut diffs = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        idx.iter_mut().for_each(|i| *i = rng.random_range(0..n));
+        diffs.push(score(&xa, &mut idx.iter().copied()) - score(&xb, &mut idx.iter().copied()));
+    }
+    diffs.sort_by(f64::total_cmp);
+    let q = |f: f64| diffs[((f * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
+    let below = diffs.iter().filter(|d| **d <= 0.0).count() as f64 / resamples as f64;
+    let above = diffs.iter().filter(|d| **d >= 0.0).count() as f64 / resamples as f64;
+    Some(Bootstrap {
+        metric: if seg { "segment F1" } else { "token accuracy" }.into(),
+        difference,
+        low: q(0.025),
+        high: q(0.975),
+        p: (2.0 * below.min(above)).min(1.0),
+        resamples,
+    })
 }
 
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9; relative error below 1e-15).
@@ -70,6 +289,12 @@ pub fn mcnemar(a_right: &[bool], b_right: &[bool]) -> McNemar {
         .zip(b_right)
         .filter(|(a, b)| !**a && **b)
         .count() as u64;
+    mcnemar_counts(only_a, only_b)
+}
+
+/// The exact two-sided McNemar test from its discordant counts: items right by A only, by B
+/// only.
+pub fn mcnemar_counts(only_a: u64, only_b: u64) -> McNemar {
     let n = only_a + only_b;
     let k = only_a.min(only_b);
     // P(X ≤ k) for X ~ Bin(n, ½), summed in log space.
@@ -240,5 +465,81 @@ mod tests {
         close(t_two_sided(0.3, 50.0), 0.7654208802553033, 1e-9);
         close(t_two_sided(4.0, 1000.0), 6.800991920878163e-05, 1e-8);
         assert!(paired_t(&[1., 1.], &[0., 0.]).p.is_nan());
+    }
+
+    /// The paired tests of two runs read off the scorer's per-item record: McNemar on tokens
+    /// and on gold segments counted by hand, the bootstrap interval bracketing the difference
+    /// and repeatable, and runs scored on different gold labels refused.
+    #[test]
+    fn compare_metrics_pairs_tokens_segments_and_sequences() {
+        use crate::eval::metrics::score;
+        let s = |v: &str| v.split(' ').map(String::from).collect::<Vec<_>>();
+        let gold = vec![s("B-NP I-NP O B-VP"), s("B-NP O O"), s("O B-PP B-NP I-NP")];
+        // A misses the last NP's second token; B mislabels the first sequence's VP and one O.
+        let a = vec![s("B-NP I-NP O B-VP"), s("B-NP O O"), s("O B-PP B-NP O")];
+        let b = vec![
+            s("B-NP I-NP O B-NP"),
+            s("B-NP O B-NP"),
+            s("O B-PP B-NP I-NP"),
+        ];
+        let (ma, mb) = (score(&gold, &a), score(&gold, &b));
+        let c = compare_metrics("a", &ma, "b", &mb).unwrap();
+        // Tokens: a right, b wrong at 2 (B-VP, the O); b right, a wrong at 1 (I-NP).
+        let t = c.tokens.unwrap();
+        assert_eq!((t.only_a, t.only_b), (2, 1));
+        close(t.p, 1.0, 1e-12);
+        // Gold segments (NP, VP, NP, PP, NP): a finds all but the last NP, b all but the VP.
+        let g = c.segments.unwrap();
+        assert_eq!((g.only_a, g.only_b), (1, 1));
+        let boot = c.bootstrap.clone().unwrap();
+        assert_eq!(boot.metric, "segment F1");
+        close(boot.difference, ma.segments.f1 - mb.segments.f1, 1e-9);
+        assert!(boot.low <= boot.difference && boot.difference <= boot.high);
+        assert_eq!(compare_metrics("a", &ma, "b", &mb).unwrap(), c, "seeded");
+        assert!(c
+            .reading
+            .starts_with("a is right where b is wrong on 2 tokens"));
+        // Same number of sequences, other gold labels: refused.
+        let other = vec![s("B-NP I-NP O O"), s("B-NP O O"), s("O B-PP B-NP I-NP")];
+        let e = compare_metrics("a", &ma, "c", &score(&other, &a)).unwrap_err();
+        assert!(e.contains("different gold labels"), "{e}");
+        // A large one-sided difference is significant by every test.
+        let many = |right: bool| {
+            let mut sc = crate::eval::metrics::Scorer::default();
+            for i in 0..200 {
+                let g = s("S0 S1 S2 S3");
+                let p = if right || i % 4 == 0 {
+                    g.clone()
+                } else {
+                    s("S0 S1 S1 S3")
+                };
+                sc.add(&g, &p);
+            }
+            sc.finish()
+        };
+        let c = compare_metrics("good", &many(true), "bad", &many(false)).unwrap();
+        assert_eq!(c.tokens.unwrap().only_a, 150);
+        assert!(c.tokens.unwrap().p < 1e-40 && !c.paired_t.p.is_nan());
+        let boot = c.bootstrap.unwrap();
+        assert_eq!(boot.metric, "token accuracy");
+        close(boot.difference, 100.0 - 81.25, 1e-9);
+        assert!(boot.low > 0.0 && boot.p < 0.01);
+    }
+
+    #[test]
+    fn bits_round_trip_through_json() {
+        use crate::eval::metrics::Bits;
+        for n in [0usize, 1, 3, 4, 63, 64, 65, 130] {
+            let mut b = Bits::default();
+            for i in 0..n {
+                b.push(i % 3 == 0 || i % 7 == 1);
+            }
+            let j = serde_json::to_string(&b).unwrap();
+            let back: Bits = serde_json::from_str(&j).unwrap();
+            assert_eq!(back, b, "{j}");
+            assert!((0..n).all(|i| back.get(i) == (i % 3 == 0 || i % 7 == 1)));
+        }
+        assert!(serde_json::from_str::<Bits>("\"5:f\"").is_err());
+        assert!(serde_json::from_str::<Bits>("\"4:g\"").is_err());
     }
 }

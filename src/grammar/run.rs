@@ -266,14 +266,43 @@ pub fn metrics(gold: &[Tree], parsed: &[Tree], fallbacks: usize, decoder: &str) 
     let prf = |correct: usize, predicted: usize, gold: usize| {
         Prf::from_counts(correct as u64, predicted as u64, gold as u64)
     };
-    let sequence_errors = gold
+    let per_sentence: Vec<_> = gold
         .iter()
         .zip(parsed)
-        .map(|(g, t)| {
-            let s = score_one(g, t, &p);
-            (s.gold_brackets + s.test_brackets - 2 * s.matched) as u32
-        })
+        .map(|(g, t)| score_one(g, t, &p))
         .collect();
+    let sequence_errors = per_sentence
+        .iter()
+        .map(|s| (s.gold_brackets + s.test_brackets - 2 * s.matched) as u32)
+        .collect();
+    // The paired tests' items: brackets per sentence for the bootstrap, tags per word for
+    // McNemar on tokens; the gold trees' words and tags as the data's fingerprint.
+    let mut paired = crate::eval::metrics::Paired {
+        segments: per_sentence
+            .iter()
+            .map(|s| {
+                [
+                    s.matched as u32,
+                    s.test_brackets as u32,
+                    s.gold_brackets as u32,
+                ]
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let mut fingerprint = String::new();
+    for (g, t) in gold.iter().zip(parsed) {
+        let (gw, tw) = (g.tagged_words(), t.tagged_words());
+        paired.tokens.push(gw.len() as u32);
+        for (k, (gt, w)) in gw.iter().enumerate() {
+            paired
+                .token_right
+                .push(tw.get(k).is_some_and(|(tt, _)| tt == gt));
+            fingerprint.push_str(&format!("{gt} {w}\u{1f}"));
+        }
+        fingerprint.push('\u{1e}');
+    }
+    paired.gold_digest = crate::eval::metrics::digest(fingerprint.as_bytes());
     // Part-of-speech tags per word (the Fields pane's "per label"), every word counted.
     let mut tags: std::collections::BTreeMap<String, (u64, u64, u64)> = Default::default();
     for (g, t) in gold.iter().zip(parsed) {
@@ -310,6 +339,7 @@ pub fn metrics(gold: &[Tree], parsed: &[Tree], fallbacks: usize, decoder: &str) 
             .collect(),
         decoders,
         sequence_errors,
+        paired,
         ..Default::default()
     })
 }

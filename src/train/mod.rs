@@ -2,6 +2,7 @@
 
 pub mod beta;
 pub mod camel;
+pub mod compare;
 pub mod lbfgs;
 pub mod objective;
 pub mod run;
