@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 #[macro_use]
 mod workbench;
-use workbench::{root, wait_for};
+use workbench::{root, save_export, wait_for};
 
 fn harness(workspace: &Path) -> Harness<'static, Workbench> {
     let wb = Workbench::new(
@@ -235,6 +235,7 @@ fn launches_runs_sees_them_finish_and_compares_them() {
     h.get_by_label("Save table CSV").click();
     h.step();
     h.step();
+    save_export(&mut h);
     let exports: Vec<_> = std::fs::read_dir(ws.path().join("exports"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -487,6 +488,7 @@ fn compare_plots_and_exports_boltzmann_consistency() {
     h.get_by_label("Save consistency CSV").click();
     h.step();
     h.step();
+    save_export(&mut h);
     let csv = exported(ws.path(), "consistency");
     let mut lines = csv.lines();
     assert_eq!(lines.next(), Some("estimator,n,param_error"));
@@ -584,6 +586,7 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
     h.get_by_label("Save frontier CSV").click();
     h.step();
     h.step();
+    save_export(&mut h);
     let csv = exported(ws.path(), "frontier");
     let rows: Vec<(f64, f64, bool)> = csv
         .lines()

@@ -1,20 +1,101 @@
 //! Exports: PNG of a screen region, SVG of line and bar charts drawn from the same series the
-//! plots show, CSV of tables. Every file is written to a temporary name and renamed.
+//! plots show, CSV of tables. Every export asks for its file first ([`Pending`], shown by the
+//! workbench as a small window with a path field, *Browse…*, *Save* and *Cancel*); the path is
+//! prefilled with the workspace's `exports/` folder and the chart's name. Files are written to
+//! a temporary name and renamed.
 
 use crate::util::write_atomic;
 use std::path::{Path, PathBuf};
 
-fn stamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis())
-        .unwrap_or(0);
-    format!("{secs}")
+/// What an export writes.
+pub enum Content {
+    /// CSV or SVG text.
+    Text(String),
+    /// A screen region.
+    Png(egui::ColorImage),
 }
 
-fn target(dir: &Path, stem: &str, ext: &str) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let clean: String = stem
+/// An export waiting for its file name: the workbench's Save dialog edits `path`.
+pub struct Pending {
+    /// The file to write, as typed (a relative path is taken inside the exports folder).
+    pub path: String,
+    /// The extension the file gets when the path has none (`svg`, `png`, `csv`).
+    pub ext: &'static str,
+    pub content: Content,
+    /// The last failure to write, shown in the dialog.
+    pub error: Option<String>,
+    /// The dialog has been shown (its path field took the keyboard once).
+    pub opened: bool,
+}
+
+impl Pending {
+    /// An export of `content` proposed as `dir/stem.ext` (`stem-2.ext`, … when taken).
+    pub fn new(dir: &Path, stem: &str, ext: &'static str, content: Content) -> Pending {
+        Pending {
+            path: default_path(dir, stem, ext).display().to_string(),
+            ext,
+            content,
+            error: None,
+            opened: false,
+        }
+    }
+
+    /// What the dialog calls it: "SVG chart", "PNG image", "CSV table".
+    pub fn what(&self) -> &'static str {
+        match self.ext {
+            "png" => "PNG image",
+            "svg" => "SVG chart",
+            "csv" => "CSV table",
+            _ => "file",
+        }
+    }
+
+    /// The file the path names: relative to `dir`, with the extension added when it has none.
+    pub fn target(&self, dir: &Path) -> Result<PathBuf, String> {
+        let typed = self.path.trim();
+        if typed.is_empty() {
+            return Err("type a file name (or Browse…)".into());
+        }
+        if typed == "-" {
+            return Err("\"-\" is standard output, not a file: type a file name".into());
+        }
+        let mut p = PathBuf::from(typed);
+        if p.is_relative() {
+            p = dir.join(p);
+        }
+        if p.is_dir() || typed.ends_with('/') || typed.ends_with(std::path::MAIN_SEPARATOR) {
+            return Err(format!("{} is a folder: add a file name", p.display()));
+        }
+        if p.extension().is_none() {
+            p.set_extension(self.ext);
+        }
+        Ok(p)
+    }
+
+    /// Whether the file the path names exists (Save replaces it).
+    pub fn exists(&self, dir: &Path) -> bool {
+        self.target(dir).is_ok_and(|p| p.is_file())
+    }
+
+    /// Writes the export where the path says, creating its folder.
+    pub fn write(&self, dir: &Path) -> Result<PathBuf, String> {
+        let p = self.target(dir)?;
+        if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        let bytes = match &self.content {
+            Content::Text(t) => t.as_bytes().to_vec(),
+            Content::Png(image) => png_bytes(image)?,
+        };
+        write_atomic(&p, &bytes).map_err(|e| e.to_string())?;
+        Ok(p)
+    }
+}
+
+/// `stem` with only the characters safe in a file name on every system.
+fn clean_stem(stem: &str) -> String {
+    let s: String = stem
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
@@ -24,26 +105,28 @@ fn target(dir: &Path, stem: &str, ext: &str) -> Result<PathBuf, String> {
             }
         })
         .collect();
-    Ok(dir.join(format!("{clean}-{}.{ext}", stamp())))
+    if s.is_empty() {
+        "export".into()
+    } else {
+        s
+    }
 }
 
-pub fn save_text(dir: &Path, stem: &str, ext: &str, text: &str) -> Result<PathBuf, String> {
-    let p = target(dir, stem, ext)?;
-    write_atomic(&p, text.as_bytes()).map_err(|e| e.to_string())?;
-    Ok(p)
+/// `dir/stem.ext`, or `dir/stem-2.ext`, `-3`, … when that file exists.
+pub fn default_path(dir: &Path, stem: &str, ext: &str) -> PathBuf {
+    let stem = clean_stem(stem);
+    let first = dir.join(format!("{stem}.{ext}"));
+    if !first.exists() {
+        return first;
+    }
+    (2..10_000)
+        .map(|k| dir.join(format!("{stem}-{k}.{ext}")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
 }
 
-pub fn save_csv(
-    dir: &Path,
-    stem: &str,
-    header: &[String],
-    rows: &[Vec<String>],
-) -> Result<PathBuf, String> {
-    save_text(dir, stem, "csv", &crate::util::csv(header, rows))
-}
-
-pub fn save_png(dir: &Path, stem: &str, image: &egui::ColorImage) -> Result<PathBuf, String> {
-    let p = target(dir, stem, "png")?;
+/// A screenshot region encoded as PNG.
+pub fn png_bytes(image: &egui::ColorImage) -> Result<Vec<u8>, String> {
     let [w, h] = image.size;
     let mut bytes = Vec::with_capacity(w * h * 4);
     for c in &image.pixels {
@@ -54,12 +137,48 @@ pub fn save_png(dir: &Path, stem: &str, image: &egui::ColorImage) -> Result<Path
     let mut png = std::io::Cursor::new(Vec::new());
     img.write_to(&mut png, image::ImageFormat::Png)
         .map_err(|e| format!("cannot encode PNG: {e}"))?;
-    write_atomic(&p, png.get_ref()).map_err(|e| e.to_string())?;
-    Ok(p)
+    Ok(png.into_inner())
+}
+
+/// A chart SVG (white, black text, pale grid: `experiments::charts`) in the workbench's theme,
+/// so it matches a PNG of the same chart: on the dark theme the background is the panels'
+/// colour, unset fills (text, legends) the text colour, the grid and axes re-greyed. The light
+/// theme keeps it as drawn.
+pub fn themed_svg(svg: &str, dark: bool) -> String {
+    if !dark {
+        return svg.to_string();
+    }
+    let v = egui::Visuals::dark();
+    let hex = |c: egui::Color32| format!("#{:02x}{:02x}{:02x}", c.r(), c.g(), c.b());
+    let (bg, fg) = (hex(v.panel_fill), hex(v.strong_text_color()));
+    // The background rectangle (the first white fill), then the greys: grid #ddd → dark,
+    // axes #444 → light (through a placeholder so one does not become the other).
+    let s = svg
+        .replacen("fill=\"white\"", &format!("fill=\"{bg}\""), 1)
+        .replace("stroke=\"#444\"", "stroke=\"@AXIS@\"")
+        .replace("stroke=\"#ddd\"", "stroke=\"#4a4a4a\"")
+        .replace("stroke=\"@AXIS@\"", "stroke=\"#b0b0b0\"");
+    // Unset fills inherit from a group around the content: the text colour.
+    let Some(open_end) = s
+        .find("<svg")
+        .and_then(|a| s[a..].find('>').map(|b| a + b + 1))
+    else {
+        return s;
+    };
+    let Some(close) = s.rfind("</svg>") else {
+        return s;
+    };
+    format!(
+        "{}<g fill=\"{fg}\">{}</g>{}",
+        &s[..open_end],
+        &s[open_end..close],
+        &s[close..]
+    )
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn csv_quotes_only_what_needs_it() {
@@ -68,6 +187,60 @@ mod tests {
         assert_eq!(
             crate::util::csv(&h, &rows),
             "a,\"b,c\"\n\"say \"\"hi\"\"\",x\n"
+        );
+    }
+
+    #[test]
+    fn paths_are_proposed_resolved_and_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let exports = dir.path().join("exports");
+        let mut p = Pending::new(
+            &exports,
+            "curves: ml/pl",
+            "svg",
+            Content::Text("<svg/>".into()),
+        );
+        assert_eq!(
+            PathBuf::from(&p.path),
+            exports.join("curves__ml_pl.svg"),
+            "the stem cleaned, in the exports folder"
+        );
+        assert_eq!(
+            p.write(&exports).unwrap(),
+            exports.join("curves__ml_pl.svg")
+        );
+        // Taken: the next proposal is numbered.
+        let q = Pending::new(
+            &exports,
+            "curves: ml/pl",
+            "svg",
+            Content::Text(String::new()),
+        );
+        assert!(q.path.ends_with("curves__ml_pl-2.svg"), "{}", q.path);
+        // A name without folder or extension lands in the exports folder with one.
+        p.path = "mine".into();
+        assert_eq!(p.write(&exports).unwrap(), exports.join("mine.svg"));
+        // A new folder elsewhere is created.
+        let other = dir.path().join("talk/figs/a.svg");
+        p.path = other.display().to_string();
+        assert_eq!(p.write(&exports).unwrap(), other);
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "<svg/>");
+        p.path = "  ".into();
+        assert!(p.write(&exports).is_err());
+        p.path = dir.path().display().to_string();
+        assert!(p.write(&exports).unwrap_err().contains("folder"));
+    }
+
+    #[test]
+    fn dark_svg_has_the_panels_background_and_light_text() {
+        let svg = crate::experiments::charts::svg_lines("t", "x", "y", &[]);
+        assert_eq!(themed_svg(&svg, false), svg);
+        let d = themed_svg(&svg, true);
+        assert!(!d.contains("fill=\"white\""), "{d}");
+        assert!(!d.contains("#ddd") && !d.contains("#444"), "{d}");
+        assert!(
+            d.contains("<g fill=\"#") && d.trim_end().ends_with("</g></svg>"),
+            "{d}"
         );
     }
 }

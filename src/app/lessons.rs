@@ -592,6 +592,70 @@ pub fn go(state: &mut AppState, pane: &mut LessonsPane, file: &str, lesson: &Les
     state.command(AppCommand::Lesson(Box::new(lesson.state_at(pane.step))));
 }
 
+/// What a key (or a presenter's clicker) asks of the open lesson.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepKey {
+    /// →, PageDown, Space: what *Next* does (*Finish* on the last step).
+    Forward,
+    /// ←, PageUp: what *Back* does.
+    Back,
+    /// Esc: leave *Try it yourself* (what *Restore this step* does).
+    Restore,
+}
+
+/// The lesson keys pressed this frame, consumed so no widget sees them too. Only while a lesson
+/// is open and `free` (no widget, a text field say, has the keyboard).
+pub(super) fn keys(wb: &mut Workbench, ctx: &egui::Context, free: bool) {
+    use egui::{Key, Modifiers};
+    if !free || wb.state.welcome {
+        return;
+    }
+    let Some(pane) = wb.tree.tiles.iter_mut().find_map(|(_, t)| match t {
+        egui_tiles::Tile::Pane(Pane::Lessons(l)) if l.lesson.is_some() => Some(l),
+        _ => None,
+    }) else {
+        return;
+    };
+    let pressed: Vec<StepKey> = ctx.input_mut(|i| {
+        let mut out = vec![];
+        for (key, what) in [
+            (Key::ArrowRight, StepKey::Forward),
+            (Key::PageDown, StepKey::Forward),
+            (Key::Space, StepKey::Forward),
+            (Key::ArrowLeft, StepKey::Back),
+            (Key::PageUp, StepKey::Back),
+            (Key::Escape, StepKey::Restore),
+        ] {
+            for _ in 0..i.count_and_consume_key(Modifiers::NONE, key) {
+                out.push(what);
+            }
+        }
+        out
+    });
+    for k in pressed {
+        step_key(&mut wb.state, pane, k);
+    }
+}
+
+/// Serves one [`StepKey`] on the open lesson, as its button would.
+pub fn step_key(state: &mut AppState, pane: &mut LessonsPane, key: StepKey) {
+    let Some(file) = pane.lesson.clone() else {
+        return;
+    };
+    let Some(lesson) = state.lessons.find(&file).cloned() else {
+        return;
+    };
+    let n = lesson.steps.len();
+    let i = pane.step.min(n.saturating_sub(1));
+    match key {
+        StepKey::Forward if i + 1 < n => go(state, pane, &file, &lesson, i + 1),
+        StepKey::Forward => pane.lesson = None,
+        StepKey::Back if i > 0 => go(state, pane, &file, &lesson, i - 1),
+        StepKey::Restore if pane.trying => go(state, pane, &file, &lesson, i),
+        StepKey::Back | StepKey::Restore => {}
+    }
+}
+
 fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
     ui.heading("Lessons");
     ui.label(
@@ -624,13 +688,15 @@ fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
                             go(state, pane, &file, lesson, 0);
                         }
                         let paper = clean(ui, &lesson.paper, egui::TextStyle::Body);
-                        ui.weak(format!("{paper} · {} steps", lesson.steps.len()));
+                        let r = ui.weak(format!("{paper} · {} steps", lesson.steps.len()));
+                        super::papers::with_hover(r, &lesson.paper);
                     });
-                    ui.label(clean(
+                    let r = ui.label(clean(
                         ui,
                         &format!("{}. {}", n + 1, lesson.summary),
                         egui::TextStyle::Body,
                     ));
+                    super::papers::with_hover(r, &lesson.summary);
                     if !missing.is_empty() {
                         ui.colored_label(
                             ui.visuals().warn_fg_color,
@@ -675,26 +741,39 @@ fn step_ui(
             pane.lesson = None;
         }
         ui.strong(clean(ui, &lesson.title, egui::TextStyle::Body));
-        ui.weak(clean(ui, &lesson.paper, egui::TextStyle::Body));
+        let r = ui.weak(clean(ui, &lesson.paper, egui::TextStyle::Body));
+        super::papers::with_hover(r, &lesson.paper);
     });
     ui.add(
         egui::ProgressBar::new((i + 1) as f32 / n as f32).text(format!("step {} of {n}", i + 1)),
     );
     ui.horizontal(|ui| {
-        if ui.add_enabled(i > 0, egui::Button::new("< Back")).clicked() {
+        if ui
+            .add_enabled(i > 0, egui::Button::new("< Back"))
+            .on_hover_text("The previous step (← or PageUp)")
+            .clicked()
+        {
             go(state, pane, file, lesson, i - 1);
         }
         if i + 1 < n {
-            if ui.button("Next >").clicked() {
+            if ui
+                .button("Next >")
+                .on_hover_text("The next step (→, PageDown or Space: a presenter's clicker works)")
+                .clicked()
+            {
                 go(state, pane, file, lesson, i + 1);
             }
-        } else if ui.button("Finish").clicked() {
+        } else if ui
+            .button("Finish")
+            .on_hover_text("Back to the list of lessons (→, PageDown or Space)")
+            .clicked()
+        {
             pane.lesson = None;
         }
         if pane.trying {
             if ui
                 .button("Restore this step")
-                .on_hover_text("Put back the lesson's state for this step")
+                .on_hover_text("Put back the lesson's state for this step (Esc)")
                 .clicked()
             {
                 go(state, pane, file, lesson, i);
@@ -711,22 +790,25 @@ fn step_ui(
     });
     ui.separator();
     ui.heading(clean(ui, &step.title, egui::TextStyle::Heading));
-    ui.label(clean(ui, &step.text, egui::TextStyle::Body));
+    let r = ui.label(clean(ui, &step.text, egui::TextStyle::Body));
+    super::papers::with_hover(r, &step.text);
     if !step.equation.is_empty() {
         ui.add_space(4.0);
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.set_width(ui.available_width());
-            ui.label(
+            let r = ui.label(
                 egui::RichText::new(clean(ui, &step.equation, egui::TextStyle::Monospace))
                     .monospace(),
             );
+            super::papers::with_hover(r, &step.equation);
         });
     }
     if !step.look.is_empty() {
         ui.add_space(4.0);
         ui.horizontal_wrapped(|ui| {
             ui.strong("What to look at:");
-            ui.label(clean(ui, &step.look, egui::TextStyle::Body));
+            let r = ui.label(clean(ui, &step.look, egui::TextStyle::Body));
+            super::papers::with_hover(r, &step.look);
         });
     }
     if pane.trying {
@@ -793,7 +875,7 @@ fn question_ui(state: &mut AppState, pane: &mut LessonsPane, q: &Question, ui: &
         if let Some((right, why)) = &pane.verdict {
             if *right {
                 let text = clean(ui, &format!("Right. {why}"), egui::TextStyle::Body);
-                ui.colored_label(egui::Color32::from_rgb(60, 170, 90), text);
+                ui.colored_label(super::appearance::good_color(ui.visuals()), text);
             } else {
                 let text = clean(ui, why, egui::TextStyle::Body);
                 ui.colored_label(ui.visuals().warn_fg_color, text);

@@ -2,6 +2,8 @@
 //! background threads (`jobs`, `runs`) and report through channels the UI drains each frame.
 //! [`Workbench::ui`] is the whole app without eframe, so tests drive it with egui_kittest.
 
+pub mod appearance;
+pub mod bundled;
 pub mod camel_view;
 pub mod data;
 mod data_view;
@@ -13,6 +15,7 @@ mod knob_widgets;
 pub mod launch;
 pub mod lessons;
 mod panes;
+pub mod papers;
 pub mod parse_view;
 mod plots;
 pub mod policy_view;
@@ -45,18 +48,38 @@ pub struct Config {
 }
 
 impl Config {
-    /// For the binary: bundled files from the working directory if it has them, else from the
-    /// source tree the binary was built from; the workspace from `PIECEWISE_WORKSPACE` or
-    /// `./workspace`.
+    /// For the binary. Bundled files: from the working directory if it has them (a source
+    /// tree), else from beside the binary (an unpacked release), else the copy compiled into
+    /// the binary, written to the platform's data directory. The workspace: `PIECEWISE_WORKSPACE`,
+    /// else a `workspace` folder in the working directory when there is one (runs made
+    /// before), else `workspace` in the data directory.
     pub fn for_binary() -> Config {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-        let root = if cwd.join("sample_data").is_dir() {
-            cwd.clone()
-        } else {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        };
+        let exe_dir = std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(Path::to_path_buf));
+        let beside = exe_dir
+            .iter()
+            .flat_map(|d| [d.clone(), d.join("../share/piecewise-lab")])
+            .collect::<Vec<_>>();
+        let root = std::iter::once(cwd.clone())
+            .chain(beside)
+            .find(|d| bundled::is_root(d))
+            .or_else(|| {
+                let dir = bundled::extracted_root()?;
+                match bundled::write_to(&dir) {
+                    Ok(d) => Some(d),
+                    Err(e) => {
+                        eprintln!("warning: cannot write the bundled files: {e}");
+                        None
+                    }
+                }
+            })
+            .unwrap_or_else(|| cwd.clone());
         let workspace = std::env::var_os("PIECEWISE_WORKSPACE")
             .map(PathBuf::from)
+            .or_else(|| Some(cwd.join("workspace")).filter(|w| w.is_dir()))
+            .or_else(|| bundled::data_dir().map(|d| d.join("workspace")))
             .unwrap_or_else(|| cwd.join("workspace"));
         Config { root, workspace }
     }
@@ -73,6 +96,10 @@ pub struct Settings {
     pub generate: GenerateForm,
     /// Start on the panes rather than the welcome screen.
     pub hide_welcome: bool,
+    /// The dark theme; light (the default) suits a projector.
+    pub dark: bool,
+    /// The presentation scale: everything larger (F5).
+    pub presenter: bool,
 }
 
 /// A line in the message bar.
@@ -167,8 +194,19 @@ pub struct AppState {
     pub sweep: Option<frontier::RunningSweep>,
     /// Grows as the running sweep's points finish: Frontier panes read the sweeps again.
     pub sweep_events: usize,
-    shot_tx: std::sync::mpsc::Sender<Result<PathBuf, String>>,
-    shot_rx: std::sync::mpsc::Receiver<Result<PathBuf, String>>,
+    shot_tx: std::sync::mpsc::Sender<(String, egui::ColorImage)>,
+    shot_rx: std::sync::mpsc::Receiver<(String, egui::ColorImage)>,
+    /// Exports waiting for their file name, the first one's dialog shown.
+    pub exports: std::collections::VecDeque<export::Pending>,
+    /// The export dialog's *Browse…* (a native save dialog on its own thread).
+    export_browse: Option<Job<Option<PathBuf>>>,
+    /// The theme and scale applied to the context.
+    applied: appearance::Applied,
+    /// A widget (a text field) had the keyboard at the end of the last frame: lesson keys
+    /// wait (egui drops the focus on Esc before the frame's widgets run).
+    keyboard_busy: bool,
+    /// The References window is open.
+    pub references_open: bool,
 }
 
 /// Which form field a file dialog fills.
@@ -237,6 +275,11 @@ impl Workbench {
             sweep_events: 0,
             shot_tx,
             shot_rx,
+            exports: Default::default(),
+            export_browse: None,
+            applied: Default::default(),
+            keyboard_busy: false,
+            references_open: false,
         };
         // Finished runs start selected, so the curves show something.
         state.selected = state
@@ -264,8 +307,16 @@ impl Workbench {
             // floating bars appear only on hover, and a student sees a pane cut off (5.3).
             ctx.all_styles_mut(|s| s.spacing.scroll = egui::style::ScrollStyle::solid());
         }
+        appearance::apply(&ctx, &self.state.settings, &mut self.state.applied);
         self.state.poll();
         self.state.dropped_files(&ctx);
+        // Keys for the presenter, before any pane sees them; not while a text field (or any
+        // widget) has the keyboard or the export dialog is open.
+        let free = !self.state.keyboard_busy
+            && ctx.memory(|m| m.focused().is_none())
+            && self.state.exports.is_empty();
+        appearance::keys(&mut self.state, &ctx, free);
+        lessons::keys(self, &ctx, free);
         egui::Panel::top("menu").show(ui, |ui| self.top_bar(ui));
         egui::Panel::bottom("messages").show(ui, |ui| self.state.message_bar(ui));
         egui::CentralPanel::default_margins().show(ui, |ui| {
@@ -298,6 +349,13 @@ impl Workbench {
         }
         lessons::settle(self);
         self.state.collect_exports();
+        self.state.export_dialog(&ctx);
+        if self.state.references_open {
+            appearance::references_window(&mut self.state, &ctx);
+        }
+        self.state.keyboard_busy = ctx.memory(|m| m.focused().is_some());
+        // A switch clicked this frame takes effect at the next.
+        appearance::apply(&ctx, &self.state.settings, &mut self.state.applied);
         if self.state.runs.any_live() || self.state.is_busy() {
             ctx.request_repaint_after(std::time::Duration::from_millis(250));
         }
@@ -339,6 +397,8 @@ impl Workbench {
             if ui.button("Reset layout").clicked() {
                 self.tree = default_tree();
             }
+            ui.separator();
+            appearance::top_bar(&mut self.state, ui);
             ui.separator();
             if let Some(j) = &self.state.loading {
                 ui.spinner();
@@ -741,48 +801,173 @@ impl AppState {
         });
     }
 
-    /// Screenshots arrive through a callback after the next frame is rendered; the PNG is
-    /// cropped, encoded and written on a background thread.
+    /// Screenshots arrive through a callback after the frame is rendered; the region then
+    /// waits in the export dialog for its file name.
     fn export_png(&mut self, ctx: &egui::Context, rect: egui::Rect, stem: String) {
-        let dir = self.config.workspace.join("exports");
         let tx = self.shot_tx.clone();
         let ctx2 = ctx.clone();
         let ppp = ctx.pixels_per_point();
         ctx.request_screenshot(move |image| {
-            std::thread::spawn(move || {
-                let region = image.region(&rect, Some(ppp));
-                let _ = tx.send(export::save_png(&dir, &stem, &region));
-                ctx2.request_repaint();
-            });
+            let _ = tx.send((stem, image.region(&rect, Some(ppp))));
+            ctx2.request_repaint();
         });
     }
 
-    /// Reports the PNG exports that finished.
+    /// The workspace's exports folder: where exports are proposed, and where a relative path
+    /// typed in the export dialog goes.
+    pub fn exports_dir(&self) -> PathBuf {
+        self.config.workspace.join("exports")
+    }
+
+    /// Screenshots that arrived wait for their file name.
     fn collect_exports(&mut self) {
-        let done: Vec<Result<PathBuf, String>> = self.shot_rx.try_iter().collect();
-        for r in done {
-            match r {
-                Ok(p) => self.info(format!("saved {}", p.display())),
-                Err(e) => self.error(e),
-            }
+        let done: Vec<(String, egui::ColorImage)> = self.shot_rx.try_iter().collect();
+        for (stem, image) in done {
+            let dir = self.exports_dir();
+            self.exports.push_back(export::Pending::new(
+                &dir,
+                &stem,
+                "png",
+                export::Content::Png(image),
+            ));
         }
     }
 
-    /// Saves a CSV table under the workspace's exports and reports where.
+    /// Asks for a CSV table's file name, then saves it.
     pub fn save_csv(&mut self, stem: &str, header: &[String], rows: &[Vec<String>]) {
-        let dir = self.config.workspace.join("exports");
-        match export::save_csv(&dir, stem, header, rows) {
-            Ok(p) => self.info(format!("saved {}", p.display())),
-            Err(e) => self.error(e),
-        }
+        let text = crate::util::csv(header, rows);
+        let dir = self.exports_dir();
+        self.exports.push_back(export::Pending::new(
+            &dir,
+            stem,
+            "csv",
+            export::Content::Text(text),
+        ));
     }
 
-    /// Saves an SVG document under the workspace's exports and reports where.
+    /// Asks for an SVG chart's file name, then saves it in the workbench's theme (as a PNG of
+    /// the same chart looks).
     pub fn save_svg(&mut self, stem: &str, svg: &str) {
-        let dir = self.config.workspace.join("exports");
-        match export::save_text(&dir, stem, "svg", svg) {
-            Ok(p) => self.info(format!("saved {}", p.display())),
-            Err(e) => self.error(e),
+        let text = export::themed_svg(svg, self.settings.dark);
+        let dir = self.exports_dir();
+        self.exports.push_back(export::Pending::new(
+            &dir,
+            stem,
+            "svg",
+            export::Content::Text(text),
+        ));
+    }
+
+    /// The first waiting export's dialog: the file's path (prefilled), *Browse…*, *Save*,
+    /// *Cancel*. Enter saves, Esc cancels.
+    fn export_dialog(&mut self, ctx: &egui::Context) {
+        match take_finished(&mut self.export_browse) {
+            Some(Ok(Some(p))) => {
+                if let Some(e) = self.exports.front_mut() {
+                    e.path = p.display().to_string();
+                    e.error = None;
+                }
+            }
+            Some(Ok(None)) => {
+                if let Some(e) = self.exports.front_mut() {
+                    e.error = Some(
+                        "No file chosen (cancelled, or no file dialog here): type the path above."
+                            .into(),
+                    );
+                }
+            }
+            Some(Err(err)) => {
+                if let Some(e) = self.exports.front_mut() {
+                    e.error = Some(format!(
+                        "The file dialog failed ({err}): type the path above."
+                    ));
+                }
+            }
+            None => {}
+        }
+        let dir = self.exports_dir();
+        let browsing = self.export_browse.is_some();
+        let Some(e) = self.exports.front_mut() else {
+            return;
+        };
+        let (mut save, mut cancel, mut browse) = (false, false, false);
+        let modal = egui::Modal::new(egui::Id::unique("export-dialog")).show(ctx, |ui| {
+            ui.set_width(560.0);
+            ui.heading(format!("Save {}", e.what()));
+            ui.label(format!("File (a name alone goes to {}):", show_path(&dir)));
+            let field = ui.add(
+                egui::TextEdit::singleline(&mut e.path)
+                    .desired_width(f32::INFINITY)
+                    .id_salt("export-path"),
+            );
+            if !e.opened {
+                field.request_focus();
+                e.opened = true;
+            }
+            if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                save = true;
+            }
+            if let Ok(p) = e.target(&dir) {
+                if p.is_file() {
+                    ui.colored_label(
+                        ui.visuals().warn_fg_color,
+                        format!("{} exists: Save replaces it.", show_path(&p)),
+                    );
+                } else if Some(p.to_string_lossy().as_ref()) != Some(e.path.trim()) {
+                    ui.weak(format!("Saves {}", show_path(&p)));
+                }
+            }
+            if let Some(err) = &e.error {
+                ui.colored_label(ui.visuals().error_fg_color, err);
+            }
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                save |= ui.button("Save").clicked();
+                cancel = ui.button("Cancel").clicked();
+                browse = ui
+                    .add_enabled(!browsing, egui::Button::new("Browse…"))
+                    .on_hover_text("Choose the folder and name in the desktop's file dialog")
+                    .clicked();
+                if browsing {
+                    ui.spinner();
+                }
+            });
+        });
+        if browse {
+            let target = e.target(&dir).unwrap_or_else(|_| dir.join("export"));
+            let ext = e.ext;
+            let folder = target
+                .parent()
+                .filter(|d| d.is_dir())
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| self.config.workspace.clone());
+            let name = target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.export_browse = Some(Job::spawn(ctx, "file dialog", move || {
+                Ok(rfd::FileDialog::new()
+                    .set_directory(folder)
+                    .set_file_name(name)
+                    .add_filter(ext, &[ext])
+                    .save_file())
+            }));
+            return;
+        }
+        if save {
+            match e.write(&dir) {
+                Ok(p) => {
+                    self.exports.pop_front();
+                    self.info(format!("saved {}", p.display()));
+                }
+                Err(err) => e.error = Some(err),
+            }
+        } else if cancel
+            || (modal.is_top_modal
+                && !browsing
+                && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape)))
+        {
+            self.exports.pop_front();
         }
     }
 }

@@ -65,3 +65,13 @@ macro_rules! pane_mut {
             .expect(concat!("a ", stringify!($kind), " pane"))
     };
 }
+
+/// Accepts the export dialog's proposed file (the workspace's exports folder and the chart's
+/// name): every export asks for its file first.
+pub fn save_export(h: &mut Harness<'_, Workbench>) {
+    use egui_kittest::kittest::Queryable;
+    h.step();
+    h.get_by_label("Save").click();
+    h.step();
+    h.step();
+}

@@ -1,0 +1,94 @@
+//! How the workbench looks in front of a room: the light or dark theme (light by default, for a
+//! projector), the presentation scale (everything larger, F5), both remembered in the
+//! settings; and the References window that decodes the papers' codes.
+
+use super::{papers, AppState, Settings};
+
+/// The zoom of the presentation scale (egui's own Ctrl+= / Ctrl+- zoom still works on top).
+pub const PRESENTER_ZOOM: f32 = 1.25;
+
+/// The key that switches the presentation scale (a clicker's "start presentation" key).
+pub const PRESENTER_KEY: egui::Key = egui::Key::F5;
+
+/// What was last applied to the context: (dark, presenter).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied(Option<(bool, bool)>);
+
+/// Applies the settings' theme and scale when they changed (and at the first frame).
+pub fn apply(ctx: &egui::Context, settings: &Settings, applied: &mut Applied) {
+    let want = (settings.dark, settings.presenter);
+    if applied.0 == Some(want) {
+        return;
+    }
+    ctx.set_theme(if settings.dark {
+        egui::ThemePreference::Dark
+    } else {
+        egui::ThemePreference::Light
+    });
+    // The zoom is set when the switch changes, and at start only when presenting: a zoom the
+    // user chose with Ctrl+= is left alone.
+    let presenter_changed = applied.0.is_some_and(|(_, p)| p != settings.presenter);
+    if settings.presenter {
+        ctx.set_zoom_factor(PRESENTER_ZOOM);
+    } else if presenter_changed {
+        ctx.set_zoom_factor(1.0);
+    }
+    applied.0 = Some(want);
+}
+
+/// F5 switches the presentation scale (unless a widget has the keyboard).
+pub fn keys(state: &mut AppState, ctx: &egui::Context, free: bool) {
+    if free && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, PRESENTER_KEY)) {
+        state.settings.presenter = !state.settings.presenter;
+    }
+}
+
+/// The top bar's switches: Light/Dark, Presenter, References.
+pub fn top_bar(state: &mut AppState, ui: &mut egui::Ui) {
+    let s = &mut state.settings;
+    ui.selectable_value(&mut s.dark, false, "Light")
+        .on_hover_text("Light theme: dark text on white, for a projector (remembered)");
+    ui.selectable_value(&mut s.dark, true, "Dark")
+        .on_hover_text("Dark theme (remembered)");
+    let key = PRESENTER_KEY.name();
+    if ui
+        .selectable_label(s.presenter, "Presenter")
+        .on_hover_text(format!(
+            "Presentation scale: everything {:.0} % larger for the back of the room ({key}; \
+             remembered). In a lesson, →, PageDown or Space step forward, ← or PageUp back, \
+             Esc leaves Try it yourself: a presenter's clicker works.",
+            (PRESENTER_ZOOM - 1.0) * 100.0
+        ))
+        .clicked()
+    {
+        s.presenter = !s.presenter;
+    }
+    if ui
+        .selectable_label(state.references_open, "References")
+        .on_hover_text("The papers the lessons and panes cite by code (000 … 004)")
+        .clicked()
+    {
+        state.references_open = !state.references_open;
+    }
+}
+
+/// The References window, while open.
+pub fn references_window(state: &mut AppState, ctx: &egui::Context) {
+    let mut open = state.references_open;
+    egui::Window::new("References")
+        .open(&mut open)
+        .collapsible(false)
+        .resizable(true)
+        .default_width(620.0)
+        .show(ctx, papers::references_ui);
+    state.references_open = open;
+}
+
+/// A colour for "right" and "finished" that reads on both themes.
+pub fn good_color(visuals: &egui::Visuals) -> egui::Color32 {
+    if visuals.dark_mode {
+        egui::Color32::from_rgb(60, 170, 90)
+    } else {
+        egui::Color32::from_rgb(20, 120, 50)
+    }
+}
