@@ -92,3 +92,50 @@ pub fn good_color(visuals: &egui::Visuals) -> egui::Color32 {
         egui::Color32::from_rgb(20, 120, 50)
     }
 }
+
+/// A ring around what is picked or selected: yellow on the dark theme, amber on the light one
+/// (yellow vanishes on white).
+pub fn highlight(visuals: &egui::Visuals) -> egui::Color32 {
+    if visuals.dark_mode {
+        egui::Color32::YELLOW
+    } else {
+        egui::Color32::from_rgb(170, 120, 0)
+    }
+}
+
+/// `c` as text on the theme's background: on the light theme a pale colour (a label's hue,
+/// a palette entry) is darkened until it reads on white; the dark theme keeps it.
+pub fn text_on(c: egui::Color32, visuals: &egui::Visuals) -> egui::Color32 {
+    if visuals.dark_mode {
+        return c;
+    }
+    let lin = egui::Rgba::from(c);
+    // Relative luminance (WCAG); 0.18 is 4.5 : 1 against white.
+    let l = 0.2126 * lin.r() + 0.7152 * lin.g() + 0.0722 * lin.b();
+    if l <= 0.18 {
+        return c;
+    }
+    let k = 0.18 / l;
+    egui::Rgba::from_rgba_premultiplied(lin.r() * k, lin.g() * k, lin.b() * k, lin.a()).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pale_text_is_darkened_on_light_only() {
+        let pale = egui::Color32::from_rgb(120, 220, 230);
+        let light = egui::Visuals::light();
+        let d = text_on(pale, &light);
+        let lum = |c: egui::Color32| {
+            let l = egui::Rgba::from(c);
+            0.2126 * l.r() + 0.7152 * l.g() + 0.0722 * l.b()
+        };
+        assert!(lum(d) <= 0.19, "{d:?}");
+        assert!(d.b() > d.r(), "the hue kept: {d:?}");
+        assert_eq!(text_on(pale, &egui::Visuals::dark()), pale);
+        let dark_blue = egui::Color32::from_rgb(30, 60, 160);
+        assert_eq!(text_on(dark_blue, &light), dark_blue);
+    }
+}

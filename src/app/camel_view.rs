@@ -348,13 +348,17 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
         painter.circle_filled(p, r, fill);
         if let Some(g) = gold {
             if own[v] != Some(g[v]) {
-                painter.circle_stroke(p, r, Stroke::new(1.5, Color32::WHITE));
+                painter.circle_stroke(p, r, Stroke::new(1.5, ui.visuals().strong_text_color()));
             }
         }
     }
     if let Some(a) = *selected {
         if let Some(&p) = pos.get(a) {
-            painter.circle_stroke(p, r + 3.0, Stroke::new(2.0, Color32::YELLOW));
+            painter.circle_stroke(
+                p,
+                r + 3.0,
+                Stroke::new(2.0, super::appearance::highlight(ui.visuals())),
+            );
         }
     }
     if resp.clicked() {

@@ -382,7 +382,11 @@ fn token_chips(
             let wrong = pred.is_some_and(|p| p != gold);
             let painter = ui.painter();
             let gw = painter.layout_no_wrap(word.to_string(), word_font.clone(), text);
-            let gl = painter.layout_no_wrap(gold.clone(), small.clone(), segment_color(gold));
+            let gl = painter.layout_no_wrap(
+                gold.clone(),
+                small.clone(),
+                super::appearance::text_on(segment_color(gold), ui.visuals()),
+            );
             let gp = pred.map(|p| {
                 painter.layout_no_wrap(
                     format!("{} {p}", if wrong { "x" } else { "ok" }),

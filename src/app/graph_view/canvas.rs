@@ -211,13 +211,15 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
     if let Some(b) = bp_shown(pane) {
         draw_bp(&scene, b, pane.bp_at_one);
     }
-    // Picked variables (a lesson's question asks for them): a yellow ring.
+    // Picked variables (a lesson's question asks for them): a yellow (amber) ring.
     for &v in &pane.picked_vars {
         if let Some(&p) = lay.vars.get(v as usize) {
             let s = scene.to_screen(p);
-            scene
-                .painter
-                .circle_stroke(s, (VAR_R + 5.0) * z, Stroke::new(3.0, Color32::YELLOW));
+            scene.painter.circle_stroke(
+                s,
+                (VAR_R + 5.0) * z,
+                Stroke::new(3.0, crate::app::appearance::highlight(&scene.visuals)),
+            );
         }
     }
     // Click a variable to pick it (a second click unpicks), a factor to inspect it.
@@ -510,6 +512,7 @@ fn draw_variables(sc: &Scene) {
             ),
             _ => g.to_string(),
         };
+        let gc = crate::app::appearance::text_on(gc, visuals);
         sc.label(s + vec2(0.0, -VAR_R * 1.5 * z), gtext, small.clone(), gc);
     }
 }
