@@ -868,3 +868,45 @@ fn nota_weight_is_recorded_and_checked() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("nota-weight"), "{e}");
 }
+
+/// Started from an empty folder with no source tree in sight, the binary finds its lessons,
+/// templates and sample data (written from the copy compiled into it to the data directory)
+/// and keeps its workspace in the data directory; a `workspace` folder in the working
+/// directory is used when there is one.
+#[test]
+fn about_from_an_empty_folder_uses_the_data_directory() {
+    let (cwd, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let about = |cwd: &std::path::Path| {
+        let o = bin()
+            .arg("about")
+            .current_dir(cwd)
+            .env("HOME", home.path())
+            .env_remove("XDG_DATA_HOME")
+            .env_remove("PIECEWISE_WORKSPACE")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let text = about(cwd.path());
+    let data = home.path().join(".local/share/piecewise-lab");
+    let root = data.join(format!("bundled-{}", env!("CARGO_PKG_VERSION")));
+    assert!(
+        text.contains(&format!("sample data: {}", root.display())),
+        "{text}"
+    );
+    assert!(text.contains(&format!("exports): {}", data.join("workspace").display())));
+    for f in [
+        "assets/lessons/04-training-side-by-side.toml",
+        "assets/templates/hmm-window.tpl",
+        "sample_data/hmm-peaked-train.conll",
+    ] {
+        assert!(root.join(f).is_file(), "{f}");
+    }
+    std::fs::create_dir(cwd.path().join("workspace")).unwrap();
+    let text = about(cwd.path());
+    assert!(text.contains(&format!(
+        "exports): {}",
+        cwd.path().join("workspace").display()
+    )));
+}

@@ -240,18 +240,49 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
         }
         Some(c) => {
             // The best run by the runs' own files, read here.
-            let score = |name: &str| -> f64 {
+            let summary = |name: &str| -> serde_json::Value {
                 let id = run_id(h.state(), name).expect("run");
                 let dir = h.state().state.runs.get(&id).unwrap().dir.clone();
-                let summary: serde_json::Value = serde_json::from_str(
-                    &std::fs::read_to_string(dir.join("summary.json")).unwrap(),
-                )
-                .unwrap();
+                serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap())
+                    .unwrap()
+            };
+            let score = |name: &str| -> f64 {
                 match c {
-                    Check::HigherHeldOut => summary["test"]["log_likelihood"]
+                    Check::HigherHeldOut => summary(name)["test"]["log_likelihood"]
                         .as_f64()
                         .expect("held-out LL"),
-                    _ => -summary["train_seconds"].as_f64().unwrap(),
+                    // The pair whose tokens disagree most evenly: the largest McNemar p, from
+                    // the exact binomial tail computed here on the summaries' token bits.
+                    Check::LikelyChance => {
+                        let (a, b) = name.split_once(" / ").expect("a pair");
+                        let bits = |n: &str| -> Vec<bool> {
+                            let s = summary(n)["test"]["paired"]["token_right"]
+                                .as_str()
+                                .unwrap()
+                                .to_string();
+                            let (len, hex) = s.split_once(':').unwrap();
+                            let len: usize = len.parse().unwrap();
+                            hex.chars()
+                                .flat_map(|c| {
+                                    let v = c.to_digit(16).unwrap();
+                                    (0..4).rev().map(move |k| v >> k & 1 == 1)
+                                })
+                                .take(len)
+                                .collect()
+                        };
+                        let (x, y) = (bits(a), bits(b));
+                        let only_a = x.iter().zip(&y).filter(|(p, q)| **p && !**q).count();
+                        let only_b = x.iter().zip(&y).filter(|(p, q)| !**p && **q).count();
+                        let (n, k) = (only_a + only_b, only_a.min(only_b));
+                        let mut tail = 0.0;
+                        let mut term = 0.5f64.powi(n as i32);
+                        for i in 0..=k {
+                            tail += term;
+                            term *= (n - i) as f64 / (i + 1) as f64;
+                        }
+                        (2.0 * tail).min(1.0)
+                    }
+                    _ => -summary(name)["train_seconds"].as_f64().unwrap(),
                 }
             };
             let scores: Vec<f64> = q.choices.iter().map(|n| score(n)).collect();

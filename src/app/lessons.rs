@@ -216,6 +216,9 @@ pub enum Check {
     HigherHeldOut,
     /// The choices are run names: which trained fastest (training seconds).
     Faster,
+    /// The choices are pairs of run names, "a / b": the pair whose difference is likeliest
+    /// chance — the largest p of McNemar's test on tokens.
+    LikelyChance,
 }
 
 impl Lesson {
@@ -282,7 +285,9 @@ impl Lesson {
                             q.choices.len()
                         )))
                     }
-                    (Some(Check::HigherHeldOut | Check::Faster), _) if q.choices.len() < 2 => {
+                    (Some(Check::HigherHeldOut | Check::Faster | Check::LikelyChance), _)
+                        if q.choices.len() < 2 =>
+                    {
                         return Err(at(
                             "this check needs two or more run names as choices".into()
                         ))
@@ -932,42 +937,117 @@ fn check_runs(state: &AppState, q: &Question, c: Check, picked: Option<usize>) -
     let Some(k) = picked else {
         return (false, "Pick an answer first.".into());
     };
+    let finished = |name: &str| -> Result<&super::runs::RunEntry, String> {
+        run_named(state, name)
+            .and_then(|id| state.runs.get(&id))
+            .filter(|e| e.status == RunStatus::Finished)
+            .ok_or_else(|| format!("Wait for run {name} to finish, then check again."))
+    };
     let mut scores = vec![];
-    for name in &q.choices {
-        let entry = run_named(state, name).and_then(|id| state.runs.get(&id));
-        let Some(e) = entry.filter(|e| e.status == RunStatus::Finished) else {
-            return (
-                false,
-                format!("Wait for run {name} to finish, then check again."),
-            );
-        };
+    for choice in &q.choices {
         let score = match c {
-            Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
-            _ => e.summary.as_ref().map(|s| -s.train_seconds),
+            Check::LikelyChance => {
+                let Some((a, b)) = choice.split_once(" / ") else {
+                    return (false, format!("{choice:?} is not a pair \"a / b\"."));
+                };
+                let (ea, eb) = match (finished(a.trim()), finished(b.trim())) {
+                    (Ok(x), Ok(y)) => (x, y),
+                    (Err(e), _) | (_, Err(e)) => return (false, e),
+                };
+                let (Some(ma), Some(mb)) = (ea.metrics.as_ref(), eb.metrics.as_ref()) else {
+                    return (false, format!("{choice} has no test scores to compare."));
+                };
+                crate::eval::significance::compare_metrics(a, ma, b, mb)
+                    .ok()
+                    .and_then(|t| t.tokens)
+                    .map(|m| m.p)
+            }
+            _ => {
+                let e = match finished(choice) {
+                    Ok(e) => e,
+                    Err(e) => return (false, e),
+                };
+                match c {
+                    Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
+                    _ => e.summary.as_ref().map(|s| -s.train_seconds),
+                }
+            }
         };
         match score {
             Some(x) => scores.push(x),
-            None => return (false, format!("Run {name} has no result to compare.")),
+            None => return (false, format!("{choice} has no result to compare.")),
         }
     }
     let best = (0..scores.len())
         .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
         .expect("two or more choices");
-    let detail = q
-        .choices
-        .iter()
-        .zip(&scores)
-        .map(|(n, s)| match c {
-            Check::HigherHeldOut => format!("{n}: {s:.1}"),
-            _ => format!("{n}: {:.2} s", -s),
-        })
-        .collect::<Vec<_>>()
-        .join(" · ");
+    let show = |n: &str, s: f64| match c {
+        Check::HigherHeldOut => format!("{n}: {s:.1}"),
+        Check::LikelyChance => format!("{n}: p = {}", crate::eval::significance::show_p(s)),
+        _ => format!("{n}: {:.2} s", -s),
+    };
     if k == best {
-        (true, format!("{} ({detail})", q.why))
+        let detail = q
+            .choices
+            .iter()
+            .zip(&scores)
+            .map(|(n, s)| show(n, *s))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        (true, format!("{} {detail}.", q.why.trim_end()))
     } else {
-        (false, format!("Not quite: the runs say {detail}."))
+        // Only the picked run's number: the others would give the answer away.
+        (
+            false,
+            format!(
+                "Not quite: {}. Look at the picture again and try once more.",
+                show(&q.choices[k], scores[k])
+            ),
+        )
     }
+}
+
+/// The runs step `i` of `lesson` launches (name, spec) and the sweep it starts, built as the
+/// workbench builds them: the tests read them to check that the bundled data still shows
+/// what the lesson's text says.
+pub fn planned(
+    lesson: &Lesson,
+    i: usize,
+    root: &Path,
+) -> (
+    Vec<(String, Result<crate::train::spec::RunSpec, String>)>,
+    Option<Result<crate::experiments::sweep::SweepSpec, String>>,
+) {
+    let step = lesson.state_at(i);
+    let source = step.data.as_ref().map(|d| d.source(root));
+    let runs = step
+        .run
+        .iter()
+        .map(|r| {
+            let spec = r
+                .data
+                .as_ref()
+                .map(|d| d.source(root))
+                .or_else(|| source.clone())
+                .ok_or_else(|| format!("run {}: the step has no data", r.name))
+                .and_then(|data| run_form(&data, r).to_spec());
+            (r.name.clone(), spec)
+        })
+        .collect();
+    let sweep = step.sweep.as_ref().filter(|w| w.start).map(|w| {
+        let source = source.clone().ok_or("the sweep's step has no data")?;
+        let mut base = lesson_form(&source, &w.knobs);
+        base.set_estimator("scl");
+        w.form().spec(base.to_spec()?).map_err(|e| e.to_string())
+    });
+    (runs, sweep)
+}
+
+/// The launch form of a lesson run on `data`, named as the lesson names it.
+fn run_form(data: &DataSource, r: &LessonRun) -> LaunchForm {
+    let mut form = lesson_form(data, &r.knobs);
+    form.knobs.set(crate::train::spec::NAME.name, &r.name);
+    form
 }
 
 /// The Runs form's defaults on `data` with a lesson's knobs (the command line's names) on top.
@@ -1010,9 +1090,7 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
             .data
             .as_ref()
             .map_or_else(|| source.clone(), |d| d.source(&state.config.root));
-        let mut form = lesson_form(&data, &r.knobs);
-        form.knobs.set(crate::train::spec::NAME.name, &r.name);
-        match form.to_spec() {
+        match run_form(&data, r).to_spec() {
             Ok(spec) => {
                 let id = state.runs.launch(ctx, spec);
                 state.info(format!("lesson: started run {id} ({})", r.name));

@@ -83,6 +83,15 @@ impl Config {
             .unwrap_or_else(|| cwd.join("workspace"));
         Config { root, workspace }
     }
+
+    /// The About box's lines: version, and where the bundled files and the runs are.
+    pub fn about(&self) -> Vec<String> {
+        vec![
+            format!("Piecewise Lab {}", env!("CARGO_PKG_VERSION")),
+            format!("lessons, templates, sample data: {}", self.root.display()),
+            format!("workspace (runs, generated data, exports): {}", self.workspace.display()),
+        ]
+    }
 }
 
 /// What persists between sessions (eframe storage).

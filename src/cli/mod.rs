@@ -118,6 +118,9 @@ enum Command {
     /// Write 001-table2's WSJ split (training trees, ≤ 15-word test trees and their words) for
     /// outside parsers.
     Treebank(data::TreebankArgs),
+    /// The version, and where the workbench finds its lessons, templates and sample data and
+    /// keeps its runs (the About box's lines).
+    About,
 }
 
 #[derive(Args)]
@@ -185,6 +188,12 @@ fn run(command: Command) -> Result<()> {
         Command::Score(a) => data::score(a),
         Command::Evalb(a) => data::evalb(a),
         Command::Treebank(a) => data::treebank(a),
+        Command::About => {
+            for line in crate::app::Config::for_binary().about() {
+                outln!("{line}")?;
+            }
+            Ok(())
+        }
     }
 }
 
