@@ -80,6 +80,8 @@ pub fn references_window(state: &mut AppState, ctx: &egui::Context) {
         .collapsible(false)
         .resizable(true)
         .default_width(620.0)
+        // Below the top bar, not over it.
+        .default_pos([40.0, 90.0])
         .show(ctx, papers::references_ui);
     state.references_open = open;
 }

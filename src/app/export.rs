@@ -142,8 +142,8 @@ pub fn png_bytes(image: &egui::ColorImage) -> Result<Vec<u8>, String> {
 
 /// A chart SVG (white, black text, pale grid: `experiments::charts`) in the workbench's theme,
 /// so it matches a PNG of the same chart: on the dark theme the background is the panels'
-/// colour, unset fills (text, legends) the text colour, the grid and axes re-greyed. The light
-/// theme keeps it as drawn.
+/// colour, text the text colour, the grid and axes re-greyed. The light theme keeps it as
+/// drawn.
 pub fn themed_svg(svg: &str, dark: bool) -> String {
     if !dark {
         return svg.to_string();
@@ -158,22 +158,24 @@ pub fn themed_svg(svg: &str, dark: bool) -> String {
         .replace("stroke=\"#444\"", "stroke=\"@AXIS@\"")
         .replace("stroke=\"#ddd\"", "stroke=\"#4a4a4a\"")
         .replace("stroke=\"@AXIS@\"", "stroke=\"#b0b0b0\"");
-    // Unset fills inherit from a group around the content: the text colour.
-    let Some(open_end) = s
-        .find("<svg")
-        .and_then(|a| s[a..].find('>').map(|b| a + b + 1))
-    else {
-        return s;
-    };
-    let Some(close) = s.rfind("</svg>") else {
-        return s;
-    };
-    format!(
-        "{}<g fill=\"{fg}\">{}</g>{}",
-        &s[..open_end],
-        &s[open_end..close],
-        &s[close..]
-    )
+    // Text without a colour of its own gets the text colour, on the element itself.
+    let mut out = String::with_capacity(s.len() + 1024);
+    let mut rest = s.as_str();
+    while let Some(k) = rest.find("<text") {
+        let (head, tail) = rest.split_at(k + "<text".len());
+        out.push_str(head);
+        let tag_end = tail.find('>').unwrap_or(tail.len());
+        if !tail[..tag_end].contains(" fill=") {
+            out.push_str(&format!(" fill=\"{fg}\""));
+        }
+        // Some renderers (ImageMagick's) outline text in black unless told not to.
+        if !tail[..tag_end].contains(" stroke=") {
+            out.push_str(" stroke=\"none\"");
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -238,9 +240,11 @@ mod tests {
         let d = themed_svg(&svg, true);
         assert!(!d.contains("fill=\"white\""), "{d}");
         assert!(!d.contains("#ddd") && !d.contains("#444"), "{d}");
-        assert!(
-            d.contains("<g fill=\"#") && d.trim_end().ends_with("</g></svg>"),
-            "{d}"
-        );
+        let fg = {
+            let c = egui::Visuals::dark().strong_text_color();
+            format!("<text fill=\"#{:02x}{:02x}{:02x}\"", c.r(), c.g(), c.b())
+        };
+        assert!(d.contains(&fg), "{d}");
+        assert_eq!(d.matches("<text").count(), d.matches(&fg).count(), "{d}");
     }
 }
