@@ -169,6 +169,13 @@ fn theme_and_presentation_scale_switch_and_are_remembered() {
     assert!(!h.state().settings().presenter);
 }
 
+/// Settings saved before the switches existed still load: light, normal scale.
+#[test]
+fn old_settings_load_light() {
+    let s: Settings = serde_json::from_str(r#"{"hide_welcome": true}"#).unwrap();
+    assert!(s.hide_welcome && !s.dark && !s.presenter);
+}
+
 #[test]
 fn an_export_goes_where_the_user_typed() {
     let ws = tempfile::tempdir().unwrap();

@@ -83,7 +83,8 @@ fn default_runs(state: &AppState) -> Vec<String> {
 
 pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
     ui.heading("Constraints");
-    ui.weak(
+    super::papers::weak_cited(
+        ui,
         "CAMEL (002) is piecewise training plus multipliers δ that make the clusters (factors) \
          agree on the variables they share, and, for CCCP, a linearisation g of the Bethe \
          entropy's sepset terms. Each picture is one run's clusters on one training item: a \

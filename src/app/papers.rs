@@ -124,6 +124,13 @@ pub fn with_hover(response: egui::Response, text: &str) -> egui::Response {
     }
 }
 
+/// Weak text whose paper codes are decoded on hover.
+pub fn weak_cited(ui: &mut egui::Ui, text: impl Into<String>) -> egui::Response {
+    let text = text.into();
+    let r = ui.weak(&text);
+    with_hover(r, &text)
+}
+
 /// The References list: every paper with its code.
 pub fn references_ui(ui: &mut egui::Ui) {
     ui.label("Lessons and panes cite the papers by code and section: \"000 §3\" is section 3 of paper 000.");

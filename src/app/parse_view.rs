@@ -149,7 +149,8 @@ fn wsj_zip(state: &AppState) -> PathBuf {
 
 pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
     ui.heading("Parse");
-    ui.weak(
+    super::papers::weak_cited(
+        ui,
         "A grammar read off treebank trees, scored on its chart edges (001 §5): the MECFG \
          normalises each constituent's expansion locally, PT-CFG adds \"none of the above\" \
          terms for wrong chart edges, the CRF-CFG normalises the whole tree. Pick a trained \

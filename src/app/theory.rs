@@ -108,7 +108,8 @@ fn order_color(k: usize) -> Color32 {
 
 pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
     ui.heading("Theory");
-    ui.weak(
+    super::papers::weak_cited(
+        ui,
         "Asymptotic variance of SCL relative to the MLE (004 Proposition 2, Fig. 2) on a Boltzmann \
          machine with θ0 = −1 on the first five pairs, +1 on the rest; computed by enumerating \
          every state. The paper's form replaces Z by λ; the exact form takes Z's variance into \

@@ -68,13 +68,16 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
          to pick it."
     });
     if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
-        ui.weak(format!(
+        crate::app::papers::weak_cited(
+            ui,
+            format!(
             "Pieces: {}'s parameter independence diagram (003 Fig. 1) — each dashed region is one \
              locally normalised piece, its factors and the variables it predicts; variables \
              outside it are conditioned on ({} pieces)",
             pane.estimator,
             pane.cache.diagram.len()
-        ));
+        ),
+        );
     }
     if !pane.show_terms || nt == 0 {
         return;
@@ -170,7 +173,7 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
             " · NOTA term: −log(1 + Σ_y φ(y, y')) for a wrong source state y' (001 eq. 6)",
         ),
     }
-    ui.weak(extra);
+    crate::app::papers::weak_cited(ui, extra);
 }
 
 pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
