@@ -27,7 +27,8 @@ fn harness(workspace: &Path) -> Harness<'static, Workbench> {
         Settings::default(),
     );
     Harness::builder()
-        .with_size(egui::vec2(1500.0, 950.0))
+        // The smallest screen the lessons are taught on: every step's focus must be visible.
+        .with_size(egui::vec2(1280.0, 800.0))
         .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
 }
 
@@ -311,6 +312,32 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
     }
 }
 
+/// Clicks the lesson's Start button, turning the mouse wheel over the list of lessons until
+/// the click takes (a button scrolled out of view takes no click), as a student would.
+fn start_lesson(h: &mut Harness<'_, Workbench>, title: &str) {
+    let label = format!("Start: {title}");
+    for _ in 0..40 {
+        h.get_by_label(&label).click();
+        h.step();
+        h.step();
+        if pane!(h.state(), Lessons).lesson.is_some() {
+            return;
+        }
+        // The wheel turns over the list (a click may have moved the pointer off it).
+        // (The Lessons pane fills the left column: its middle is over the list.)
+        h.event(egui::Event::PointerMoved(egui::pos2(200.0, 420.0)));
+        h.event(egui::Event::MouseWheel {
+            unit: egui::MouseWheelUnit::Point,
+            delta: egui::vec2(0.0, -150.0),
+            modifiers: Default::default(),
+            phase: egui::TouchPhase::Move,
+            source: egui::MouseWheelSource::Wheel,
+        });
+        h.step();
+    }
+    panic!("{label}: no click took");
+}
+
 /// Opens the app on the welcome screen, takes the lesson in `file` and drives it to its end;
 /// returns the workspace and the workbench for the lesson's own checks.
 fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
@@ -328,8 +355,8 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
     h.step();
     h.step();
     assert!(!h.state().state.welcome);
-    h.get_by_label(&format!("Start: {}", lesson.title)).click();
-    h.step();
+    // At 1280×800 the last lessons of the list are below the fold: scroll, as a student would.
+    start_lesson(&mut h, &lesson.title);
     for i in 0..lesson.steps.len() {
         let want = lesson.state_at(i);
         let at = format!("{file} step {} ({})", i + 1, want.title);
@@ -340,6 +367,21 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
             "{at}: title not shown"
         );
         assert_state(h.state(), &want, &at);
+        if let Some(f) = &want.focus {
+            // The pane scrolls what the step points at into view within a few frames.
+            wait_for(&mut h, &format!("{at}: focus {f} drawn"), 60.0, |w| {
+                w.state.focus.seen.is_some()
+            });
+            for _ in 0..4 {
+                h.step();
+            }
+            let seen = h.state().state.focus.seen;
+            assert!(
+                seen.is_some_and(|(_, visible)| visible),
+                "{at}: focus {f} not inside the visible area at 1280×800: {seen:?} in {:?}",
+                h.state().state.focus.clip
+            );
+        }
         answer(&mut h, &want, &at);
         // Try it yourself, change something, and Next (or Restore) puts the lesson back.
         if i == 0 {
@@ -370,7 +412,7 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
     h.get_by_label(&format!("Start: {}", lesson.title));
     // Back from a later step restores the earlier step's state.
     if lesson.steps.len() > 1 {
-        h.get_by_label(&format!("Start: {}", lesson.title)).click();
+        start_lesson(&mut h, &lesson.title);
         h.step();
         h.step();
         h.get_by_label("Next >").click();

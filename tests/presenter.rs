@@ -279,3 +279,25 @@ fn paper_codes_are_decoded() {
         h.get_by_label(p.title);
     }
 }
+
+/// The About window names the version and the folders the app reads and writes.
+#[test]
+fn about_names_the_version_and_the_folders() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(
+        ws.path(),
+        Settings {
+            hide_welcome: true,
+            ..Settings::default()
+        },
+    );
+    h.step();
+    h.get_by_label("About").click();
+    h.step();
+    h.step();
+    h.get_by_label(&format!("Piecewise Lab {}", env!("CARGO_PKG_VERSION")));
+    h.get_by_label_contains(&format!(
+        "workspace (runs, generated data, exports): {}",
+        ws.path().display()
+    ));
+}

@@ -70,6 +70,35 @@ pub fn top_bar(state: &mut AppState, ui: &mut egui::Ui) {
     {
         state.references_open = !state.references_open;
     }
+    if ui
+        .selectable_label(state.about_open, "About")
+        .on_hover_text("The version, and where the lessons, sample data and runs are")
+        .clicked()
+    {
+        state.about_open = !state.about_open;
+    }
+}
+
+/// The About window, while open: the version and the folders (what `piecewise-lab about`
+/// prints).
+pub fn about_window(state: &mut AppState, ctx: &egui::Context) {
+    let mut open = state.about_open;
+    let lines = state.config.about();
+    egui::Window::new("About")
+        .open(&mut open)
+        .collapsible(false)
+        .default_pos([40.0, 90.0])
+        .show(ctx, |ui| {
+            for l in &lines {
+                ui.label(l);
+            }
+            ui.weak(
+                "Installed with `cargo install --path .`, the app runs from any folder: the \
+                 lessons, templates and sample data are compiled into it and written to the \
+                 folder above once per version.",
+            );
+        });
+    state.about_open = open;
 }
 
 /// The References window, while open.

@@ -458,6 +458,7 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         }
     });
     let scope = frontier_plot(ui, p, &pts, &front, &betas);
+    state.focus.mark(ui, "frontier-plot", scope.response.rect);
     super::plots::plot_hint(ui);
     let rect = scope.response.rect;
     hover_and_open(state, p, sweep, &pts, &scope);

@@ -74,6 +74,80 @@ pub struct Step {
     pub parse: ParseState,
     #[serde(default)]
     pub question: Option<Question>,
+    /// What the step asks the student to look at ([`FOCI`]): the pane drawing it scrolls it
+    /// into view when the step opens. Not carried to later steps.
+    #[serde(default)]
+    pub focus: Option<String>,
+}
+
+/// The elements a step can point at, and the pane that draws each.
+pub const FOCI: [(&str, &str); 6] = [
+    (
+        "bp-table",
+        "Graph: the factor inspector's tables (BP beliefs beside the exact marginal)",
+    ),
+    (
+        "compare-tests",
+        "Compare: the paired tests and their readings",
+    ),
+    ("frontier-plot", "Frontier: the accuracy–complexity plot"),
+    (
+        "fl-row",
+        "Frontier: the Fig. 1 preview's full-likelihood row",
+    ),
+    ("chart", "Parse: the chart"),
+    ("tree", "Parse: the predicted and gold trees"),
+];
+
+/// The current step's focus as the panes see it: which element, whether it still has to be
+/// scrolled into view, and where it was drawn in the last frame — with whether all of it (or
+/// as much as the pane can show) was inside the visible area.
+#[derive(Clone, Debug, Default)]
+pub struct Focus {
+    pub name: Option<String>,
+    scroll: bool,
+    pub seen: Option<(egui::Rect, bool)>,
+    /// The visible area it was checked against (for messages).
+    pub clip: Option<egui::Rect>,
+}
+
+impl Focus {
+    /// The focus of a step just opened: scrolled to when next drawn.
+    pub fn new(name: Option<String>) -> Focus {
+        Focus {
+            name,
+            scroll: true,
+            seen: None,
+            clip: None,
+        }
+    }
+
+    /// Called by the pane that drew element `name` at `rect` inside `ui` (a scroll area's
+    /// contents): scrolls it into view once, and records whether it is visible.
+    pub fn mark(&mut self, ui: &egui::Ui, name: &str, rect: egui::Rect) {
+        if self.name.as_deref() != Some(name) {
+            return;
+        }
+        // What is on screen of the pane's visible area.
+        let clip = ui.clip_rect().intersect(ui.ctx().content_rect());
+        self.clip = Some(clip);
+        let shown = clip.intersect(rect);
+        // All of it, or where it is larger than the area, the area filled by it (a margin
+        // of a few points for frames and spacing).
+        let visible = shown.is_positive()
+            && shown.width() >= rect.width().min(clip.width()) - 8.0
+            && shown.height() >= rect.height().min(clip.height()) - 8.0;
+        // Scrolled to until it is in view (its content may arrive frames after the step
+        // opens: a spinner first, then the tables); after that the student scrolls freely.
+        if self.scroll {
+            if visible {
+                self.scroll = false;
+            } else {
+                ui.scroll_to_rect(rect, Some(egui::Align::Min));
+            }
+        }
+        self.seen = Some((rect, visible));
+    }
 }
 
 /// A data set, paths relative to the app's root (where `sample_data/` is).
@@ -262,6 +336,14 @@ impl Lesson {
                     s.title
                 )
             };
+            if let Some(f) = &s.focus {
+                if !FOCI.iter().any(|(n, _)| n == f) {
+                    return Err(at(format!(
+                        "focus '{f}' is not one of {}",
+                        FOCI.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                    )));
+                }
+            }
             if let Some(p) = &s.pane {
                 // The Lessons pane is in the left column: a step brings a pane of the right one
                 // to the front, so the lesson stays in view beside it.
@@ -368,6 +450,7 @@ impl Lesson {
             acc.equation = s.equation.clone();
             acc.look = s.look.clone();
             acc.question = s.question.clone();
+            acc.focus = s.focus.clone();
         }
         acc
     }
@@ -1068,6 +1151,7 @@ fn lesson_form(data: &DataSource, knobs: &BTreeMap<String, String>) -> LaunchFor
 /// would.
 pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
     let state = &mut wb.state;
+    state.focus = Focus::new(step.focus.clone());
     // Data: load it unless it is what is loaded (or loading) already.
     let source = step
         .data

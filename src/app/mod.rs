@@ -89,7 +89,10 @@ impl Config {
         vec![
             format!("Piecewise Lab {}", env!("CARGO_PKG_VERSION")),
             format!("lessons, templates, sample data: {}", self.root.display()),
-            format!("workspace (runs, generated data, exports): {}", self.workspace.display()),
+            format!(
+                "workspace (runs, generated data, exports): {}",
+                self.workspace.display()
+            ),
         ]
     }
 }
@@ -216,6 +219,10 @@ pub struct AppState {
     keyboard_busy: bool,
     /// The References window is open.
     pub references_open: bool,
+    /// The About window is open.
+    pub about_open: bool,
+    /// What the current lesson step points at (scrolled into view by the pane drawing it).
+    pub focus: lessons::Focus,
 }
 
 /// Which form field a file dialog fills.
@@ -289,6 +296,8 @@ impl Workbench {
             applied: Default::default(),
             keyboard_busy: false,
             references_open: false,
+            about_open: false,
+            focus: Default::default(),
         };
         // Finished runs start selected, so the curves show something.
         state.selected = state
@@ -361,6 +370,9 @@ impl Workbench {
         self.state.export_dialog(&ctx);
         if self.state.references_open {
             appearance::references_window(&mut self.state, &ctx);
+        }
+        if self.state.about_open {
+            appearance::about_window(&mut self.state, &ctx);
         }
         self.state.keyboard_busy = ctx.memory(|m| m.focused().is_some());
         // A switch clicked this frame takes effect at the next.

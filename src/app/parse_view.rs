@@ -308,13 +308,26 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
             " (no parse: a flat tree)"
         }
     ));
+    let mut focus = std::mem::take(&mut state.focus);
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
-        .show(ui, |ui| match p.tab {
-            ParseTab::Trees => trees_tab(state, &run_id, &view, ui),
-            ParseTab::Chart => chart_tab(p, &run, &view, ui),
-            ParseTab::Terms => terms_tab(p, &run, &view, ui),
+        .show(ui, |ui| {
+            let tab = p.tab;
+            let r = ui
+                .scope(|ui| match tab {
+                    ParseTab::Trees => trees_tab(state, &run_id, &view, ui),
+                    ParseTab::Chart => chart_tab(p, &run, &view, ui),
+                    ParseTab::Terms => terms_tab(p, &run, &view, ui),
+                })
+                .response
+                .rect;
+            match tab {
+                ParseTab::Trees => focus.mark(ui, "tree", r),
+                ParseTab::Chart => focus.mark(ui, "chart", r),
+                ParseTab::Terms => {}
+            }
         });
+    state.focus = focus;
 }
 
 fn train_form(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {

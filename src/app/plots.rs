@@ -259,7 +259,20 @@ pub(crate) fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>
             None => t,
         }
     } else {
-        format!("{v}")
+        // Grid marks are multiples of a step computed in floating point: -103.96 arrives as
+        // -103.9600000000001. Ten significant digits, trailing zeros dropped.
+        let digits = (9 - v.abs().max(1e-12).log10().floor() as i64).clamp(0, 12) as usize;
+        let t = format!("{v:.digits$}");
+        let t = if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t
+        };
+        if t == "-0" {
+            "0".into()
+        } else {
+            t
+        }
     }
 }
 
@@ -815,9 +828,12 @@ fn consistency_plot(series: &[Series], ui: &mut egui::Ui, width: f32) -> egui::R
 
 pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     ui.heading("Compare runs");
+    // Out of the state while the ticked runs are borrowed from it; back after the tables.
+    let mut focus = std::mem::take(&mut state.focus);
     let runs = selected_runs(state);
     if runs.len() < 2 {
         ui.weak("Tick two or more runs in the Runs pane to compare them.");
+        state.focus = focus;
         return;
     }
     let diff = spec_diff(&runs);
@@ -906,11 +922,13 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
                     }
                 });
             ui.separator();
-            paired_tests(&runs, p, ui);
+            let tests = ui.scope(|ui| paired_tests(&runs, p, ui)).response.rect;
+            focus.mark(ui, "compare-tests", tests);
             ui.separator();
             curve_controls(p, ui, "compare");
             rect = curve_plot(&runs, p, ui, "compare-curves", 260.0);
         });
+    state.focus = focus;
     if save_consistency.0 {
         state.request_png(consistency_rect.intersect(ui.clip_rect()), "consistency");
     }
@@ -995,7 +1013,12 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
          unlikely to be chance.",
     );
     for w in &c.warnings {
-        ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {w}"));
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color),
+            )
+            .wrap(),
+        );
     }
     if c.pairs.is_empty() {
         if runs
@@ -1055,7 +1078,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
             }
         });
     for t in &c.pairs {
-        ui.label(&t.reading);
+        ui.add(egui::Label::new(&t.reading).wrap());
     }
 }
 
@@ -1097,6 +1120,16 @@ mod tests {
         .iter()
         .map(|m| axis_text(true, m.value, &(lo..=hi)))
         .collect()
+    }
+
+    #[test]
+    fn linear_ticks_drop_floating_point_noise() {
+        let r = 0.0..=1.0;
+        assert_eq!(axis_text(false, -103.960_000_000_000_1, &r), "-103.96");
+        assert_eq!(axis_text(false, 0.1 + 0.2, &r), "0.3");
+        assert_eq!(axis_text(false, -0.0, &r), "0");
+        assert_eq!(axis_text(false, 2500.0, &r), "2500");
+        assert_eq!(axis_text(false, 0.000_125, &r), "0.000125");
     }
 
     #[test]

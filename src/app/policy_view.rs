@@ -257,6 +257,18 @@ pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
 
 /// Fig. 1 for `policy` on the loaded data (the launch form's, or a sweep point's).
 pub fn preview(state: &mut AppState, policy: &SelectionPolicy, ui: &mut egui::Ui) {
+    // Out of the state while the data and the preview are borrowed from it.
+    let mut focus = std::mem::take(&mut state.focus);
+    preview_grid(state, policy, &mut focus, ui);
+    state.focus = focus;
+}
+
+fn preview_grid(
+    state: &mut AppState,
+    policy: &SelectionPolicy,
+    focus: &mut super::lessons::Focus,
+    ui: &mut egui::Ui,
+) {
     let ctx = ui.ctx().clone();
     let Some(data) = &state.data else {
         ui.weak("Load a data set in the Data pane to preview the policy on its items.");
@@ -336,11 +348,15 @@ pub fn preview(state: &mut AppState, policy: &SelectionPolicy, ui: &mut egui::Ui
                     ui.label(egui::RichText::new("FLOPs").small());
                     ui.end_row();
                     for (r, label) in grid.rows.iter().enumerate() {
-                        ui.label(egui::RichText::new(label).small().monospace());
+                        let first = ui.label(egui::RichText::new(label).small().monospace());
                         for c in &grid.cells[r] {
                             component_cell(ui, c, label, (min_fl, max_fl), cell);
                         }
-                        ui.label(egui::RichText::new(flops_text(grid.row_total(r))).small());
+                        let last =
+                            ui.label(egui::RichText::new(flops_text(grid.row_total(r))).small());
+                        if label == "fl" {
+                            focus.mark(ui, "fl-row", first.rect.union(last.rect));
+                        }
                         ui.end_row();
                     }
                     ui.label(egui::RichText::new("FLOPs").small());

@@ -23,12 +23,19 @@ pub fn wait_for(
     while !cond(h.state()) {
         assert!(
             t.elapsed().as_secs_f64() < secs,
-            "timed out after {secs} s waiting for {what}; messages: {:?}",
+            "timed out after {secs} s waiting for {what}; messages: {:?}; runs: {:?}",
             h.state()
                 .state
                 .messages
                 .iter()
                 .map(|m| &m.text)
+                .collect::<Vec<_>>(),
+            h.state()
+                .state
+                .runs
+                .entries
+                .iter()
+                .map(|e| format!("{} {}", e.label(), e.status.label()))
                 .collect::<Vec<_>>()
         );
         h.step();

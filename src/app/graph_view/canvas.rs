@@ -573,11 +573,19 @@ fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], color: Color32) {
     }
 }
 
+/// The message change drawn at full arrow width (a probability moving by 0.1).
+pub const FULL_WIDTH_CHANGE: f64 = 0.1;
+
+/// An arrow's width for a message that moved by `change` in the last sweep: 0.5 (no change)
+/// to 6.5 points (a change of [`FULL_WIDTH_CHANGE`] or more), by the square root between.
+pub fn arrow_width(change: f64) -> f32 {
+    (0.5 + 6.0 * (change / FULL_WIDTH_CHANGE).clamp(0.0, 1.0).sqrt()) as f32
+}
+
 /// The BP stepper: messages as arrows (width: how much each moved in the last sweep), variable
 /// beliefs as bars; with messages held at 1, each factor's own belief exp(φ_a) instead.
 fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
     let msg_color = Color32::from_rgb(220, 90, 40);
-    let max_res = b.edge_residual.iter().copied().fold(1e-300, f64::max);
     let z = sc.z;
     for &f in sc.vis_factors {
         let f = f as usize;
@@ -595,10 +603,11 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                     3.0,
                 ));
             } else {
-                // Relative to the largest change of this sweep, so the messages still moving
-                // stand out at every stage.
+                // On one fixed scale for every sweep (full width from a change of
+                // [`FULL_WIDTH_CHANGE`]), so the arrows thin out as BP converges and a
+                // converged graph shows hairlines, as its caption's change says.
                 let r = b.edge_residual.get(e).copied().unwrap_or(0.0);
-                let width = (0.5 + 6.0 * (r / max_res).sqrt()) as f32 * z.max(0.4);
+                let width = arrow_width(r) * z.max(0.4);
                 sc.painter
                     .arrow(a, c - a, Stroke::new(width, msg_color.gamma_multiply(0.8)));
             }
@@ -668,5 +677,16 @@ fn belief_grid(sc: &Scene, bottom: Pos2, probs: &[f64], (ku, kv): (usize, usize)
                     .lerp_to_gamma(color, t.clamp(0.0, 1.0).sqrt()),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod arrow_tests {
+    /// A converged sweep (changes of 1e-16) draws hairlines; a moving one full arrows.
+    #[test]
+    fn arrows_thin_out_as_bp_converges() {
+        assert!((super::arrow_width(4.44e-16) - 0.5).abs() < 1e-3);
+        assert!((super::arrow_width(0.5) - 6.5).abs() < 1e-6);
+        assert!(super::arrow_width(1e-3) < 1.2);
     }
 }

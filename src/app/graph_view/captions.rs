@@ -207,7 +207,8 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
             } else {
                 format!(
                     "Arrows: factor-to-variable messages, width = how much each moved in this \
-                     sweep. Bars below each variable: its belief over the labels, left to right \
+                     sweep (full width from a change of 0.1; hairlines once BP has converged). \
+                     Bars below each variable: its belief over the labels, left to right \
                      {labels}."
                 )
             };

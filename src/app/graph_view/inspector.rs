@@ -99,6 +99,7 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
     let per_row = ((ui.available_width() + 8.0) / (width + 8.0))
         .floor()
         .max(1.0) as usize;
+    let top = ui.cursor().min;
     for row in tables.chunks(per_row) {
         ui.horizontal_top(|ui| {
             for (k, (title, values, prob)) in row.iter().enumerate() {
@@ -119,6 +120,9 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
         });
         ui.add_space(4.0);
     }
+    let tables_rect =
+        egui::Rect::from_min_max(top, egui::pos2(ui.max_rect().right(), ui.cursor().min.y));
+    state.focus.mark(ui, "bp-table", tables_rect);
     if bp_shown(pane).is_some() && has_model_bp {
         ui.weak(
             "The stepper above runs the parallel schedule (every message from the previous \

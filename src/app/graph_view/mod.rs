@@ -175,8 +175,10 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     // picture keeps the pane's height; a chain is wide and flat, its inspector goes below.
     let flat = pane.cache.layout.as_ref().is_none_or(|(_, l)| l.flat);
     let beside = pane.selected_factor.is_some() && !flat && width > 1.5 * avail;
+    // A flat chain needs little height: below it the inspector gets the larger share, so
+    // its tables (a BP belief beside the exact marginal) are on screen at 1280×800.
     let inspector_h = if pane.selected_factor.is_some() && !beside {
-        (avail * 0.4).max(160.0)
+        (avail * if flat { 0.6 } else { 0.4 }).max(160.0)
     } else {
         0.0
     };
