@@ -1090,17 +1090,15 @@ fn check_runs(state: &AppState, q: &Question, c: Check, picked: Option<usize>) -
     }
 }
 
+/// A lesson run's name and spec (or why the spec cannot be built).
+pub type PlannedRun = (String, Result<crate::train::spec::RunSpec, String>);
+/// A lesson step's sweep spec (or why it cannot be built).
+pub type PlannedSweep = Result<crate::experiments::sweep::SweepSpec, String>;
+
 /// The runs step `i` of `lesson` launches (name, spec) and the sweep it starts, built as the
 /// workbench builds them: the tests read them to check that the bundled data still shows
 /// what the lesson's text says.
-pub fn planned(
-    lesson: &Lesson,
-    i: usize,
-    root: &Path,
-) -> (
-    Vec<(String, Result<crate::train::spec::RunSpec, String>)>,
-    Option<Result<crate::experiments::sweep::SweepSpec, String>>,
-) {
+pub fn planned(lesson: &Lesson, i: usize, root: &Path) -> (Vec<PlannedRun>, Option<PlannedSweep>) {
     let step = lesson.state_at(i);
     let source = step.data.as_ref().map(|d| d.source(root));
     let runs = step

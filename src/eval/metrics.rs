@@ -126,7 +126,7 @@ pub struct Bits {
 
 impl Bits {
     pub fn push(&mut self, b: bool) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         if b {
@@ -186,7 +186,7 @@ impl<'de> serde::Deserialize<'de> for Bits {
             words[i / 16] |= (v as u64) << (60 - 4 * (i % 16));
         }
         // Bits past the length stay 0 so equal vectors compare equal.
-        if len % 64 != 0 {
+        if !len.is_multiple_of(64) {
             if let Some(w) = words.last_mut() {
                 *w &= !0u64 << (64 - len % 64);
             }
