@@ -37,10 +37,10 @@ def table(rows, title):
     print(f"{'estimator':<14}" + "".join(f"{f:>18}" for f in fields) + f"{'accuracy':>18}{'seconds':>12}")
     for name, cols, acc, secs in rows:
         print(f"{name:<14}" + "".join(f"{c:>18}" for c in cols) + f"{acc:>18}{secs:>12}")
-given = json.load(open(f"{tmp}/given.json"))
+given = json.load(open(f"{tmp}/given.json"))["runs"]
 table([(r["estimator"], [f"{r['field_f1'][f]:.2f}" for f in fields], f"{r['token_accuracy']:.2f}", f"{r['train_seconds']:.1f}") for r in given],
       "\nper-field token F1, given split")
-splits = [json.load(open(f"{tmp}/split-{s}.json")) for s in range(1, 6)]
+splits = [json.load(open(f"{tmp}/split-{s}.json"))["runs"] for s in range(1, 6)]
 rows = []
 for i, r in enumerate(splits[0]):
     per = [[sp[i]["field_f1"][f] for sp in splits] for f in fields]

@@ -90,7 +90,7 @@ fn rel(a: f64, b: f64) -> f64 {
 fn lesson_4_compares_estimators_that_learn_and_differ() {
     let tmp = tempfile::tempdir().unwrap();
     let r = step_runs("04-training-side-by-side.toml", 0, tmp.path());
-    let names = ["lesson-ml", "lesson-pl", "lesson-pw", "lesson-pwpl"];
+    let names = ["lesson4-ml", "lesson4-pl", "lesson4-pw", "lesson4-pwpl"];
     for n in names {
         let h = &r[n].held_out;
         println!(
@@ -112,7 +112,7 @@ fn lesson_4_compares_estimators_that_learn_and_differ() {
         }
     }
     // Accuracy far above the majority label's.
-    let maj = majority(r["lesson-ml"].spec.test.as_ref().unwrap());
+    let maj = majority(r["lesson4-ml"].spec.test.as_ref().unwrap());
     println!("majority label: {maj:.1} %");
     for n in names {
         assert!(
@@ -123,10 +123,10 @@ fn lesson_4_compares_estimators_that_learn_and_differ() {
     }
     // ML ends best; the local estimators visibly below it and apart from each other.
     let (ml, pl, pw, pwpl) = (
-        r["lesson-ml"].ll(),
-        r["lesson-pl"].ll(),
-        r["lesson-pw"].ll(),
-        r["lesson-pwpl"].ll(),
+        r["lesson4-ml"].ll(),
+        r["lesson4-pl"].ll(),
+        r["lesson4-pw"].ll(),
+        r["lesson4-pwpl"].ll(),
     );
     assert!(ml > pl && ml > pw && ml > pwpl, "{ml} {pl} {pw} {pwpl}");
     for (n, x) in [("pl", pl), ("pw", pw), ("pwpl", pwpl)] {
@@ -149,9 +149,9 @@ fn lesson_4_compares_estimators_that_learn_and_differ() {
         println!("{}", t.reading);
         t.tokens.unwrap().p
     };
-    assert!(p("lesson-ml", "lesson-pw") < 0.01);
-    assert!(p("lesson-pl", "lesson-pw") < 0.05);
-    assert!(p("lesson-pw", "lesson-pwpl") > 0.05);
+    assert!(p("lesson4-ml", "lesson4-pw") < 0.01);
+    assert!(p("lesson4-pl", "lesson4-pw") < 0.05);
+    assert!(p("lesson4-pw", "lesson4-pwpl") > 0.05);
     // The step's question: of its three pairs, pw / pwpl has the largest p.
     let l = lesson("04-training-side-by-side.toml");
     let q = l.steps.iter().find_map(|s| {
@@ -171,7 +171,7 @@ fn lesson_4_compares_estimators_that_learn_and_differ() {
     let likeliest = (0..ps.len())
         .max_by(|&a, &b| ps[a].total_cmp(&ps[b]))
         .unwrap();
-    assert_eq!(q.choices[likeliest], "lesson-pw / lesson-pwpl", "{ps:?}");
+    assert_eq!(q.choices[likeliest], "lesson4-pw / lesson4-pwpl", "{ps:?}");
 }
 
 /// Lesson 4's prior σ² = 10 is the one the development split picks for ML among the values
@@ -182,7 +182,7 @@ fn lesson_4_prior_is_the_development_splits_choice() {
     let (runs, _) = planned(&lesson("04-training-side-by-side.toml"), 0, &root());
     let mut spec = runs
         .into_iter()
-        .find(|(n, _)| n == "lesson-ml")
+        .find(|(n, _)| n == "lesson4-ml")
         .unwrap()
         .1
         .unwrap();
@@ -213,7 +213,7 @@ fn lesson_4_shows_overfitting_at_the_weak_prior() {
         l.steps.len() - 1,
         tmp.path(),
     );
-    let (weak, dev) = (&r["lesson-ml-weak-prior"], &r["lesson-ml-dev-prior"]);
+    let (weak, dev) = (&r["lesson4-ml-weak-prior"], &r["lesson4-ml-dev-prior"]);
     println!("σ² = 10: {:?}\nσ² = 0.3: {:?}", weak.held_out, dev.held_out);
     let peak = weak
         .held_out

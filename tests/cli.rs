@@ -415,7 +415,9 @@ fn compare_split_and_augment() {
         &out,
         "--json",
     ]);
-    let rows: Vec<Value> = serde_json::from_str(&stdout(&o)).unwrap();
+    let table: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(table["warnings"], serde_json::json!([]));
+    let rows = table["runs"].as_array().unwrap();
     let names: Vec<&str> = rows
         .iter()
         .map(|r| r["estimator"].as_str().unwrap())
@@ -429,21 +431,55 @@ fn compare_split_and_augment() {
     assert!(rows
         .iter()
         .all(|r| r["field_f1"].as_object().unwrap().contains_key("S0")));
-    // 001's significance tests, each pair both ways.
+    // The paired tests (McNemar on tokens, paired t, bootstrap), each pair both ways.
     let sig = &rows[0]["significance"]["pw"];
     assert_eq!(sig["a"], "ml");
     let p = sig["paired_t"]["p"].as_f64().unwrap();
-    assert!((0.0..=1.0).contains(&p) && sig["mcnemar"]["p"].as_f64().unwrap() <= 1.0);
+    let t = &sig["tokens"];
+    assert!((0.0..=1.0).contains(&p) && t["p"].as_f64().unwrap() <= 1.0);
+    assert!(t["only_a"].as_u64().unwrap() + t["only_b"].as_u64().unwrap() > 0);
+    let b = &sig["bootstrap"];
+    assert!(b["low"].as_f64().unwrap() <= b["high"].as_f64().unwrap());
+    assert!(sig["reading"].as_str().unwrap().contains("tokens"));
     assert_eq!(rows[2]["significance"]["ml"], *sig);
     // The same table from the finished runs.
-    let again: Vec<Value> = serde_json::from_str(&stdout(&run(&[
+    let again: Value = serde_json::from_str(&stdout(&run(&[
         "compare",
         "--runs",
         &format!("{out}/ml,{out}/pw"),
         "--json",
     ])))
     .unwrap();
-    assert_eq!(again[0]["significance"]["pw"], *sig);
+    assert_eq!(again["runs"][0]["significance"]["pw"], *sig);
+    // A run scored on another test file is named, not paired.
+    let other = dir.path().join("other-test.conll");
+    std::fs::copy(&test, &other).unwrap();
+    let o2 = dir.path().join("cmp2").display().to_string();
+    run(&[
+        "train",
+        "--train",
+        &train,
+        "--test",
+        &other.display().to_string(),
+        "--template",
+        TEMPLATE,
+        "--max-iter",
+        "5",
+        "--out",
+        &o2,
+    ]);
+    let mixed: Value = serde_json::from_str(&stdout(&run(&[
+        "compare",
+        "--runs",
+        &format!("{out}/ml,{o2}"),
+        "--json",
+    ])))
+    .unwrap();
+    let w = mixed["warnings"].to_string();
+    assert!(
+        w.contains("other-test.conll") && w.contains("not paired"),
+        "{w}"
+    );
     let spec: Value = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("cmp/pw/spec.json")).unwrap(),
     )

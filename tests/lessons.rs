@@ -625,3 +625,24 @@ fn lesson_errors_name_the_line() {
         .unwrap_err();
     assert!(e.starts_with("4:") && e.contains("colour"), "{e}");
 }
+
+/// A run name means one run: two lessons that name a run alike train it alike (a lesson reuses
+/// a finished run of its name, so lesson 4 once compared lesson 3's 40-iteration pw with its
+/// own 60-iteration runs).
+#[test]
+fn a_run_name_means_one_spec_across_lessons() {
+    let mut seen: std::collections::BTreeMap<String, (String, String)> = Default::default();
+    for (path, l) in piecewise_lab::app::lessons::read_dir(&root().join("assets/lessons")) {
+        let l = l.unwrap();
+        for i in 0..l.steps.len() {
+            for r in &l.steps[i].run {
+                let what = format!("{:?} {:?}", r.knobs, r.data);
+                let file = path.display().to_string();
+                if let Some((other, w)) = seen.get(&r.name) {
+                    assert_eq!(w, &what, "run {} in {file} and {other}", r.name);
+                }
+                seen.insert(r.name.clone(), (file, what));
+            }
+        }
+    }
+}

@@ -95,7 +95,11 @@ fn keys_step_the_open_lesson() {
     assert_eq!(step_of(&h), Some(1), "on the same step");
     h.get_by_label("Try it yourself");
 
-    // Not while a text field has the keyboard: → then moves its cursor, not the lesson.
+    // Not while a text field has the keyboard: → then moves its cursor, not the lesson. (The
+    // Graph pane's Pieces field, shown for a piecewise estimator.)
+    pane_mut!(h.state_mut(), Graph).estimator = "pw".into();
+    h.step();
+    h.step();
     h.get_all_by_role(Role::TextInput)
         .next()
         .expect("a text field on screen")

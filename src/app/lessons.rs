@@ -132,10 +132,10 @@ impl Focus {
         let clip = ui.clip_rect().intersect(ui.ctx().content_rect());
         self.clip = Some(clip);
         let shown = clip.intersect(rect);
-        // All of it, or where it is larger than the area, the area filled by it (a margin
-        // of a few points for frames and spacing).
+        // Its whole width, and its whole height or, where it is taller than the area, the
+        // area filled by it (a margin of a few points for frames and spacing).
         let visible = shown.is_positive()
-            && shown.width() >= rect.width().min(clip.width()) - 8.0
+            && shown.width() >= rect.width() - 8.0
             && shown.height() >= rect.height().min(clip.height()) - 8.0;
         // Scrolled to until it is in view (its content may arrive frames after the step
         // opens: a spinner first, then the tables); after that the student scrolls freely.

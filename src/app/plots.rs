@@ -983,6 +983,9 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
 /// warnings first, then one row per pair and its reading in words.
 fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
     use crate::eval::significance::show_p;
+    // The sentences wrap at the visible edge of the pane (it scrolls sideways for the wide
+    // tables, and they were cut off at 1280×800).
+    let visible = (ui.clip_rect().right() - ui.cursor().left() - 8.0).max(240.0);
     let key: String = runs
         .iter()
         .map(|r| format!("{}:{}:{};", r.id, r.status.label(), r.metrics.is_some()))
@@ -992,10 +995,25 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
             .iter()
             .filter(|r| r.status == crate::app::runs::RunStatus::Finished)
             .collect();
+        // The runs' names (short enough for the table at 1280×800); the id too where two
+        // ticked runs share a name.
+        let name = |r: &RunEntry| match r.spec.name.as_deref().map(str::trim) {
+            Some(n)
+                if !n.is_empty()
+                    && finished
+                        .iter()
+                        .filter(|q| q.spec.name.as_deref().map(str::trim) == Some(n))
+                        .count()
+                        == 1 =>
+            {
+                n.to_string()
+            }
+            _ => r.label(),
+        };
         let scored: Vec<crate::train::compare::Scored> = finished
             .iter()
             .map(|r| crate::train::compare::Scored {
-                name: r.label(),
+                name: name(r),
                 spec: &r.spec,
                 test: r.metrics.as_ref(),
             })
@@ -1006,19 +1024,25 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
     let Some((_, c)) = &p.tests else { return };
     let c = c.clone();
     ui.strong("Paired tests on the test items");
-    ui.weak(
-        "McNemar: tokens one run labels right and the other wrong (only A, only B), exact \
+    let wrapped = |ui: &mut egui::Ui, text: egui::RichText| {
+        ui.scope(|ui| {
+            ui.set_max_width(visible);
+            ui.add(egui::Label::new(text).wrap());
+        });
+    };
+    wrapped(
+        ui,
+        egui::RichText::new(
+            "McNemar: tokens one run labels right and the other wrong (only A, only B), exact \
          two-sided p. Paired t: wrong tokens per sequence. Bootstrap: the score difference A − B \
          with its 95 % interval over resampled sequences. Below p = 0.05 a difference is \
          unlikely to be chance.",
+        )
+        .weak(),
     );
     for w in &c.warnings {
-        ui.add(
-            egui::Label::new(
-                egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color),
-            )
-            .wrap(),
-        );
+        let text = egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color);
+        wrapped(ui, text);
     }
     if c.pairs.is_empty() {
         if runs
@@ -1078,7 +1102,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
             }
         });
     for t in &c.pairs {
-        ui.add(egui::Label::new(&t.reading).wrap());
+        wrapped(ui, egui::RichText::new(&t.reading));
     }
 }
 

@@ -167,10 +167,10 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
         Nota::Without => {}
         Nota::Normaliser => extra.push_str(
             " · locally normalised, and the normaliser holds the outcome NOTA (score 0): \
-             1 + Σ_y φ(y, y') (001 eq. 6)",
+             1 + Σ_y exp φ(y, y') (001 eq. 6)",
         ),
         Nota::Outcome => extra.push_str(
-            " · NOTA term: −log(1 + Σ_y φ(y, y')) for a wrong source state y' (001 eq. 6)",
+            " · NOTA term: −log(1 + Σ_y exp φ(y, y')) for a wrong source state y' (001 eq. 6)",
         ),
     }
     crate::app::papers::weak_cited(ui, extra);
@@ -212,9 +212,15 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
                      {labels}."
                 )
             };
+            let change = b.report.residual;
+            let change = if (1e-3..1e4).contains(&change) {
+                format!("{change:.3}")
+            } else {
+                format!("{change:.2e}")
+            };
             ui.label(format!(
-                "BP sweep {} (parallel schedule): largest message change {:.2e}; {conv}. {what}",
-                b.sweeps, b.report.residual
+                "BP sweep {} (parallel schedule): largest message change {change}; {conv}. {what}",
+                b.sweeps
             ));
         }
         (Some((_, Err(e))), _) => {

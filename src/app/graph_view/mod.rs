@@ -295,6 +295,22 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 pane.term = (pane.term + 1) % nt.max(1);
                 pane.scroll_to_term = true;
             }
+            // NOTA terms follow the position terms: a jump instead of twenty clicks.
+            let first_nota = pane
+                .cache
+                .terms
+                .iter()
+                .position(|t| t.nota == crate::estimators::terms::Nota::Outcome);
+            if let Some(k) = first_nota {
+                if ui
+                    .button("First NOTA term")
+                    .on_hover_text(format!("Term {} of {nt}: the first \"none of the above\" term", k + 1))
+                    .clicked()
+                {
+                    pane.term = k;
+                    pane.scroll_to_term = true;
+                }
+            }
             ui.checkbox(&mut pane.animate, "Animate");
         });
         ui.separator();
