@@ -97,6 +97,9 @@ fn keys_step_the_open_lesson() {
 
     // Not while a text field has the keyboard: → then moves its cursor, not the lesson. (The
     // Graph pane's Pieces field, shown for a piecewise estimator.)
+    workbench::wait_for(&mut h, "the lesson's data", 60.0, |w| {
+        !w.state.is_loading() && w.state.data.is_some()
+    });
     pane_mut!(h.state_mut(), Graph).estimator = "pw".into();
     h.step();
     h.step();
@@ -233,8 +236,8 @@ fn an_export_goes_where_the_user_typed() {
         .state()
         .state
         .messages
-        .last()
-        .is_some_and(|m| m.text.contains("slide-3.csv")));
+        .iter()
+        .any(|m| m.text.contains("slide-3.csv")));
 
     // Cancel writes nothing.
     h.state_mut()

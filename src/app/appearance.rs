@@ -55,7 +55,7 @@ pub fn top_bar(state: &mut AppState, ui: &mut egui::Ui) {
         .selectable_label(s.presenter, "Presenter")
         .on_hover_text(format!(
             "Presentation scale: everything {:.0} % larger for the back of the room ({key}; \
-             remembered). In a lesson, →, PageDown or Space step forward, ← or PageUp back, \
+             remembered). In a lesson, the right arrow, PageDown or Space step forward, the left arrow or PageUp back, \
              Esc leaves Try it yourself: a presenter's clicker works.",
             (PRESENTER_ZOOM - 1.0) * 100.0
         ))

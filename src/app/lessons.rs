@@ -838,7 +838,7 @@ fn step_ui(
     ui.horizontal(|ui| {
         if ui
             .add_enabled(i > 0, egui::Button::new("< Back"))
-            .on_hover_text("The previous step (← or PageUp)")
+            .on_hover_text("The previous step (left arrow or PageUp)")
             .clicked()
         {
             go(state, pane, file, lesson, i - 1);
@@ -846,14 +846,16 @@ fn step_ui(
         if i + 1 < n {
             if ui
                 .button("Next >")
-                .on_hover_text("The next step (→, PageDown or Space: a presenter's clicker works)")
+                .on_hover_text(
+                    "The next step (right arrow, PageDown or Space: a presenter's clicker works)",
+                )
                 .clicked()
             {
                 go(state, pane, file, lesson, i + 1);
             }
         } else if ui
             .button("Finish")
-            .on_hover_text("Back to the list of lessons (→, PageDown or Space)")
+            .on_hover_text("Back to the list of lessons (right arrow, PageDown or Space)")
             .clicked()
         {
             pane.lesson = None;

@@ -316,8 +316,16 @@ fn curve_plot(
         if ly {
             plot = plot.y_grid_spacer(log_grid);
         }
+        // The legend where the curves are not: the curves' ends are on the right, and a
+        // rising metric starts low (the top left is free), a falling one starts high.
+        let corner = match p.metric {
+            Metric::HeldOutLogLikelihood | Metric::TokenAccuracy | Metric::SegmentF1 => {
+                egui_plot::Corner::LeftTop
+            }
+            _ => egui_plot::Corner::LeftBottom,
+        };
         plot.height(height)
-            .legend(egui_plot::Legend::default())
+            .legend(egui_plot::Legend::default().position(corner))
             .x_axis_label(if lx {
                 format!("{} (log)", p.x.label())
             } else {
