@@ -34,6 +34,7 @@ fn main() {
             sequences: 1,
             test_sequences: 0,
             length: n,
+            ..GenerateForm::default()
         };
         let source = form
             .generate(

@@ -196,12 +196,19 @@ pub enum Split {
 
 /// The "generate synthetic data" form: the HMM-mixture generator of 000 eq. 43–44.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct GenerateForm {
     pub alpha: f64,
     pub seed: u64,
     pub sequences: usize,
     pub test_sequences: usize,
     pub length: usize,
+    /// The Dirichlets' concentrations (`generate hmm-mixture --transition-concentration`,
+    /// `--emission-concentration`): 1 is the paper's; below 1 the data can be learnt.
+    pub transition_concentration: f64,
+    pub emission_concentration: f64,
+    /// Hidden states (`--states`).
+    pub states: usize,
 }
 
 impl Default for GenerateForm {
@@ -212,6 +219,9 @@ impl Default for GenerateForm {
             sequences: 300,
             test_sequences: 300,
             length: 25,
+            transition_concentration: 1.0,
+            emission_concentration: 1.0,
+            states: synth::STATES,
         }
     }
 }
@@ -227,15 +237,37 @@ impl GenerateForm {
                 "need at least one sequence of length at least one",
             ));
         }
+        let (t, e) = (self.transition_concentration, self.emission_concentration);
+        if !(0.01..=100.0).contains(&t) || !(0.01..=100.0).contains(&e) {
+            return Err(crate::error::Error::invalid(
+                "the concentrations must be in [0.01, 100]",
+            ));
+        }
+        if !(2..=50).contains(&self.states) {
+            return Err(crate::error::Error::invalid("states must be in [2, 50]"));
+        }
         std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
-        let all = synth::hmm_mixture(
+        let c = synth::Concentration {
+            states: self.states,
+            transitions: t,
+            emissions: e,
+        };
+        let all = synth::hmm_mixture_with(
             self.alpha,
+            c,
             self.seed,
             self.sequences + self.test_sequences,
             self.length,
         );
         let (train, test) = all.split_at(self.sequences);
-        let stem = format!("hmm-a{}-s{}", self.alpha, self.seed);
+        let stem = if c == synth::Concentration::default() {
+            format!("hmm-a{}-s{}", self.alpha, self.seed)
+        } else {
+            format!(
+                "hmm-a{}-s{}-k{}-t{t}-e{e}",
+                self.alpha, self.seed, self.states
+            )
+        };
         let train_path = dir.join(format!("{stem}-train.conll"));
         write_atomic(
             &train_path,
@@ -268,4 +300,55 @@ pub fn word(seq: &crate::data::Sequence, t: usize) -> &str {
         .or_else(|| seq.attrs.get(t).and_then(|a| a.first()).map(|(n, _)| n))
         .map(|s| s.as_str())
         .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GenerateForm;
+
+    /// The Generate form reaches the generator's knobs: states, concentrations (what
+    /// `generate hmm-mixture` takes), and refuses values out of range.
+    #[test]
+    fn generate_form_reaches_the_concentrations() {
+        let dir = tempfile::tempdir().unwrap();
+        let form = GenerateForm {
+            alpha: 0.0,
+            sequences: 20,
+            test_sequences: 5,
+            states: 7,
+            transition_concentration: 0.3,
+            emission_concentration: 0.15,
+            ..GenerateForm::default()
+        };
+        let src = form
+            .generate(dir.path(), std::path::Path::new("t.tpl"))
+            .unwrap();
+        let text = std::fs::read_to_string(&src.train).unwrap();
+        let labels: std::collections::BTreeSet<&str> = text
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .collect();
+        assert!(labels.iter().all(|l| {
+            l.strip_prefix('S')
+                .and_then(|n| n.parse::<usize>().ok())
+                .is_some_and(|n| n < 7)
+        }));
+        assert!(src.train.contains("-k7-t0.3-e0.15"), "{}", src.train);
+        // The same as the command line's data for the same knobs.
+        let c = crate::data::synth::Concentration {
+            states: 7,
+            transitions: 0.3,
+            emissions: 0.15,
+        };
+        let cli = crate::data::synth::hmm_mixture_with(0.0, c, 1, 25, 25);
+        let first = crate::data::conll::format_conll(&cli[..20], &[]);
+        assert_eq!(text, first);
+        let bad = GenerateForm {
+            emission_concentration: 0.0,
+            ..GenerateForm::default()
+        };
+        assert!(bad
+            .generate(dir.path(), std::path::Path::new("t.tpl"))
+            .is_err());
+    }
 }

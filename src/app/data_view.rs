@@ -167,10 +167,20 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
                 ui.label("Seed");
                 ui.add(egui::DragValue::new(&mut g.seed));
                 ui.end_row();
+                ui.label("States");
+                ui.add(egui::DragValue::new(&mut g.states).range(2..=50));
+                ui.end_row();
+                ui.label("Transition concentration")
+                    .on_hover_text("The Dirichlet parameter of the transition rows: 1 is the paper's; below 1 states are kept or left by habit");
+                ui.add(egui::Slider::new(&mut g.transition_concentration, 0.01..=10.0).logarithmic(true));
+                ui.end_row();
+                ui.label("Emission concentration")
+                    .on_hover_text("The Dirichlet parameter of the emission rows: 1 is the paper's (noisy: about 40 % accuracy); below 1 each state emits a few letters of its own, so the labels can be learnt (the lessons' sample: 0.15)");
+                ui.add(egui::Slider::new(&mut g.emission_concentration, 0.01..=10.0).logarithmic(true));
+                ui.end_row();
             });
             ui.weak(format!(
-                "The HMM-mixture generator of 000 eq. 43–44 ({} states, {} observations, Dirichlet(1) conditionals).",
-                crate::data::synth::STATES,
+                "The HMM-mixture generator of 000 eq. 43–44 ({} observations; the paper's 5 states and Dirichlet(1) conditionals by default).",
                 crate::data::synth::OBSERVATIONS
             ));
             if ui.button("Generate and load").clicked() {

@@ -531,9 +531,12 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
     let score_name = format!("{:?}", p.score);
     let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
     let scope = ui.scope(|ui| {
+        // Headroom above 100 % for the legend, so it covers no bar (D17).
         pane_plot("fields-plot")
             .height(h)
-            .legend(egui_plot::Legend::default())
+            .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop))
+            .include_y(0.0)
+            .include_y(100.0 + 8.0 * charts.len().max(1) as f64)
             .y_axis_label(format!("{score_name} %"))
             .allow_scroll(false)
             .x_axis_formatter(category_axis(names))
