@@ -646,3 +646,29 @@ fn a_run_name_means_one_spec_across_lessons() {
         }
     }
 }
+
+/// A lesson reopened at start (its pane restored from the last session, its runs gone) sets
+/// its step's panes again and relaunches the step's runs.
+#[test]
+fn a_reopened_lesson_applies_its_step_again() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    h.get_by_label("Take a lesson").click();
+    h.step();
+    h.step();
+    {
+        let p = pane_mut!(h.state_mut(), Lessons);
+        p.lesson = Some("04-training-side-by-side.toml".into());
+        p.step = 2;
+        p.applied = false;
+    }
+    wait_for(&mut h, "lesson 4's runs relaunched", 60.0, |w| {
+        run_id(w, "lesson4-ml").is_some()
+    });
+    let want = Lesson::read(&root().join("assets/lessons/04-training-side-by-side.toml"))
+        .unwrap()
+        .state_at(2);
+    wait_for(&mut h, "step 3 settled", 120.0, |w| settled(w, &want));
+    assert!(in_front(h.state()).contains(&PaneKind::Curves));
+}

@@ -557,6 +557,11 @@ pub struct LessonsPane {
     /// The verdict on the step's question: right (with why), or what is wrong.
     #[serde(skip)]
     pub verdict: Option<(bool, String)>,
+    /// The open step's state has been applied in this session: a lesson reopened at start
+    /// sets its panes and relaunches its runs again (they may be gone), unless the user was
+    /// trying things.
+    #[serde(skip)]
+    pub applied: bool,
 }
 
 /// The lessons the workbench read, and what a lesson waits for.
@@ -650,6 +655,15 @@ pub fn waiting_for(state: &AppState, step: &Step) -> Vec<String> {
 }
 
 pub fn ui(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
+    if !pane.applied {
+        pane.applied = true;
+        if let Some(file) = pane.lesson.clone().filter(|_| !pane.trying) {
+            if let Some(lesson) = state.lessons.find(&file).cloned() {
+                let step = pane.step;
+                go(state, pane, &file, &lesson, step);
+            }
+        }
+    }
     egui::ScrollArea::vertical()
         .id_salt("lessons-scroll")
         .auto_shrink([false, false])
@@ -673,6 +687,7 @@ pub fn ui(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
 /// Starts (or restores) step `i` of the lesson in `file`.
 pub fn go(state: &mut AppState, pane: &mut LessonsPane, file: &str, lesson: &Lesson, i: usize) {
     pane.lesson = Some(file.to_string());
+    pane.applied = true;
     pane.step = i.min(lesson.steps.len().saturating_sub(1));
     pane.trying = false;
     pane.picked = None;
