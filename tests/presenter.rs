@@ -27,6 +27,17 @@ fn harness(workspace: &Path, settings: Settings) -> Harness<'static, Workbench> 
         .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb)
 }
 
+/// A workbench that starts on its panes (no welcome screen).
+fn on_panes(workspace: &Path) -> Harness<'static, Workbench> {
+    harness(
+        workspace,
+        Settings {
+            hide_welcome: true,
+            ..Settings::default()
+        },
+    )
+}
+
 /// The first lesson of assets/lessons/ with three or more steps that trains no run (so the
 /// test stays quick): its title and step count.
 fn quick_lesson() -> (String, usize) {
@@ -134,11 +145,7 @@ fn keys_step_the_open_lesson() {
 #[test]
 fn theme_and_presentation_scale_switch_and_are_remembered() {
     let ws = tempfile::tempdir().unwrap();
-    let settings = Settings {
-        hide_welcome: true,
-        ..Settings::default()
-    };
-    let mut h = harness(ws.path(), settings);
+    let mut h = on_panes(ws.path());
     h.step();
     h.step();
     let dark = |h: &Harness<'_, Workbench>| h.ctx.global_style().visuals.dark_mode;
@@ -187,11 +194,7 @@ fn old_settings_load_light() {
 fn an_export_goes_where_the_user_typed() {
     let ws = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let settings = Settings {
-        hide_welcome: true,
-        ..Settings::default()
-    };
-    let mut h = harness(ws.path(), settings);
+    let mut h = on_panes(ws.path());
     h.step();
     // An export asks first: the dialog proposes the exports folder and the table's name.
     h.state_mut().state.save_csv(
@@ -271,13 +274,7 @@ fn paper_codes_are_decoded() {
     }
     // The References window lists all five.
     let ws = tempfile::tempdir().unwrap();
-    let mut h = harness(
-        ws.path(),
-        Settings {
-            hide_welcome: true,
-            ..Settings::default()
-        },
-    );
+    let mut h = on_panes(ws.path());
     h.step();
     h.get_by_label("References").click();
     h.step();
@@ -291,13 +288,7 @@ fn paper_codes_are_decoded() {
 #[test]
 fn about_names_the_version_and_the_folders() {
     let ws = tempfile::tempdir().unwrap();
-    let mut h = harness(
-        ws.path(),
-        Settings {
-            hide_welcome: true,
-            ..Settings::default()
-        },
-    );
+    let mut h = on_panes(ws.path());
     h.step();
     h.get_by_label("About").click();
     h.step();

@@ -700,7 +700,7 @@ fn poll_sweeps(
 /// The sweep, axes and export buttons; returns which exports were asked for.
 fn toolbar(ui: &mut egui::Ui, p: &mut FrontierPane, sweeps: &[SweepData]) -> (bool, bool, bool) {
     let (mut save_png, mut save_svg, mut save_csv) = (false, false, false);
-    let visible = (ui.clip_rect().right() - ui.cursor().left() - 8.0).max(200.0);
+    let visible = super::plots::visible_width(ui, 200.0);
     ui.horizontal_wrapped(|ui| {
         // Wrapped at the visible edge, not the (wider) content's.
         ui.set_max_width(visible);
@@ -748,7 +748,7 @@ fn frontier_plot(
         // No wider than what is visible of the pane: a wide table below (the heat maps, the
         // Fig. 1 preview) widens the scroll area's content, and the plot's dearest points
         // were cut off at 1280×800.
-        let visible = (ui.clip_rect().right() - ui.cursor().left() - 8.0).max(200.0);
+        let visible = super::plots::visible_width(ui, 200.0);
         let mut plot = super::plots::pane_plot("frontier-plot")
             .width(ui.available_width().min(visible))
             .height(((ui.available_height() - 190.0) * 0.98).max(240.0))

@@ -1057,9 +1057,15 @@ fn check_runs(state: &AppState, q: &Question, c: Check, picked: Option<usize>) -
                 let (Some(ma), Some(mb)) = (ea.metrics.as_ref(), eb.metrics.as_ref()) else {
                     return (false, format!("{choice} has no test scores to compare."));
                 };
-                crate::eval::significance::compare_metrics(a, ma, b, mb)
-                    .ok()
-                    .and_then(|t| t.tokens)
+                // McNemar on tokens alone (no bootstrap: this runs on a click).
+                (ma.paired.gold_digest == mb.paired.gold_digest)
+                    .then(|| {
+                        crate::eval::significance::mcnemar_bits(
+                            &ma.paired.token_right,
+                            &mb.paired.token_right,
+                        )
+                    })
+                    .flatten()
                     .map(|m| m.p)
             }
             _ => {

@@ -82,10 +82,9 @@ pub struct CurvesPane {
     pub x: XAxis,
     pub log_x: bool,
     pub log_y: bool,
-    /// Compare's paired tests, with the runs and states they were computed for: the
-    /// bootstrap is not redone every frame.
+    /// Compare's paired tests, computed off the GUI thread for the ticked runs and states.
     #[serde(skip)]
-    pub tests: Option<(String, std::sync::Arc<crate::train::compare::Comparison>)>,
+    pub tests: super::jobs::Transient<PairedTests>,
 }
 
 impl Default for CurvesPane {
@@ -95,9 +94,18 @@ impl Default for CurvesPane {
             x: XAxis::Iteration,
             log_x: false,
             log_y: true,
-            tests: None,
+            tests: Default::default(),
         }
     }
+}
+
+/// Compare's paired tests: the ones shown, the runs and states they are for, and the
+/// computation under way for another set (the bootstrap resamples every sequence 1,000 times:
+/// not on the GUI thread).
+#[derive(Default)]
+pub struct PairedTests {
+    shown: Option<(String, std::sync::Arc<crate::train::compare::Comparison>)>,
+    job: Option<(String, super::jobs::Job<crate::train::compare::Comparison>)>,
 }
 
 /// An x-axis formatter naming categories at integer positions (bar charts).
@@ -996,12 +1004,25 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
     use crate::eval::significance::show_p;
     // The sentences wrap at the visible edge of the pane (it scrolls sideways for the wide
     // tables, and they were cut off at 1280×800).
-    let visible = (ui.clip_rect().right() - ui.cursor().left() - 8.0).max(240.0);
+    let visible = visible_width(ui, 240.0);
     let key: String = runs
         .iter()
         .map(|r| format!("{}:{}:{};", r.id, r.status.label(), r.metrics.is_some()))
         .collect();
-    if p.tests.as_ref().is_none_or(|(k, _)| *k != key) {
+    let t = &mut *p.tests;
+    if let Some((k, job)) = t.job.as_mut() {
+        if let Some(r) = job.poll() {
+            let c = r.unwrap_or_else(|e| crate::train::compare::Comparison {
+                warnings: vec![e],
+                ..Default::default()
+            });
+            t.shown = Some((k.clone(), std::sync::Arc::new(c)));
+            t.job = None;
+        }
+    }
+    let shown_now = t.shown.as_ref().is_some_and(|(k, _)| *k == key);
+    let computing = t.job.as_ref().is_some_and(|(k, _)| *k == key);
+    if !shown_now && !computing {
         let finished: Vec<&&RunEntry> = runs
             .iter()
             .filter(|r| r.status == crate::app::runs::RunStatus::Finished)
@@ -1021,18 +1042,30 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
             }
             _ => r.label(),
         };
-        let scored: Vec<crate::train::compare::Scored> = finished
+        let owned: Vec<(String, crate::train::RunSpec, Option<crate::eval::Metrics>)> = finished
             .iter()
-            .map(|r| crate::train::compare::Scored {
-                name: name(r),
-                spec: &r.spec,
-                test: r.metrics.as_ref(),
-            })
+            .map(|r| (name(r), r.spec.clone(), r.metrics.clone()))
             .collect();
-        let c = crate::train::compare::compare_runs(&scored);
-        p.tests = Some((key, std::sync::Arc::new(c)));
+        let job = super::jobs::Job::spawn(ui.ctx(), "paired tests", move || {
+            let scored: Vec<crate::train::compare::Scored> = owned
+                .iter()
+                .map(|(name, spec, m)| crate::train::compare::Scored {
+                    name: name.clone(),
+                    spec,
+                    test: m.as_ref(),
+                })
+                .collect();
+            Ok(crate::train::compare::compare_runs(&scored))
+        });
+        t.job = Some((key.clone(), job));
     }
-    let Some((_, c)) = &p.tests else { return };
+    let Some(c) = t.shown.as_ref().filter(|(k, _)| *k == key).map(|s| &s.1) else {
+        ui.horizontal(|ui| {
+            ui.spinner();
+            ui.weak("computing the paired tests…");
+        });
+        return;
+    };
     let c = c.clone();
     ui.strong("Paired tests on the test items");
     let wrapped = |ui: &mut egui::Ui, text: egui::RichText| {
@@ -1134,6 +1167,13 @@ fn short_value(v: &str) -> String {
 /// panned Compare's curves out of view); drag pans, Ctrl + wheel zooms, a double click resets.
 pub fn pane_plot(id: impl egui::AsIdSalt) -> egui_plot::Plot<'static> {
     egui_plot::Plot::new(id).allow_scroll(false)
+}
+
+/// The width from the cursor to the pane's visible right edge (less a margin), at least `min`:
+/// what to wrap or size to when a pane's content is wider than what is on screen (a scroll
+/// area with wide tables), so a plot or a sentence is not cut off at 1280×800.
+pub fn visible_width(ui: &egui::Ui, min: f32) -> f32 {
+    (ui.clip_rect().right() - ui.cursor().left() - 8.0).max(min)
 }
 
 /// The line under a plot that says how to move it.

@@ -6,6 +6,8 @@
 //! accuracy). [`compare`] keeps 001's own pairing — McNemar on sequences labelled entirely
 //! right — for the reproductions of its tables.
 
+use crate::eval::metrics::Bits;
+
 /// McNemar's test: `only_a` sequences right by A alone, `only_b` by B alone; `p` is the exact
 /// two-sided binomial p-value of `only_a` among `only_a + only_b` under p = ½ (the exact form
 /// of the test, valid for small counts too).
@@ -95,6 +97,23 @@ pub fn p_words(p: f64) -> &'static str {
     }
 }
 
+/// McNemar's test on two runs' per-item right/wrong records (tokens, or gold segments
+/// found); `None` when either is missing or they differ in length.
+pub fn mcnemar_bits(a: &Bits, b: &Bits) -> Option<McNemar> {
+    if a.is_empty() || a.len() != b.len() {
+        return None;
+    }
+    let (mut only_a, mut only_b) = (0, 0);
+    for i in 0..a.len() {
+        match (a.get(i), b.get(i)) {
+            (true, false) => only_a += 1,
+            (false, true) => only_b += 1,
+            _ => {}
+        }
+    }
+    Some(mcnemar_counts(only_a, only_b))
+}
+
 /// Every paired test of runs A and B scored on the same items; an error names why they cannot
 /// be paired (different items, or a run scored before per-item scores were kept).
 pub fn compare_metrics(
@@ -120,31 +139,12 @@ pub fn compare_metrics(
     }
     let f = |v: &[u32]| v.iter().map(|&e| e as f64).collect::<Vec<_>>();
     let paired_t = paired_t(&f(&a.sequence_errors), &f(&b.sequence_errors));
-    let tokens = (per_item && pa.token_right.len() == pb.token_right.len()).then(|| {
-        let (mut only_a, mut only_b) = (0, 0);
-        for i in 0..pa.token_right.len() {
-            match (pa.token_right.get(i), pb.token_right.get(i)) {
-                (true, false) => only_a += 1,
-                (false, true) => only_b += 1,
-                _ => {}
-            }
-        }
-        mcnemar_counts(only_a, only_b)
-    });
-    let segments = (per_item
-        && !pa.segment_found.is_empty()
-        && pa.segment_found.len() == pb.segment_found.len())
-    .then(|| {
-        let (mut only_a, mut only_b) = (0, 0);
-        for i in 0..pa.segment_found.len() {
-            match (pa.segment_found.get(i), pb.segment_found.get(i)) {
-                (true, false) => only_a += 1,
-                (false, true) => only_b += 1,
-                _ => {}
-            }
-        }
-        mcnemar_counts(only_a, only_b)
-    });
+    let tokens = per_item
+        .then(|| mcnemar_bits(&pa.token_right, &pb.token_right))
+        .flatten();
+    let segments = per_item
+        .then(|| mcnemar_bits(&pa.segment_found, &pb.segment_found))
+        .flatten();
     let bootstrap = per_item.then(|| paired_bootstrap(a, b)).flatten();
     let reading = reading(a_name, b_name, tokens.as_ref(), &paired_t);
     Ok(PairComparison {
@@ -185,6 +185,19 @@ fn reading(a: &str, b: &str, tokens: Option<&McNemar>, t: &PairedT) -> String {
     }
 }
 
+/// 100 · Σ numerators / Σ denominators over the sequences `idx` (with repeats): a corpus-level
+/// score of a bootstrap resample.
+fn ratio_score(parts: &[(f64, f64)], idx: &[usize]) -> f64 {
+    let (num, den) = idx
+        .iter()
+        .fold((0.0, 0.0), |(n, d), &i| (n + parts[i].0, d + parts[i].1));
+    if den > 0.0 {
+        100.0 * num / den
+    } else {
+        0.0
+    }
+}
+
 /// The paired bootstrap of the difference in segment F1 (token accuracy without segments):
 /// sequences drawn with replacement, the same draw for both runs, seeded so it repeats.
 fn paired_bootstrap(a: &crate::eval::Metrics, b: &crate::eval::Metrics) -> Option<Bootstrap> {
@@ -215,26 +228,15 @@ fn paired_bootstrap(a: &crate::eval::Metrics, b: &crate::eval::Metrics) -> Optio
         }
     };
     let (xa, xb) = (parts(a), parts(b));
-    let score = |x: &[(f64, f64)], idx: &mut dyn Iterator<Item = usize>| {
-        let (mut num, mut den) = (0.0, 0.0);
-        for i in idx {
-            num += x[i].0;
-            den += x[i].1;
-        }
-        if den > 0.0 {
-            100.0 * num / den
-        } else {
-            0.0
-        }
-    };
-    let difference = score(&xa, &mut (0..n)) - score(&xb, &mut (0..n));
+    let all: Vec<usize> = (0..n).collect();
+    let difference = ratio_score(&xa, &all) - ratio_score(&xb, &all);
     let resamples = bootstrap_resamples(n);
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
-    let mut idx = vec![0usize; n];
+    let mut idx = all;
     let mut diffs = Vec::with_capacity(resamples);
     for _ in 0..resamples {
         idx.iter_mut().for_each(|i| *i = rng.random_range(0..n));
-        diffs.push(score(&xa, &mut idx.iter().copied()) - score(&xb, &mut idx.iter().copied()));
+        diffs.push(ratio_score(&xa, &idx) - ratio_score(&xb, &idx));
     }
     diffs.sort_by(f64::total_cmp);
     let q = |f: f64| diffs[((f * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
@@ -297,14 +299,25 @@ pub fn mcnemar(a_right: &[bool], b_right: &[bool]) -> McNemar {
 pub fn mcnemar_counts(only_a: u64, only_b: u64) -> McNemar {
     let n = only_a + only_b;
     let k = only_a.min(only_b);
-    // P(X ≤ k) for X ~ Bin(n, ½), summed in log space.
-    let ln_half_n = -(n as f64) * std::f64::consts::LN_2;
-    let ln_choose = |i: u64| {
-        ln_gamma(n as f64 + 1.0) - ln_gamma(i as f64 + 1.0) - ln_gamma((n - i) as f64 + 1.0)
-    };
-    let terms: Vec<f64> = (0..=k).map(|i| ln_choose(i) + ln_half_n).collect();
-    let mx = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let tail = (mx + terms.iter().map(|t| (t - mx).exp()).sum::<f64>().ln()).exp();
+    // P(X ≤ k) for X ~ Bin(n, ½). For k ≤ n/2 the terms grow with i, so the largest is at k:
+    // summed from k down, each term relative to it (C(n, i−1) = C(n, i) · i / (n − i + 1)),
+    // until they no longer count — no table of k terms (k comes from the data: a summary
+    // file may claim billions of tokens).
+    let ln_top = ln_gamma(n as f64 + 1.0)
+        - ln_gamma(k as f64 + 1.0)
+        - ln_gamma((n - k) as f64 + 1.0)
+        - n as f64 * std::f64::consts::LN_2;
+    let (mut sum, mut term) = (0.0f64, 1.0f64);
+    let mut i = k;
+    loop {
+        sum += term;
+        if i == 0 || term < 1e-17 * sum {
+            break;
+        }
+        term *= i as f64 / (n - i + 1) as f64;
+        i -= 1;
+    }
+    let tail = (ln_top + sum.ln()).exp();
     McNemar {
         only_a,
         only_b,
@@ -541,5 +554,18 @@ mod tests {
         }
         assert!(serde_json::from_str::<Bits>("\"5:f\"").is_err());
         assert!(serde_json::from_str::<Bits>("\"4:g\"").is_err());
+    }
+
+    /// McNemar's p from counts a summary file may claim (billions) comes without a table of
+    /// terms, and agrees with the exact small-count values and the normal limit.
+    #[test]
+    fn mcnemar_counts_needs_no_table() {
+        close(mcnemar_counts(3, 12).p, 0.03515625, 1e-12);
+        close(mcnemar_counts(0, 1).p, 1.0, 1e-12);
+        assert_eq!(mcnemar_counts(3_000_000_000, 3_000_000_000).p, 1.0);
+        // 2σ below the mean of Bin(2·10⁹, ½): the two-sided normal tail, 0.0455.
+        let n = 2_000_000_000u64;
+        let k = n / 2 - (n as f64).sqrt() as u64;
+        close(mcnemar_counts(k, n - k).p, 0.0455, 0.01);
     }
 }
