@@ -941,8 +941,12 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
                     }
                 });
             ui.separator();
-            let tests = ui.scope(|ui| paired_tests(&runs, p, ui)).response.rect;
-            focus.mark(ui, "compare-tests", tests);
+            let tests = ui.scope(|ui| paired_tests(&runs, p, ui));
+            // Marked once the tests are drawn, not their spinner: the table arrives frames
+            // later and is what must come into view.
+            if tests.inner {
+                focus.mark(ui, "compare-tests", tests.response.rect);
+            }
             ui.separator();
             curve_controls(p, ui, "compare");
             rect = curve_plot(&runs, p, ui, "compare-curves", 260.0);
@@ -1000,7 +1004,8 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
 /// The paired tests of every pair of ticked runs (the engine's
 /// [`crate::train::compare::compare_runs`], as the command line's `compare` prints them):
 /// warnings first, then one row per pair and its reading in words.
-fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
+/// Returns whether the tests are drawn (false while they are computed).
+fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bool {
     use crate::eval::significance::show_p;
     // The sentences wrap at the visible edge of the pane (it scrolls sideways for the wide
     // tables, and they were cut off at 1280×800).
@@ -1064,7 +1069,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
             ui.spinner();
             ui.weak("computing the paired tests…");
         });
-        return;
+        return false;
     };
     let c = c.clone();
     ui.strong("Paired tests on the test items");
@@ -1095,7 +1100,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
         {
             ui.weak("The tests appear when the runs have finished.");
         }
-        return;
+        return true;
     }
     egui::Grid::new("compare-tests")
         .striped(true)
@@ -1148,6 +1153,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) {
     for t in &c.pairs {
         wrapped(ui, egui::RichText::new(&t.reading));
     }
+    true
 }
 
 /// Characters of a spec value Compare shows before eliding its start.
