@@ -538,7 +538,10 @@ pub fn execute(
     let mut curve_text = String::new();
     let mut curve_error = None;
     let t0 = Instant::now();
+    // Time in the observer (evaluating, writing the curve): left out of the run's seconds.
+    let mut observed = std::time::Duration::ZERO;
     let mut observer = |r: &crate::train::lbfgs::IterReport, theta: &[f64]| {
+        let watching = Instant::now();
         let mut point = CurvePoint {
             report: r.clone(),
             test_token_accuracy: None,
@@ -567,6 +570,7 @@ pub fn execute(
                 curve_error = Some(e);
             }
         }
+        observed += watching.elapsed();
     };
     let result = train(
         g,
@@ -582,7 +586,7 @@ pub fn execute(
     if let Some(e) = curve_error {
         return Err(e);
     }
-    summary.train_seconds = t0.elapsed().as_secs_f64();
+    summary.train_seconds = t0.elapsed().saturating_sub(observed).as_secs_f64();
     summary.iterations = report.iterations;
     summary.stop_reason = report.stop.clone();
     if let Some(l) = &report.last {

@@ -62,7 +62,8 @@ pub struct RunSummary {
     pub estimator: String,
     pub iterations: usize,
     pub stop_reason: Option<StopReason>,
-    /// Seconds spent in the optimiser.
+    /// Seconds spent training: the optimiser and the steps after it, held-out evaluations
+    /// and writing the curve left out.
     pub train_seconds: f64,
     /// Seconds reading data and building features.
     pub setup_seconds: f64,
@@ -327,7 +328,7 @@ fn run_inner(
         ..
     } = cx;
     summary.nota_terms = curve.nota_terms;
-    summary.train_seconds = t0.elapsed().as_secs_f64();
+    summary.train_seconds = t0.elapsed().saturating_sub(curve.observed).as_secs_f64();
     summary.iterations = result.iterations;
     if let Some(l) = curve.last.as_ref().or(result.last.as_ref()) {
         summary.evaluations = l.evaluations;

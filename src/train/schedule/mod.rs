@@ -150,6 +150,9 @@ pub struct Curve<'a> {
     pub last: Option<IterReport>,
     /// nota: the number of NOTA terms in the objective being fitted.
     pub nota_terms: Option<usize>,
+    /// Time spent here (held-out evaluation, writing the curve): not training, so left out
+    /// of the run's seconds as the optimiser leaves it out of each point's.
+    pub observed: std::time::Duration,
 }
 
 impl<'a> Curve<'a> {
@@ -175,6 +178,7 @@ impl<'a> Curve<'a> {
             base: None,
             last: None,
             nota_terms: None,
+            observed: std::time::Duration::ZERO,
         })
     }
 
@@ -193,6 +197,12 @@ impl<'a> Curve<'a> {
 
     /// Records one iteration of the current fit (its counts relative to the fit's start).
     pub fn observe(&mut self, r: &IterReport, theta: &[f64]) {
+        let started = std::time::Instant::now();
+        self.record(r, theta);
+        self.observed += started.elapsed();
+    }
+
+    fn record(&mut self, r: &IterReport, theta: &[f64]) {
         let r = match &self.base {
             Some(b) => IterReport {
                 iteration: r.iteration + b.iteration,
