@@ -946,3 +946,102 @@ fn about_from_an_empty_folder_uses_the_data_directory() {
         cwd.path().join("workspace").display()
     )));
 }
+
+/// `generate treebank` writes trees the grammar commands read, within the length bounds, the
+/// same for the same seed; the bundled treebank is what sample_data/README.md's command makes.
+#[test]
+fn generate_treebank_remakes_the_bundled_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = (dir.path().join("train.mrg"), dir.path().join("test.mrg"));
+    run(&[
+        "generate",
+        "treebank",
+        "--sentences",
+        "300",
+        "--seed",
+        "1",
+        "--out",
+        train.to_str().unwrap(),
+        "--test-sentences",
+        "100",
+        "--test-out",
+        test.to_str().unwrap(),
+    ]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_data");
+    for (made, bundled) in [
+        (&train, "toy-treebank-train.mrg"),
+        (&test, "toy-treebank-test.mrg"),
+    ] {
+        assert_eq!(
+            std::fs::read(made).unwrap(),
+            std::fs::read(root.join(bundled)).unwrap(),
+            "{bundled} is not what its command makes"
+        );
+    }
+    let trees = std::fs::read_to_string(&train).unwrap();
+    assert_eq!(trees.lines().count(), 300);
+    for t in piecewise_lab::data::treebank::parse_trees(&trees, "train.mrg").unwrap() {
+        let n = t.words().len();
+        assert!((3..=10).contains(&n), "{n} words: {t}");
+    }
+    // The grammar family trains on it and scores its test trees.
+    let out = dir.path().join("run");
+    run(&[
+        "train",
+        "--model",
+        "grammar",
+        "--estimator",
+        "memm",
+        "--train",
+        train.to_str().unwrap(),
+        "--test",
+        test.to_str().unwrap(),
+        "--max-iter",
+        "30",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert!(s["test"]["segments"]["f1"].as_f64().unwrap() > 80.0, "{s}");
+    // Bounds are checked before anything is drawn.
+    let o = bin()
+        .args(["generate", "treebank", "--min-words", "20", "--out"])
+        .arg(dir.path().join("x.mrg"))
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--min-words"));
+}
+
+/// `gui --lesson` names the lessons there are when it is given one that is not, before any
+/// window opens (no display is needed for the error).
+#[test]
+fn gui_names_the_lessons_when_asked_for_a_missing_one() {
+    let o = bin()
+        .args(["gui", "--lesson", "42"])
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no lesson \"42\"") && err.contains("09-grammar-chart-and-nota"),
+        "{err}"
+    );
+    let o = bin()
+        .args(["gui", "--step", "2"])
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "--step needs --lesson");
+    let o = bin()
+        .args(["gui", "--lesson", "9", "--step", "5"])
+        .env_remove("DISPLAY")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("has steps 1 to 4"), "{err}");
+}

@@ -275,12 +275,18 @@ fn a_load_error_names_the_file_and_line() {
     h.get_by_label("Load").click();
     h.step();
     wait_for(&mut h, "the load to fail", 30.0, |w| !w.state.is_loading());
-    let msg = h
-        .get_by_label_contains("could not load the data")
-        .accesskit_node()
-        .value()
-        .unwrap_or_default();
-    assert!(msg.contains("bad.conll:3"), "{msg}");
+    h.get_by_label("Data view").click();
+    h.step();
+    h.step();
+    // Said in the message bar and in the Data pane, beside the files it names.
+    let msgs: Vec<String> = h
+        .query_all_by_label_contains("could not load the data")
+        .map(|n| n.accesskit_node().value().unwrap_or_default())
+        .collect();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    for msg in &msgs {
+        assert!(msg.contains("bad.conll:3"), "{msg}");
+    }
     // The previous data set stays loaded.
     assert!(h.state().state.data.is_some());
 }
@@ -1128,6 +1134,14 @@ fn parse_pane_trains_a_grammar_and_steps_through_its_chart_and_terms() {
     let mut h = harness(&tmp.path().join("ws"));
     h.get_by_label("Parse view").click();
     h.step();
+    h.step();
+    // The form opens on the bundled treebank; these trees replace it.
+    {
+        let p = pane_mut!(h.state_mut(), Parse);
+        assert!(p.train.ends_with("toy-treebank-train.mrg"), "{}", p.train);
+        p.train.clear();
+        p.test.clear();
+    }
     h.step();
     h.get_by_label("Train trees").focus();
     h.step();

@@ -299,3 +299,36 @@ fn about_names_the_version_and_the_folders() {
         ws.path().display()
     ));
 }
+
+/// `gui --lesson 2 --step 3 --theme dark`: the workbench opens on that step, applied, in the
+/// dark theme; a wrong step is a message naming the steps there are.
+#[test]
+fn opens_on_a_lessons_step() {
+    use piecewise_lab::app::Opening;
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path(), Settings::default());
+    let wrong = Opening {
+        lesson: Some(("2".into(), 9)),
+        ..Default::default()
+    };
+    let err = h.state_mut().open_at(&wrong).unwrap_err();
+    assert!(err.contains("has steps 1 to 4"), "{err}");
+    let open = Opening {
+        lesson: Some(("02".into(), 3)),
+        dark: Some(true),
+        ..Default::default()
+    };
+    h.state_mut().open_at(&open).unwrap();
+    for _ in 0..6 {
+        h.step();
+    }
+    let w = h.state();
+    assert!(!w.state.welcome, "straight to the panes");
+    assert!(w.settings().dark);
+    let p = pane!(w, Lessons);
+    assert_eq!(p.lesson.as_deref(), Some("02-node-split.toml"));
+    assert_eq!(p.step, 2);
+    assert!(p.applied, "the step's state was applied");
+    let lesson = Lesson::read(&root().join("assets/lessons/02-node-split.toml")).unwrap();
+    assert!(h.query_by_label(&lesson.steps[2].title).is_some());
+}

@@ -40,6 +40,8 @@ pub const FILES: &[(&str, &[u8])] = bundle!(
     "sample_data/hmm-peaked-dev.conll",
     "sample_data/hmm-peaked-test.conll",
     "sample_data/hmm-peaked-train.conll",
+    "sample_data/toy-treebank-test.mrg",
+    "sample_data/toy-treebank-train.mrg",
 );
 
 /// The folders a root holds (the test checks [`FILES`] lists all of their files).

@@ -113,6 +113,10 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
             egui::Grid::new("data-model-grid")
                 .num_columns(2)
                 .show(ui, |ui| model_rows(ui, "data", &mut state.form.model));
+            // A failed load is said here, where the files were given, not only in the bar.
+            if let Some(e) = &state.load_error {
+                ui.colored_label(ui.visuals().error_fg_color, e);
+            }
             ui.horizontal(|ui| {
                 let loading = state.is_loading();
                 if ui

@@ -212,7 +212,19 @@ pub struct RunningSweep {
     /// Points finished (or found finished) so far.
     pub done: Arc<AtomicUsize>,
     cancel: Arc<AtomicBool>,
-    job: Job<SweepIndex>,
+    /// `None` while the sweep waits for its turn in the run queue.
+    job: Option<Job<SweepIndex>>,
+    /// What the job runs, kept until its turn comes.
+    spec: SweepSpec,
+    dir: PathBuf,
+    ctx: egui::Context,
+}
+
+impl RunningSweep {
+    /// Training its points (not waiting for its turn).
+    pub fn started(&self) -> bool {
+        self.job.is_some()
+    }
 }
 
 /// Starts the sweep of `form` on the launch form `base` (its data and knobs); the sweep runs
@@ -240,29 +252,38 @@ pub fn start_sweep(
     let spec = form.spec(base.to_spec()?).map_err(|e| e.to_string())?;
     let dir = state.config.workspace.join("sweeps").join(&form.name);
     let total = spec.points().len();
-    let done = Arc::new(AtomicUsize::new(0));
-    let cancel = Arc::new(AtomicBool::new(false));
-    let (d, c, repaint) = (done.clone(), cancel.clone(), ctx.clone());
-    let job = Job::spawn(ctx, format!("sweep {}", form.name), move || {
-        run_sweep(&spec, &dir, &c, &|_| {
-            d.fetch_add(1, Ordering::Relaxed);
-            repaint.request_repaint();
-        })
-        .map_err(|e| e.to_string())
-    });
+    state.runs.queue_sweep(ctx, &form.name)?;
     state.info(format!(
-        "started sweep {} ({total} points, {} at once)",
+        "queued sweep {} ({total} points, {} at once): it starts when no run trains",
         form.name,
         form.jobs.max(1)
     ));
     state.sweep = Some(RunningSweep {
         name: form.name.clone(),
         total,
-        done,
-        cancel,
-        job,
+        done: Arc::new(AtomicUsize::new(0)),
+        cancel: Arc::new(AtomicBool::new(false)),
+        job: None,
+        spec,
+        dir,
+        ctx: ctx.clone(),
     });
+    poll_sweep(state);
     Ok(())
+}
+
+/// Cancels the sweep: a waiting one leaves the queue; a training one stops after the points
+/// being trained (started again, it resumes).
+pub fn cancel_sweep(state: &mut AppState) {
+    let Some(s) = &state.sweep else { return };
+    if s.started() {
+        s.cancel.store(true, Ordering::Relaxed);
+    } else {
+        let name = s.name.clone();
+        state.sweep = None;
+        state.runs.sweep_ended();
+        state.info(format!("sweep {name} cancelled before its turn came"));
+    }
 }
 
 /// Whether the sweep `name` of the workspace has every point finished.
@@ -281,12 +302,31 @@ pub fn sweep_finished(workspace: &Path, name: &str) -> bool {
 /// Frontier panes read them) and collects the sweep when it ends.
 pub fn poll_sweep(state: &mut AppState) {
     let Some(s) = &mut state.sweep else { return };
+    if s.job.is_none() {
+        // Its turn in the run queue: start it.
+        if state.runs.take_sweep_turn().is_none() {
+            return;
+        }
+        let (spec, dir) = (s.spec.clone(), s.dir.clone());
+        let (d, c, repaint) = (s.done.clone(), s.cancel.clone(), s.ctx.clone());
+        s.job = Some(Job::spawn(&s.ctx, format!("sweep {}", s.name), move || {
+            run_sweep(&spec, &dir, &c, &|_| {
+                d.fetch_add(1, Ordering::Relaxed);
+                repaint.request_repaint();
+            })
+            .map_err(|e| e.to_string())
+        }));
+        let name = s.name.clone();
+        state.info(format!("started sweep {name}"));
+        return;
+    }
     let done = s.done.load(Ordering::Relaxed);
-    let ended = s.job.poll();
+    let ended = s.job.as_mut().and_then(|j| j.poll());
     state.sweep_events = state.sweep_events.max(done);
     if let Some(r) = ended {
         let (name, total) = (s.name.clone(), s.total);
         state.sweep = None;
+        state.runs.sweep_ended();
         state.sweep_events += 1;
         match r {
             Ok(idx) => {
@@ -531,21 +571,32 @@ fn launcher(state: &mut AppState, p: &mut FrontierPane, none_yet: bool, ui: &mut
     let ctx = ui.ctx().clone();
     if let Some(s) = &state.sweep {
         let done = s.done.load(Ordering::Relaxed).min(s.total);
+        let mut cancel = false;
         ui.horizontal(|ui| {
             ui.spinner();
-            ui.add(
-                egui::ProgressBar::new(done as f32 / s.total.max(1) as f32)
-                    .desired_width(260.0)
-                    .text(format!("sweep {}: {done} of {} points", s.name, s.total)),
-            );
-            if ui
+            if s.started() {
+                ui.add(
+                    egui::ProgressBar::new(done as f32 / s.total.max(1) as f32)
+                        .desired_width(260.0)
+                        .text(format!("sweep {}: {done} of {} points", s.name, s.total)),
+                );
+            } else {
+                let ahead =
+                    state.runs.sweep_position().map_or(0, |k| k - 1) + state.runs.started_count();
+                ui.label(format!(
+                    "sweep {}: waiting for {ahead} run(s) ahead of it in the queue (one \
+                     thing trains at a time, so seconds compare)",
+                    s.name
+                ));
+            }
+            cancel = ui
                 .button("Cancel sweep")
                 .on_hover_text("Stops after the points being trained; starting it again resumes")
-                .clicked()
-            {
-                s.cancel.store(true, Ordering::Relaxed);
-            }
+                .clicked();
         });
+        if cancel {
+            cancel_sweep(state);
+        }
     }
     egui::CollapsingHeader::new("New sweep")
         .id_salt("frontier-new-sweep")

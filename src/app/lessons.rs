@@ -600,6 +600,37 @@ impl LessonRuntime {
     }
 }
 
+impl LessonRuntime {
+    /// The lesson file a name or number means: `4`, `04`, `04-training-side-by-side` or the
+    /// file name itself.
+    pub fn resolve(&self, name: &str) -> Result<String, String> {
+        let files: Vec<String> = self.lessons.iter().map(|(p, _)| file_name(p)).collect();
+        let hit = name
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| {
+                files
+                    .iter()
+                    .find(|f| f.split('-').next().and_then(|k| k.parse().ok()) == Some(n))
+            })
+            .or_else(|| {
+                files
+                    .iter()
+                    .find(|f| *f == name || f.strip_suffix(".toml") == Some(name))
+            });
+        hit.cloned().ok_or_else(|| {
+            format!(
+                "no lesson {name:?}: the lessons are {}",
+                files
+                    .iter()
+                    .map(|f| f.trim_end_matches(".toml"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+    }
+}
+
 fn file_name(p: &Path) -> String {
     p.file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -1188,13 +1219,18 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
         state.load(ctx);
     }
     for r in &step.run {
-        if run_named(state, &r.name).is_some() {
-            continue;
-        }
         let data = r
             .data
             .as_ref()
             .map_or_else(|| source.clone(), |d| d.source(&state.config.root));
+        // A treebank run's data becomes the data in hand (the top bar names it).
+        if data.family() == crate::graph::FamilyKind::Grammar && state.form != data {
+            state.form = data.clone();
+            state.load(ctx);
+        }
+        if run_named(state, &r.name).is_some() {
+            continue;
+        }
         match run_form(&data, r).to_spec() {
             Ok(spec) => {
                 let id = state.runs.launch(ctx, spec);

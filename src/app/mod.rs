@@ -112,6 +112,8 @@ pub struct Settings {
     pub dark: bool,
     /// The presentation scale: everything larger (F5).
     pub presenter: bool,
+    /// Runs that train at once (the Runs pane's setting; 0 in older settings means 1).
+    pub runs_at_once: usize,
 }
 
 /// A line in the message bar.
@@ -202,6 +204,8 @@ pub struct AppState {
     pub lessons: lessons::LessonRuntime,
     /// The welcome screen is shown instead of the panes.
     pub welcome: bool,
+    /// Why the last load failed, shown beside the Load button until the next load.
+    pub load_error: Option<String>,
     /// The sweep started from a Frontier pane, while it runs.
     pub sweep: Option<frontier::RunningSweep>,
     /// Grows as the running sweep's points finish: Frontier panes read the sweeps again.
@@ -244,7 +248,9 @@ impl Workbench {
     /// A workbench with `settings` (persisted ones, or defaults); starts loading the data set
     /// it last had, or the bundled sample.
     pub fn new(config: Config, settings: Settings) -> Workbench {
-        let (runs, problems) = Runs::open(&config.workspace);
+        let (mut runs, problems) = Runs::open(&config.workspace);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        runs.runs_at_once = settings.runs_at_once.clamp(1, cores);
         let form = settings
             .source
             .clone()
@@ -287,6 +293,7 @@ impl Workbench {
             treebank: None,
             lessons: lessons::LessonRuntime::read(&root),
             welcome: !hide_welcome,
+            load_error: None,
             sweep: None,
             sweep_events: 0,
             shot_tx,
@@ -434,6 +441,11 @@ impl Workbench {
                     d.source.title(),
                     d.train_stats.sequences
                 ));
+            } else if self.state.form.family() == crate::graph::FamilyKind::Grammar {
+                ui.label(format!(
+                    "data: {} · a treebank (the Parse pane)",
+                    self.state.form.title()
+                ));
             }
             let live = self.state.runs.live_count();
             if live > 0 {
@@ -462,6 +474,7 @@ impl Workbench {
     pub fn settings(&self) -> Settings {
         let mut s = self.state.settings.clone();
         s.launch = Some(self.state.launch.clone());
+        s.runs_at_once = self.state.runs.runs_at_once;
         s
     }
 }
@@ -472,10 +485,13 @@ impl AppState {
         // Treebanks are not factor-graph data: the Parse pane trains grammars on them.
         if self.form.family() == crate::graph::FamilyKind::Grammar {
             self.treebank = Some((self.form.train.clone(), self.form.test.clone()));
+            // The factor-graph data is no longer the data set in hand (the top bar says so).
+            self.data = None;
             self.commands.push(AppCommand::Focus(PaneKind::Parse));
             self.info("a treebank: the Parse pane trains grammars on it and draws their charts");
             return;
         }
+        self.load_error = None;
         let source = self.form.clone();
         self.loading = Some(Job::spawn(
             ctx,
@@ -520,7 +536,16 @@ impl AppState {
 
     /// Collects finished background work.
     fn poll(&mut self) {
-        self.runs.poll();
+        for id in self.runs.poll() {
+            // A failed run has no curve to show: unticked, and why said where it is seen.
+            self.selected.remove(&id);
+            let why = self
+                .runs
+                .get(&id)
+                .and_then(|e| e.error.clone())
+                .unwrap_or_else(|| "no reason recorded".into());
+            self.error(format!("run {id} failed: {why}"));
+        }
         frontier::poll_sweep(self);
         match take_finished(&mut self.loading) {
             Some(Ok(d)) => {
@@ -545,9 +570,22 @@ impl AppState {
                 let runs = &self.runs;
                 self.selected
                     .retain(|id| runs.get(id).is_some_and(|e| e.spec.model.name() == kind));
+                // The Runs form follows the loaded data unless it was given other data: two
+                // paths that silently differ train on the wrong data (issue 43, D44).
+                let followed = self
+                    .data
+                    .as_ref()
+                    .is_none_or(|old| old.source == self.launch.data);
+                if followed {
+                    self.launch.use_data(&d.source);
+                }
                 self.data = Some(d);
             }
-            Some(Err(e)) => self.error(format!("could not load the data: {e}")),
+            Some(Err(e)) => {
+                let text = format!("could not load the data: {e}");
+                self.load_error = Some(text.clone());
+                self.error(text);
+            }
             None => {}
         }
         match take_finished(&mut self.dialog) {
@@ -1078,14 +1116,67 @@ impl eframe::App for WorkbenchApp {
     }
 }
 
+/// Where the workbench opens (the `gui` command's `--lesson`, `--step`, `--theme`,
+/// `--presenter`): a lecturer starts on the slide they want.
+#[derive(Clone, Debug, Default)]
+pub struct Opening {
+    /// A lesson's number or file name, and its step (from 1).
+    pub lesson: Option<(String, usize)>,
+    pub dark: Option<bool>,
+    pub presenter: Option<bool>,
+    /// The window's inner size in points (default 1400×900).
+    pub window_size: Option<[f32; 2]>,
+}
+
+impl Workbench {
+    /// Applies `o`: the theme and scale, and the lesson at its step (applied at the next
+    /// frame, as a lesson reopened at start is). Errors name the lessons there are.
+    pub fn open_at(&mut self, o: &Opening) -> Result<(), String> {
+        if let Some(d) = o.dark {
+            self.state.settings.dark = d;
+        }
+        if let Some(p) = o.presenter {
+            self.state.settings.presenter = p;
+        }
+        let Some((name, step)) = &o.lesson else {
+            return Ok(());
+        };
+        let file = self.state.lessons.resolve(name)?;
+        let steps = match self.state.lessons.find(&file) {
+            Some(l) => l.steps.len(),
+            None => return Err(format!("lesson {file} could not be read")),
+        };
+        if !(1..=steps).contains(step) {
+            return Err(format!("{file} has steps 1 to {steps}, not {step}"));
+        }
+        self.state.command(AppCommand::Focus(PaneKind::Lessons));
+        let pane = self.tree.tiles.iter_mut().find_map(|(_, t)| match t {
+            egui_tiles::Tile::Pane(Pane::Lessons(p)) => Some(p),
+            _ => None,
+        });
+        let Some(pane) = pane else {
+            return Err("the layout has no Lessons pane".into());
+        };
+        pane.lesson = Some(file);
+        pane.step = step - 1;
+        pane.trying = false;
+        pane.applied = false;
+        Ok(())
+    }
+}
+
 /// Runs the desktop app (the binary's no-argument mode).
 /// Opens the workbench; `open`, when given, replaces the remembered data form and is loaded
 /// first (the `gui` command's `--train …`).
-pub fn run_native(config: Config, open: Option<DataSource>) -> eframe::Result<()> {
+pub fn run_native(
+    config: Config,
+    open: Option<DataSource>,
+    opening: Opening,
+) -> eframe::Result<()> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("Piecewise Lab")
-            .with_inner_size([1400.0, 900.0])
+            .with_inner_size(opening.window_size.unwrap_or([1400.0, 900.0]))
             .with_drag_and_drop(true),
         ..Default::default()
     };
@@ -1100,6 +1191,9 @@ pub fn run_native(config: Config, open: Option<DataSource>) -> eframe::Result<()
                 app.bench.state.load_pending = true;
                 // Opened on data from the command line: straight to the panes.
                 app.bench.state.welcome = false;
+            }
+            if let Err(e) = app.bench.open_at(&opening) {
+                app.bench.state.error(e);
             }
             Ok(Box::new(app))
         }),

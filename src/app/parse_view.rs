@@ -12,7 +12,7 @@ use crate::data::treebank::Tree;
 use crate::grammar::run::{GrammarRun, GrammarRunOptions};
 use crate::grammar::train::ChartTerm;
 use crate::grammar::view::{sentence_view, Node, SentenceView};
-use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Sense, Stroke};
+use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Sense, Stroke, Vec2};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -132,6 +132,8 @@ pub struct ParseRuntime {
     split_job: Option<Job<(PathBuf, PathBuf, usize, usize)>>,
     /// The run whose NOTA threshold the slider was last set to.
     threshold_of: Option<String>,
+    /// The training form was offered the bundled treebank.
+    form_filled: bool,
 }
 
 const GREEN: Color32 = Color32::from_rgb(40, 150, 60);
@@ -195,11 +197,12 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
         }
     }
     ui.horizontal_wrapped(|ui| {
+        let label = |id: &str| state.runs.get(id).map_or(id.to_string(), |e| e.label());
         egui::ComboBox::new("parse-run", "run")
-            .selected_text(run_id.clone())
+            .selected_text(label(&run_id))
             .show_ui(ui, |ui| {
                 for r in &runs {
-                    ui.selectable_value(&mut p.run, Some(r.clone()), r);
+                    ui.selectable_value(&mut p.run, Some(r.clone()), label(r));
                 }
             });
         ui.separator();
@@ -309,33 +312,53 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
         }
     ));
     let mut focus = std::mem::take(&mut state.focus);
+    let height = ui.available_height();
     egui::ScrollArea::vertical()
         .auto_shrink([false, false])
         .show(ui, |ui| {
-            let tab = p.tab;
-            let r = ui
-                .scope(|ui| match tab {
-                    ParseTab::Trees => trees_tab(state, &run_id, &view, ui),
-                    ParseTab::Chart => chart_tab(p, &run, &view, ui),
-                    ParseTab::Terms => terms_tab(p, &run, &view, ui),
-                })
-                .response
-                .rect;
-            match tab {
-                ParseTab::Trees => focus.mark(ui, "tree", r),
-                ParseTab::Chart => focus.mark(ui, "chart", r),
-                ParseTab::Terms => {}
+            let fit = Fit {
+                height,
+                top: ui.cursor().top(),
+            };
+            match p.tab {
+                ParseTab::Trees => {
+                    let r = trees_tab(state, &run_id, &view, fit, ui);
+                    focus.mark(ui, "tree", r);
+                }
+                ParseTab::Chart => {
+                    let r = chart_tab(p, &run, &view, fit, ui);
+                    focus.mark(ui, "chart", r);
+                }
+                ParseTab::Terms => terms_tab(p, &run, &view, fit, ui),
             }
         });
     state.focus = focus;
 }
 
+/// The treebank the app bundles (`generate treebank`, sample_data/README.md): train and test.
+fn toy_treebank(state: &AppState) -> (String, String) {
+    let at = |f: &str| state.config.root.join("sample_data").join(f);
+    (
+        at("toy-treebank-train.mrg").display().to_string(),
+        at("toy-treebank-test.mrg").display().to_string(),
+    )
+}
+
 fn train_form(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
     ui.weak(
-        "Treebank trees in Penn Treebank brackets (.mrg: a file, a folder or a zip). The WSJ \
-         sample's split (files 0001–0159 train, the ≤ 15-word sentences of 0160–0199 test) is \
-         one click away when ../shared/data is present.",
+        "Treebank trees in Penn Treebank brackets (.mrg: a file, a folder or a zip). The app \
+         bundles a small treebank generated from an English grammar (300 training and 100 test \
+         sentences of at most 10 words); the WSJ sample's split (files 0001–0159 train, the \
+         ≤ 15-word sentences of 0160–0199 test) is one click away when ../shared/data is \
+         present.",
     );
+    // Empty fields start on the bundled treebank (once a session: cleared, they stay so).
+    if !std::mem::replace(&mut p.runtime.form_filled, true)
+        && p.train.trim().is_empty()
+        && p.test.trim().is_empty()
+    {
+        (p.train, p.test) = toy_treebank(state);
+    }
     let ctx = ui.ctx().clone();
     if let Some(r) = take_finished(&mut p.runtime.split_job) {
         match r {
@@ -386,6 +409,13 @@ fn train_form(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
         ui.end_row();
     });
     ui.horizontal(|ui| {
+        if ui
+            .button("Use the bundled treebank")
+            .on_hover_text("sample_data/toy-treebank-{train,test}.mrg")
+            .clicked()
+        {
+            (p.train, p.test) = toy_treebank(state);
+        }
         let zip = wsj_zip(state);
         let busy = p.runtime.split_job.is_some();
         if ui
@@ -469,7 +499,31 @@ fn legend(ui: &mut egui::Ui, items: &[(Color32, &str)]) {
     });
 }
 
-fn trees_tab(state: &AppState, run_id: &str, view: &SentenceView, ui: &mut egui::Ui) {
+/// The pane's scrolled area, to size a picture so that it fits below what is above it.
+#[derive(Clone, Copy)]
+struct Fit {
+    /// The visible height of the scrolled area.
+    height: f32,
+    /// Where its contents begin (moves with the scrolling, as the cursor does).
+    top: f32,
+}
+
+impl Fit {
+    /// The visible height left below the cursor when the area is scrolled to its top.
+    fn room(&self, ui: &egui::Ui) -> f32 {
+        self.height - (ui.cursor().top() - self.top)
+    }
+}
+
+/// Draws the gold and the predicted tree, sized so that both fit below the caption; returns
+/// where they are.
+fn trees_tab(
+    state: &AppState,
+    run_id: &str,
+    view: &SentenceView,
+    fit: Fit,
+    ui: &mut egui::Ui,
+) -> Rect {
     ui.weak(
         "Gold tree above, the run's prediction below. A phrase is green when the other tree has \
          the same bracket (label and words, punctuation aside, as EVALB counts them), red when \
@@ -483,10 +537,15 @@ fn trees_tab(state: &AppState, run_id: &str, view: &SentenceView, ui: &mut egui:
             (Color32::GRAY, "not a scored bracket"),
         ],
     );
-    ui.strong("Gold tree");
-    draw_tree(ui, &view.gold, &view.words);
+    let levels = |nodes: &[Node]| nodes.iter().map(|x| x.height).max().unwrap_or(1) as f32;
+    // Two headings and each tree's words: about 130 points beside the levels.
+    let room = fit.room(ui) - 130.0;
+    let row = (room / (levels(&view.gold) + levels(&view.predicted))).clamp(13.0, 24.0);
+    let top = ui.strong("Gold tree").rect;
+    draw_tree(ui, &view.gold, &view.words, row);
     ui.strong("Predicted tree");
-    draw_tree(ui, &view.predicted, &view.words);
+    let bottom = draw_tree(ui, &view.predicted, &view.words, row);
+    let drawn = top.union(bottom);
     if let Some(m) = state
         .runs
         .get(run_id)
@@ -520,18 +579,22 @@ fn trees_tab(state: &AppState, run_id: &str, view: &SentenceView, ui: &mut egui:
                 }
             });
     }
+    drawn
 }
 
-/// Draws a tree: words along the bottom, each node centred over its words at its height.
-fn draw_tree(ui: &mut egui::Ui, nodes: &[Node], words: &[String]) {
+/// Draws a tree: words along the bottom, each node centred over its words at its height,
+/// `row` points between heights. A parent is joined to its children by a bar just under it
+/// and a drop to each child (a node's height is its distance from the words, so a straight
+/// line from a high parent to a low child would pass through the nodes between); returns
+/// where it is.
+fn draw_tree(ui: &mut egui::Ui, nodes: &[Node], words: &[String], row: f32) -> Rect {
     let n = words.len().max(1);
     let levels = nodes.iter().map(|x| x.height).max().unwrap_or(1);
-    let row = 24.0;
     let width = ui.available_width().max(200.0);
     let (rect, _) = ui.allocate_exact_size(vec2(width, row * levels as f32 + 44.0), Sense::hover());
     let painter = ui.painter_at(rect);
     let col = (rect.width() - 8.0) / n as f32;
-    let font = FontId::proportional(11.0);
+    let font = FontId::proportional((row * 0.5).clamp(9.0, 11.5));
     let x_of = |a: usize, b: usize| rect.left() + 4.0 + col * (a + b) as f32 / 2.0;
     // The words' line; part-of-speech nodes (height 1) sit a row above it.
     let base = rect.bottom() - 26.0;
@@ -555,14 +618,17 @@ fn draw_tree(ui: &mut egui::Ui, nodes: &[Node], words: &[String]) {
             text,
         );
     }
+    let edge = Stroke::new(1.0, Color32::GRAY);
     for x in nodes {
         let at = pos2(x_of(x.start, x.end), y_of(x.height));
         if let Some(pa) = x.parent {
             let q = &nodes[pa];
-            painter.line_segment(
-                [at, pos2(x_of(q.start, q.end), y_of(q.height))],
-                Stroke::new(1.0, Color32::GRAY),
-            );
+            let from = pos2(x_of(q.start, q.end), y_of(q.height));
+            // The bar sits half a row under the parent, above every node of lower height.
+            let bar = from.y + row * 0.5;
+            painter.line_segment([from, pos2(from.x, bar)], edge);
+            painter.line_segment([pos2(from.x, bar), pos2(at.x, bar)], edge);
+            painter.line_segment([pos2(at.x, bar), at], edge);
         }
         if x.height == 1 {
             painter.line_segment(
@@ -583,28 +649,40 @@ fn draw_tree(ui: &mut egui::Ui, nodes: &[Node], words: &[String]) {
         painter.rect_filled(r, 3.0, fill);
         painter.galley(r.min + vec2(3.0, 1.0), galley, Color32::WHITE);
     }
+    rect
 }
 
 /// Cell rectangles of the chart triangle: length 1 along the bottom, the whole sentence at the
-/// top, each cell centred over its words.
-fn cell_rect(origin: egui::Pos2, size: f32, n: usize, i: usize, j: usize) -> Rect {
+/// top, each cell centred over its words. Cells are `size` (width, height): wider than tall
+/// where the pane is wide and short, so that the whole chart fits with its labels.
+fn cell_rect(origin: egui::Pos2, size: Vec2, n: usize, i: usize, j: usize) -> Rect {
     let len = j - i;
-    let x = origin.x + size * (i as f32 + (len - 1) as f32 / 2.0);
-    let y = origin.y + size * (n - len) as f32;
-    Rect::from_min_size(pos2(x, y), vec2(size, size))
+    let x = origin.x + size.x * (i as f32 + (len - 1) as f32 / 2.0);
+    let y = origin.y + size.y * (n - len) as f32;
+    Rect::from_min_size(pos2(x, y), size)
 }
 
-/// Blue by the best edge's ratio to the best edge of its length: dark at 1, pale at 1e-10.
-fn ratio_color(log_ratio: f64) -> Color32 {
+/// Blue by the best edge's ratio to the best edge of its length: strong at 1, fading into the
+/// theme's background at 1e-10 (pale on the light theme, dark on the dark one).
+fn ratio_color(log_ratio: f64, dark: bool) -> Color32 {
     let t = (1.0 + log_ratio / (10.0 * std::f64::consts::LN_10)).clamp(0.0, 1.0) as f32;
-    Color32::from_rgb(
-        (235.0 - 175.0 * t) as u8,
-        (240.0 - 150.0 * t) as u8,
-        (250.0 - 60.0 * t) as u8,
-    )
+    let (from, to) = if dark {
+        ([45.0, 50.0, 62.0], [70.0, 100.0, 210.0])
+    } else {
+        ([235.0, 240.0, 250.0], [60.0, 90.0, 190.0])
+    };
+    let mix = |k: usize| (from[k] + (to[k] - from[k]) * t) as u8;
+    Color32::from_rgb(mix(0), mix(1), mix(2))
 }
 
-fn chart_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut egui::Ui) {
+/// The chart with its caption, legend and threshold; returns where the chart is.
+fn chart_tab(
+    p: &mut ParsePane,
+    run: &GrammarRun,
+    view: &SentenceView,
+    fit: Fit,
+    ui: &mut egui::Ui,
+) -> Rect {
     ui.weak(
         "The CKY chart: a cell is a span of words (start along the bottom, length upwards), \
          coloured by its best edge's score against the best edge of the same length (dark: as \
@@ -620,11 +698,19 @@ fn chart_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut 
              chosen by the expansion above it), so the bottom row's cells tie and show any tag.",
         );
     }
+    let dark = ui.visuals().dark_mode;
     legend(
         ui,
         &[
-            (ratio_color(0.0), "best of its length"),
-            (ratio_color(-5.0 * std::f64::consts::LN_10), "1e-5 of it"),
+            (ratio_color(0.0, dark), "best of its length"),
+            (
+                ratio_color(-5.0 * std::f64::consts::LN_10, dark),
+                "1e-5 of it",
+            ),
+            (
+                ratio_color(-10.0 * std::f64::consts::LN_10, dark),
+                "1e-10 or less",
+            ),
             (GOLD, "gold bracket"),
             (RED, "wrong edges above the threshold"),
         ],
@@ -650,7 +736,7 @@ fn chart_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut 
             None => String::new(),
         }
     ));
-    draw_chart(p, view, None, ui);
+    draw_chart(p, view, None, fit, ui)
 }
 
 /// The wrong binary edges the slider's threshold selects on this sentence.
@@ -668,28 +754,44 @@ fn count_selected(p: &ParsePane, view: &SentenceView) -> usize {
         .sum()
 }
 
-/// Draws the chart; `term` outlines a term's span.
+/// Draws the chart, sized to the room below the cursor (or, where that is too little, to the
+/// pane: it is then scrolled to); `term` outlines a term's span. Returns where it is.
 fn draw_chart(
     p: &ParsePane,
     view: &SentenceView,
     term: Option<((usize, usize), Color32)>,
+    fit: Fit,
     ui: &mut egui::Ui,
-) {
+) -> Rect {
     let n = view.words.len().max(1);
-    let size = ((ui.available_width() - 10.0) / n as f32).clamp(14.0, 56.0);
-    let (rect, resp) = ui.allocate_exact_size(
-        vec2(size * n as f32 + 10.0, size * n as f32 + 22.0),
-        Sense::hover(),
-    );
+    let nf = n as f32;
+    let w = ((ui.available_width() - 10.0) / nf).clamp(14.0, 96.0);
+    // The words' line takes 22 points; cells of 14 points still show their colours and
+    // outlines (a label from 20).
+    let room = fit.room(ui) - 30.0;
+    let h_room = if room / nf >= 14.0 {
+        room
+    } else {
+        fit.height - 30.0
+    };
+    let h = (h_room / nf).clamp(14.0, w.min(56.0));
+    let size = vec2(w, h);
+    let (rect, resp) = ui.allocate_exact_size(vec2(w * nf + 10.0, h * nf + 22.0), Sense::hover());
     let painter = ui.painter_at(rect);
     let origin = rect.min + vec2(5.0, 0.0);
     let thr = p.threshold_log10 * std::f64::consts::LN_10;
-    let font = FontId::proportional((size * 0.28).clamp(8.0, 12.0));
+    let font = FontId::proportional((h * 0.45).min(w * 0.2).clamp(8.0, 12.0));
+    // What a cell has room for: a label and a count once it is 20 points high and 24 wide
+    // (smaller, the label would be too small to read; hover names it).
+    let labelled = h >= 20.0 && w >= 24.0;
+    let chars = |px: f32| (w / px) as usize;
     let mut hovered = None;
     for c in &view.cells {
         let r = cell_rect(origin, size, n, c.i, c.j).shrink(1.0);
         let best = c.edges.first();
-        let fill = best.map_or(Color32::from_gray(245), |e| ratio_color(e.log_ratio));
+        let fill = best.map_or(ui.visuals().faint_bg_color, |e| {
+            ratio_color(e.log_ratio, ui.visuals().dark_mode)
+        });
         painter.rect_filled(r, 2.0, fill);
         let wrong = if c.j - c.i >= 2 {
             c.edges
@@ -709,7 +811,7 @@ fn draw_chart(
                 Stroke::new(1.5, RED),
                 egui::StrokeKind::Inside,
             );
-            if size >= 24.0 {
+            if labelled {
                 painter.text(
                     r.right_bottom() - vec2(3.0, 2.0),
                     Align2::RIGHT_BOTTOM,
@@ -719,9 +821,9 @@ fn draw_chart(
                 );
             }
         }
-        if let (Some(e), true) = (best, size >= 24.0) {
+        if let (Some(e), true) = (best, labelled) {
             let mut label = e.label.clone();
-            let max_chars = (size / 7.5) as usize;
+            let max_chars = chars(font.size * 0.62);
             if label.chars().count() > max_chars {
                 label = label
                     .chars()
@@ -729,12 +831,20 @@ fn draw_chart(
                     .collect::<String>()
                     + "…";
             }
+            // White on the dark (good) cells, black on the pale ones.
+            let [r8, g8, b8, _] = fill.to_array();
+            let luma = 0.299 * r8 as f32 + 0.587 * g8 as f32 + 0.114 * b8 as f32;
+            let ink = if luma < 140.0 {
+                Color32::WHITE
+            } else {
+                Color32::BLACK
+            };
             painter.text(
                 r.center_top() + vec2(0.0, 2.0),
                 Align2::CENTER_TOP,
                 label,
                 font.clone(),
-                Color32::BLACK,
+                ink,
             );
         }
         if resp.hover_pos().is_some_and(|h| r.contains(h)) {
@@ -755,7 +865,7 @@ fn draw_chart(
     for (k, w) in view.words.iter().enumerate() {
         let r = cell_rect(origin, size, n, k, k + 1);
         let mut w = w.clone();
-        let max_chars = (size / 5.5) as usize;
+        let max_chars = chars(font.size * 0.5);
         if w.chars().count() > max_chars {
             w = w
                 .chars()
@@ -793,9 +903,16 @@ fn draw_chart(
             }
         });
     }
+    rect
 }
 
-fn terms_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut egui::Ui) {
+fn terms_tab(
+    p: &mut ParsePane,
+    run: &GrammarRun,
+    view: &SentenceView,
+    fit: Fit,
+    ui: &mut egui::Ui,
+) {
     let what = match &run.estimator {
         crate::grammar::train::GrammarEstimator::Generative => {
             ui.label(
@@ -888,15 +1005,19 @@ fn terms_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut 
     }
     for (label, prob, gold) in &t.candidates {
         ui.horizontal(|ui| {
-            let bar = egui::ProgressBar::new(*prob as f32)
-                .desired_width(220.0)
-                .fill(if *gold {
-                    colour
-                } else {
-                    Color32::from_gray(150)
-                })
-                .text(format!("{prob:.3}"));
-            ui.add(bar);
+            // The probability beside a plain bar: a progress bar's rounded end covered the
+            // number of a small one.
+            ui.monospace(format!("{prob:.3}"));
+            let (r, _) = ui.allocate_exact_size(vec2(220.0, 14.0), Sense::hover());
+            let painter = ui.painter_at(r);
+            painter.rect_filled(r, 0.0, ui.visuals().extreme_bg_color);
+            let fill = if *gold {
+                colour
+            } else {
+                Color32::from_gray(150)
+            };
+            let w = r.width() * (*prob as f32).clamp(0.0, 1.0);
+            painter.rect_filled(Rect::from_min_size(r.min, vec2(w, r.height())), 0.0, fill);
             ui.label(if *gold {
                 format!("{label}  (this term's outcome)")
             } else {
@@ -905,7 +1026,7 @@ fn terms_tab(p: &mut ParsePane, run: &GrammarRun, view: &SentenceView, ui: &mut 
         });
     }
     if let Some(span) = t.span {
-        draw_chart(p, view, Some((span, colour)), ui);
+        draw_chart(p, view, Some((span, colour)), fit, ui);
     }
     ui.separator();
     ui.strong("Parameter independence (003 Fig. 1 on the chart)");

@@ -228,14 +228,31 @@ pub struct Runs {
     /// Runs that train at once; the rest wait in [`Runs::queue`]. One (the default) gives
     /// each run every core, so the seconds of runs launched together compare.
     pub runs_at_once: usize,
-    /// Launched runs waiting for their turn, first first.
+    /// Launched runs (and a sweep) waiting for their turn, first first.
     queue: std::collections::VecDeque<Queued>,
+    /// A sweep's place in the line: it waits like a run, then holds every core (its points
+    /// train `jobs` at once) until [`Runs::sweep_ended`]; no run starts meanwhile.
+    sweep: SweepTurn,
 }
 
-/// A launched run waiting for its turn.
+/// Where the sweep stands in the queue.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum SweepTurn {
+    #[default]
+    None,
+    /// Waiting in the queue.
+    Waiting(String),
+    /// Its turn came: the Frontier starts it ([`Runs::take_sweep_turn`]).
+    Due(String),
+    /// Training its points.
+    Holding(String),
+}
+
+/// A launched run, or the sweep, waiting for its turn.
 struct Queued {
     id: String,
     ctx: egui::Context,
+    sweep: bool,
 }
 
 impl Runs {
@@ -270,6 +287,7 @@ impl Runs {
                 entries,
                 runs_at_once: 1,
                 queue: Default::default(),
+                sweep: SweepTurn::None,
             },
             problems,
         )
@@ -335,14 +353,71 @@ impl Runs {
         self.queue.push_back(Queued {
             id: id.clone(),
             ctx: ctx.clone(),
+            sweep: false,
         });
         self.start_queued();
         id
     }
 
+    /// Puts the sweep `name` in the line; [`Runs::take_sweep_turn`] says when it may start.
+    /// One sweep at a time: an error while another waits or trains.
+    pub fn queue_sweep(&mut self, ctx: &egui::Context, name: &str) -> Result<(), String> {
+        match &self.sweep {
+            SweepTurn::None => {}
+            SweepTurn::Waiting(n) | SweepTurn::Due(n) | SweepTurn::Holding(n) => {
+                return Err(format!(
+                    "sweep {n} is queued or running: wait for it or cancel it"
+                ))
+            }
+        }
+        self.sweep = SweepTurn::Waiting(name.to_string());
+        self.queue.push_back(Queued {
+            id: name.to_string(),
+            ctx: ctx.clone(),
+            sweep: true,
+        });
+        self.start_queued();
+        Ok(())
+    }
+
+    /// The sweep whose turn has come (once): the caller starts it; it holds the cores until
+    /// [`Runs::sweep_ended`].
+    pub fn take_sweep_turn(&mut self) -> Option<String> {
+        match std::mem::take(&mut self.sweep) {
+            SweepTurn::Due(n) => {
+                self.sweep = SweepTurn::Holding(n.clone());
+                Some(n)
+            }
+            other => {
+                self.sweep = other;
+                None
+            }
+        }
+    }
+
+    /// The sweep ended (or was cancelled before its turn): its place is freed and the next in
+    /// line starts.
+    pub fn sweep_ended(&mut self) {
+        self.queue.retain(|q| !q.sweep);
+        self.sweep = SweepTurn::None;
+        self.start_queued();
+    }
+
+    pub fn sweep_turn(&self) -> &SweepTurn {
+        &self.sweep
+    }
+
     /// Where run `id` waits: 1 for the next to start; `None` when it is not queued.
     pub fn queue_position(&self, id: &str) -> Option<usize> {
-        self.queue.iter().position(|q| q.id == id).map(|i| i + 1)
+        self.queue
+            .iter()
+            .position(|q| q.id == id && !q.sweep)
+            .map(|i| i + 1)
+    }
+
+    /// Where the waiting sweep stands: 1 for the next to start.
+    pub fn sweep_position(&self) -> Option<usize> {
+        self.queue.iter().position(|q| q.sweep).map(|i| i + 1)
     }
 
     /// Runs holding cores now.
@@ -353,9 +428,21 @@ impl Runs {
             .count()
     }
 
-    /// Starts queued runs while fewer than [`Runs::runs_at_once`] are training.
+    /// Starts queued runs while fewer than [`Runs::runs_at_once`] are training; the sweep
+    /// at the front waits until no run trains, and while it is due or trains nothing starts.
     fn start_queued(&mut self) {
         while self.started_count() < self.runs_at_once.max(1) {
+            if matches!(self.sweep, SweepTurn::Due(_) | SweepTurn::Holding(_)) {
+                return;
+            }
+            if self.queue.front().is_some_and(|q| q.sweep) {
+                if self.started_count() == 0 {
+                    let q = self.queue.pop_front().expect("a front");
+                    self.sweep = SweepTurn::Due(q.id);
+                    q.ctx.request_repaint();
+                }
+                return;
+            }
             let Some(q) = self.queue.pop_front() else {
                 return;
             };
@@ -367,8 +454,10 @@ impl Runs {
         }
     }
 
-    /// Drains every live run's events; call once per frame.
-    pub fn poll(&mut self) {
+    /// Drains every live run's events; call once per frame. Returns the runs that failed
+    /// since the last call.
+    pub fn poll(&mut self) -> Vec<String> {
+        let mut failed = vec![];
         for e in &mut self.entries {
             let Some(live) = &e.live else { continue };
             let events: Vec<RunEvent> = live.rx.try_iter().collect();
@@ -387,15 +476,19 @@ impl Runs {
                         .get_or_insert("the run's thread ended without a result".into());
                 }
                 e.live = None;
+                if e.status == RunStatus::Failed {
+                    failed.push(e.id.clone());
+                }
             }
         }
         self.start_queued();
+        failed
     }
 
     /// Cancels run `id`: a running one stops at its next iteration; a queued one leaves the
     /// queue without starting.
     pub fn cancel(&mut self, id: &str) {
-        if let Some(i) = self.queue.iter().position(|q| q.id == id) {
+        if let Some(i) = self.queue.iter().position(|q| q.id == id && !q.sweep) {
             self.queue.remove(i);
             if let Some(e) = self.entries.iter_mut().find(|e| e.id == id) {
                 e.status = RunStatus::Cancelled;
@@ -433,6 +526,9 @@ impl Runs {
     /// Asks every live run to stop (on exit).
     pub fn cancel_all(&mut self) {
         for q in std::mem::take(&mut self.queue) {
+            if q.sweep {
+                continue;
+            }
             if let Some(e) = self.entries.iter_mut().find(|e| e.id == q.id) {
                 e.status = RunStatus::Cancelled;
             }
@@ -503,4 +599,72 @@ fn load_entry(dir: &Path) -> Result<RunEntry, String> {
         elapsed,
         live: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::train::spec::RunSpec;
+
+    fn spec(name: &str) -> RunSpec {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        RunSpec {
+            name: Some(name.into()),
+            train: root.join("sample_data/hmm-peaked-train.conll"),
+            template: Some(root.join("assets/templates/hmm-window.tpl")),
+            optimiser: crate::train::lbfgs::LbfgsSpec {
+                max_iter: 2,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// Polls until no run holds cores (a run of two iterations ends in well under a minute).
+    fn until_idle(runs: &mut Runs) {
+        let t0 = std::time::Instant::now();
+        while runs.started_count() > 0 {
+            assert!(t0.elapsed().as_secs() < 120, "a run did not end");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            runs.poll();
+        }
+    }
+
+    /// A sweep waits its turn behind the runs launched before it, then holds the cores: a run
+    /// launched after it waits until it ends.
+    #[test]
+    fn a_sweep_takes_its_turn_in_the_run_queue() {
+        let ws = tempfile::tempdir().unwrap();
+        let (mut runs, problems) = Runs::open(ws.path());
+        assert!(problems.is_empty(), "{problems:?}");
+        let ctx = egui::Context::default();
+        let a = runs.launch(&ctx, spec("a"));
+        assert!(runs.get(&a).unwrap().status.is_started());
+        runs.queue_sweep(&ctx, "s").unwrap();
+        assert!(runs.queue_sweep(&ctx, "t").is_err(), "one sweep at a time");
+        let b = runs.launch(&ctx, spec("b"));
+        assert_eq!(runs.sweep_position(), Some(1));
+        assert_eq!(runs.queue_position(&b), Some(2));
+        assert_eq!(runs.take_sweep_turn(), None, "run a still trains");
+        until_idle(&mut runs);
+        assert_eq!(runs.sweep_turn(), &SweepTurn::Due("s".into()));
+        assert_eq!(runs.get(&b).unwrap().status, RunStatus::Queued);
+        assert_eq!(runs.take_sweep_turn(), Some("s".into()));
+        assert_eq!(runs.take_sweep_turn(), None, "given once");
+        runs.poll();
+        assert_eq!(
+            runs.get(&b).unwrap().status,
+            RunStatus::Queued,
+            "no run starts while the sweep trains"
+        );
+        runs.sweep_ended();
+        assert!(runs.get(&b).unwrap().status.is_started());
+        until_idle(&mut runs);
+        assert_eq!(runs.get(&b).unwrap().status, RunStatus::Finished);
+        // A sweep queued on an idle workbench is due at once.
+        runs.queue_sweep(&ctx, "u").unwrap();
+        assert_eq!(runs.take_sweep_turn(), Some("u".into()));
+        runs.sweep_ended();
+        assert_eq!(runs.sweep_turn(), &SweepTurn::None);
+    }
 }

@@ -78,6 +78,26 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             state.launch = LaunchForm::for_data(&state.form);
         }
     });
+    // Said when the form would train on other data than the Data pane shows.
+    if let Some(d) = state
+        .data
+        .as_ref()
+        .filter(|d| d.source != state.launch.data)
+    {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "This form trains on {}, not on the loaded data ({}): \"Use loaded data\" \
+                 copies the Data pane's files and model.",
+                if state.launch.data.train.is_empty() {
+                    "no data yet".to_string()
+                } else {
+                    state.launch.data.title()
+                },
+                d.source.title()
+            ),
+        );
+    }
     let f = &mut state.launch;
     let context = f.values();
     egui::Grid::new("launch-grid")
@@ -203,6 +223,31 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
             ui.weak(format!("{queued} waiting in the queue"));
         }
     });
+    // A sweep takes its turn in the same queue (its points are in the Frontier pane).
+    let sweep = match state.runs.sweep_turn() {
+        super::runs::SweepTurn::None => None,
+        super::runs::SweepTurn::Holding(n) => Some(format!("sweep {n}: training its points")),
+        super::runs::SweepTurn::Waiting(n) | super::runs::SweepTurn::Due(n) => Some(format!(
+            "sweep {n}: queued, {}",
+            match state.runs.sweep_position() {
+                Some(1) | None => "next to start".to_string(),
+                Some(k) => format!("position {k}"),
+            }
+        )),
+    };
+    if let Some(text) = sweep {
+        let mut cancel = false;
+        ui.horizontal(|ui| {
+            ui.label(text);
+            cancel = ui
+                .button("Cancel sweep")
+                .on_hover_text("A queued sweep leaves the queue; a training one stops after the points being trained")
+                .clicked();
+        });
+        if cancel {
+            super::frontier::cancel_sweep(state);
+        }
+    }
     if state.runs.entries.is_empty() {
         ui.weak("No runs yet: fill the form above and press Train.");
         return;

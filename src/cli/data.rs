@@ -267,6 +267,27 @@ pub enum Generate {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Sentences from a small English grammar with Penn Treebank labels (lesson 9's bundled
+    /// treebank): PP attachment the parser must learn, one tree a line in `.mrg` form; seeded.
+    Treebank {
+        #[arg(long, default_value_t = 300)]
+        sentences: usize,
+        /// Draws of fewer words (the full stop counted) are rejected and drawn again.
+        #[arg(long, default_value_t = 3)]
+        min_words: usize,
+        /// Draws of more words are rejected and drawn again.
+        #[arg(long, default_value_t = 10)]
+        max_words: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write this many test trees (after the training ones) to --test-out.
+        #[arg(long, requires = "test_out")]
+        test_sentences: Option<usize>,
+        #[arg(long)]
+        test_out: Option<PathBuf>,
+    },
 }
 /// The most values (tokens, pixel observations, sample bits) one `generate` makes: far beyond
 /// any experiment here (000 Fig. 4's largest set is 25,000 tokens), far below filling memory.
@@ -291,7 +312,46 @@ pub fn generate(g: Generate) -> Result<()> {
         g @ Generate::Grid { .. } => generate_grid(g),
         g @ Generate::Boltzmann { .. } => generate_boltzmann(g),
         g @ Generate::HmmMixture { .. } => generate_hmm(g),
+        g @ Generate::Treebank { .. } => generate_treebank(g),
     }
+}
+
+fn generate_treebank(a: Generate) -> Result<()> {
+    let Generate::Treebank {
+        sentences,
+        min_words,
+        max_words,
+        seed,
+        out,
+        test_sentences,
+        test_out,
+    } = a
+    else {
+        unreachable!()
+    };
+    // The grammar's shortest sentence has 3 words; sentences of 12 words are drawn often
+    // enough (about one in thirty) that rejection ends quickly.
+    if !(3..=12).contains(&min_words) || !(min_words..=40).contains(&max_words) {
+        return Err(Error::invalid(
+            "--min-words must be in 3…12 and --max-words in --min-words…40",
+        ));
+    }
+    let n_test = test_sentences.unwrap_or(0);
+    check_generated("sentences × max words", &[sentences, n_test], &[max_words])?;
+    let all = crate::data::synth_treebank::english_treebank(
+        seed,
+        sentences + n_test,
+        min_words,
+        max_words,
+    );
+    let (train, test) = all.split_at(sentences);
+    for (trees, path) in [(train, Some(&out)), (test, test_out.as_ref())] {
+        if let Some(p) = path {
+            write_atomic(p, crate::data::synth_treebank::format_mrg(trees).as_bytes())?;
+            eprintln!("wrote {} trees to {}", trees.len(), p.display());
+        }
+    }
+    Ok(())
 }
 
 fn generate_grid(a: Generate) -> Result<()> {

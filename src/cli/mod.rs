@@ -129,6 +129,36 @@ pub struct GuiArgs {
     pub data: DataKnobs,
     #[command(flatten)]
     pub model: ModelKnobs,
+    /// Open this lesson: its number (`4`) or file name (`04-training-side-by-side`).
+    #[arg(long)]
+    pub lesson: Option<String>,
+    /// The lesson's step to open, from 1.
+    #[arg(long, default_value_t = 1, requires = "lesson")]
+    pub step: usize,
+    /// The theme (remembered, as the top bar's switch is).
+    #[arg(long, value_parser = ["light", "dark"])]
+    pub theme: Option<String>,
+    /// Larger type for a projector (the top bar's Presenter switch).
+    #[arg(long)]
+    pub presenter: bool,
+    /// The window's size in points, `WIDTHxHEIGHT` (default 1400x900): a projector's
+    /// resolution, say.
+    #[arg(long, value_parser = parse_window_size)]
+    pub window_size: Option<[f32; 2]>,
+}
+
+/// `1280x800` as [width, height], each 320…10000.
+fn parse_window_size(s: &str) -> std::result::Result<[f32; 2], String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("{s:?}: give WIDTHxHEIGHT, e.g. 1280x800"))?;
+    let n = |t: &str| match t.trim().parse::<u32>() {
+        Ok(v) if (320..=10_000).contains(&v) => Ok(v as f32),
+        _ => Err(format!(
+            "{s:?}: width and height are whole numbers from 320 to 10000"
+        )),
+    };
+    Ok([n(w)?, n(h)?])
 }
 
 /// Parses the command line and runs the command, or opens the workbench.
@@ -155,6 +185,26 @@ pub fn main() {
 /// The workbench, with the data form filled in and loaded when `gui` names a training set.
 fn open_workbench(gui: Option<GuiArgs>) -> Result<()> {
     let config = crate::app::Config::for_binary();
+    let opening = gui
+        .as_ref()
+        .map(|a| crate::app::Opening {
+            lesson: a.lesson.clone().map(|l| (l, a.step)),
+            dark: a.theme.as_deref().map(|t| t == "dark"),
+            presenter: a.presenter.then_some(true),
+            window_size: a.window_size,
+        })
+        .unwrap_or_default();
+    if let Some((name, step)) = &opening.lesson {
+        // A wrong name or step is a command-line error, before any window opens.
+        let lessons = crate::app::lessons::LessonRuntime::read(&config.root);
+        let file = lessons.resolve(name).map_err(Error::invalid)?;
+        let steps = lessons.find(&file).map_or(0, |l| l.steps.len());
+        if !(1..=steps).contains(step) {
+            return Err(Error::invalid(format!(
+                "--step {step}: {file} has steps 1 to {steps}"
+            )));
+        }
+    }
     let open = gui
         .filter(|a| a.data.0.given(crate::train::spec::TRAIN.name))
         .map(|a| {
@@ -163,7 +213,7 @@ fn open_workbench(gui: Option<GuiArgs>) -> Result<()> {
             src.model.merge(&a.model.0);
             src
         });
-    crate::app::run_native(config, open)
+    crate::app::run_native(config, open, opening)
         .map_err(|e| Error::invalid(format!("cannot open the window: {e}")))
 }
 

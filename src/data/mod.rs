@@ -9,6 +9,7 @@ pub mod samples;
 pub mod seminars;
 pub mod synth;
 pub mod synth_loopy;
+pub mod synth_treebank;
 pub mod template;
 pub mod treebank;
 pub mod uai;

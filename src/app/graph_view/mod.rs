@@ -330,12 +330,14 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         });
         ui.separator();
         let (finished, hidden) = state.runs_for_data();
+        // Runs by their names (a lesson's "lesson3-pw (001-pw)"), as the Runs pane lists them.
+        let label = |id: &str| state.runs.get(id).map_or(id.to_string(), |e| e.label());
         egui::ComboBox::new("graph-model", "model (learned potentials, marginals)")
-            .selected_text(pane.model_run.clone().unwrap_or_else(|| "untrained".into()))
+            .selected_text(pane.model_run.as_deref().map_or("untrained".into(), label))
             .show_ui(ui, |ui| {
                 ui.selectable_value(&mut pane.model_run, None, "untrained");
                 for r in &finished {
-                    ui.selectable_value(&mut pane.model_run, Some(r.clone()), r);
+                    ui.selectable_value(&mut pane.model_run, Some(r.clone()), label(r));
                 }
             });
         super::hidden_runs_note(ui, hidden);
