@@ -372,7 +372,11 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
             wait_for(&mut h, &format!("{at}: focus {f} drawn"), 60.0, |w| {
                 w.state.focus.seen.is_some()
             });
-            for _ in 0..4 {
+            // (The scroll is animated: a few frames.)
+            let t0 = std::time::Instant::now();
+            while !h.state().state.focus.seen.is_some_and(|(_, v)| v)
+                && t0.elapsed().as_secs_f64() < 5.0
+            {
                 h.step();
             }
             let seen = h.state().state.focus.seen;

@@ -150,6 +150,18 @@ pub fn text_on(c: egui::Color32, visuals: &egui::Visuals) -> egui::Color32 {
     egui::Rgba::from_rgba_premultiplied(lin.r() * k, lin.g() * k, lin.b() * k, lin.a()).into()
 }
 
+/// Text drawn on a cell filled with `fill`: white on a dark fill, black on a light one (white
+/// on a yellow heat cell could not be read).
+pub fn ink_on(fill: egui::Color32) -> egui::Color32 {
+    let [r, g, b, _] = fill.to_array();
+    let luma = 0.299 * r as f32 + 0.587 * g as f32 + 0.114 * b as f32;
+    if luma < 140.0 {
+        egui::Color32::WHITE
+    } else {
+        egui::Color32::BLACK
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -138,7 +138,14 @@ impl Focus {
             && shown.width() >= rect.width() - 8.0
             && shown.height() >= rect.height().min(clip.height()) - 8.0;
         // Scrolled to until it is in view (its content may arrive frames after the step
-        // opens: a spinner first, then the tables); after that the student scrolls freely.
+        // opens: a spinner first, then the tables); after that the student scrolls freely —
+        // unless it grows out of view (a third run's tests arriving after two runs' fitted).
+        let grown = self
+            .seen
+            .is_some_and(|(r, _)| (r.height() - rect.height()).abs() > 8.0);
+        if grown && !visible {
+            self.scroll = true;
+        }
         if self.scroll {
             if visible {
                 self.scroll = false;

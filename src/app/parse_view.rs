@@ -215,7 +215,7 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
             if p.runtime.threshold_of.as_deref() != Some(run_id.as_str()) {
                 p.runtime.threshold_of = Some(run_id.clone());
                 if let Some(t) = r.nota_threshold {
-                    p.threshold_log10 = ((t.log10() * 2.0).round() / 2.0).clamp(-30.0, 0.0);
+                    p.threshold_log10 = ((t.log10() * 2.0).round() / 2.0).clamp(-50.0, 0.0);
                 }
             }
             r
@@ -717,7 +717,8 @@ fn chart_tab(
     );
     ui.horizontal_wrapped(|ui| {
         let l = ui.label("NOTA threshold: ratio at least 10^");
-        ui.add(egui::Slider::new(&mut p.threshold_log10, -30.0..=0.0).step_by(0.5))
+        // Down to 10^-50: a small grammar's run may take every wrong edge (10^-43).
+        ui.add(egui::Slider::new(&mut p.threshold_log10, -50.0..=0.0).step_by(0.5))
             .labelled_by(l.id);
     });
     let selected = count_selected(p, view);
@@ -831,14 +832,7 @@ fn draw_chart(
                     .collect::<String>()
                     + "…";
             }
-            // White on the dark (good) cells, black on the pale ones.
-            let [r8, g8, b8, _] = fill.to_array();
-            let luma = 0.299 * r8 as f32 + 0.587 * g8 as f32 + 0.114 * b8 as f32;
-            let ink = if luma < 140.0 {
-                Color32::WHITE
-            } else {
-                Color32::BLACK
-            };
+            let ink = super::appearance::ink_on(fill);
             painter.text(
                 r.center_top() + vec2(0.0, 2.0),
                 Align2::CENTER_TOP,

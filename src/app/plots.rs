@@ -324,13 +324,14 @@ fn curve_plot(
         if ly {
             plot = plot.y_grid_spacer(log_grid);
         }
-        // The legend where the curves are not: the curves' ends are on the right, and a
-        // rising metric starts low (the top left is free), a falling one starts high.
+        // The legend where the curves are not: learning curves rise (or fall) steeply at the
+        // start and then level off, so a rising metric leaves the bottom right free and a
+        // falling one the top right (on the left the legend hid the steep start).
         let corner = match p.metric {
             Metric::HeldOutLogLikelihood | Metric::TokenAccuracy | Metric::SegmentF1 => {
-                egui_plot::Corner::LeftTop
+                egui_plot::Corner::RightBottom
             }
-            _ => egui_plot::Corner::LeftBottom,
+            _ => egui_plot::Corner::RightTop,
         };
         plot.height(height)
             .legend(egui_plot::Legend::default().position(corner))
@@ -1072,6 +1073,35 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
         return false;
     };
     let c = c.clone();
+    // The runs' scores beside their tests, named: the table above may be scrolled off when a
+    // lesson brings the tests into view.
+    ui.strong("Scores on the test items");
+    egui::Grid::new("compare-scores")
+        .striped(true)
+        .num_columns(4)
+        .show(ui, |ui| {
+            for h in [
+                "run",
+                "token accuracy %",
+                "segment F1",
+                "held-out log-likelihood",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for r in runs {
+                let Some(m) = r.metrics.as_ref() else {
+                    continue;
+                };
+                let c = super::appearance::text_on(run_color(&r.id), ui.visuals());
+                ui.colored_label(c, r.label());
+                ui.label(format!("{:.2}", m.token_accuracy));
+                ui.label(m.segment_f1().map_or("–".into(), |f| format!("{f:.2}")));
+                ui.label(m.log_likelihood.map_or("–".into(), |l| format!("{l:.1}")));
+                ui.end_row();
+            }
+        });
+    ui.add_space(4.0);
     ui.strong("Paired tests on the test items");
     let wrapped = |ui: &mut egui::Ui, text: egui::RichText| {
         ui.scope(|ui| {

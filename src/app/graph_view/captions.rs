@@ -67,6 +67,31 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
          coloured by template (the row above). Click a factor to inspect it, a variable \
          to pick it."
     });
+    if pane.show_pieces && !pane.node_split && pane.cache.diagram.is_empty() {
+        // What the canvas outlines (draw_pieces): pieces over one variable are left out
+        // where larger ones exist.
+        let vars = |p: &[u32]| {
+            let mut vs: Vec<u32> = p
+                .iter()
+                .flat_map(|&f| inst.scope(&inst.factors[f as usize]).iter().copied())
+                .collect();
+            vs.sort_unstable();
+            vs.dedup();
+            vs.len()
+        };
+        let single = pane.cache.pieces.iter().filter(|p| vars(p) <= 1).count();
+        let total = pane.cache.pieces.len();
+        ui.weak(if single > 0 && single < total {
+            format!(
+                "Pieces: each dashed region is one piece, its factors and variables ({} of the \
+                 {total} pieces outlined; the {single} over one variable, a unary factor \
+                 alone, are not).",
+                total - single
+            )
+        } else {
+            format!("Pieces: each dashed region is one piece, its factors and variables ({total}).")
+        });
+    }
     if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
         crate::app::papers::weak_cited(
             ui,

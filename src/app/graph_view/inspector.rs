@@ -96,12 +96,15 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
     // Laid out in rows that fit the pane: side by side they were cut off at 1400 px (5.3).
     let tables = factor_tables(pane, f);
     let width = table_width(names.len(), shape.last().copied().unwrap_or(1));
-    let per_row = ((ui.available_width() + 8.0) / (width + 8.0))
-        .floor()
-        .max(1.0) as usize;
+    // Rows as wide as the visible part of the pane (it may scroll sideways).
+    let visible = crate::app::plots::visible_width(ui, width);
+    let per_row = ((visible + 8.0) / (width + 8.0)).floor().max(1.0) as usize;
     let top = ui.cursor().min;
+    // What a BP step compares comes first (see `factor_tables`): its first row is the
+    // lesson's focus, visible without scrolling the inspector.
+    let mut first_row: Option<egui::Rect> = None;
     for row in tables.chunks(per_row) {
-        ui.horizontal_top(|ui| {
+        let drawn = ui.horizontal_top(|ui| {
             for (k, (title, values, prob)) in row.iter().enumerate() {
                 if k > 0 {
                     ui.separator();
@@ -119,9 +122,9 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
             }
         });
         ui.add_space(4.0);
+        first_row.get_or_insert(drawn.response.rect);
     }
-    let tables_rect =
-        egui::Rect::from_min_max(top, egui::pos2(ui.max_rect().right(), ui.cursor().min.y));
+    let tables_rect = first_row.unwrap_or(egui::Rect::from_min_size(top, egui::Vec2::ZERO));
     state.focus.mark(ui, "bp-table", tables_rect);
     if bp_shown(pane).is_some() && has_model_bp {
         ui.weak(
@@ -181,6 +184,18 @@ pub(super) fn factor_tables(pane: &GraphPane, f: usize) -> Vec<(String, Option<V
         };
         tables.push((title, Some(b.clone()), true));
     }
+    // With the BP stepper on, its beliefs lead, beside what they are compared with: the
+    // piece belief and BP's belief with every message held at 1 (000 §3.4), else BP's belief
+    // and the exact marginal.
+    if bp_shown(pane).is_some() {
+        let first: [&str; 2] = if pane.bp_at_one {
+            ["piece belief", "BP belief after"]
+        } else {
+            ["BP belief after", "marginal p"]
+        };
+        let rank = |t: &str| first.iter().position(|p| t.starts_with(p)).unwrap_or(2);
+        tables.sort_by_key(|(t, _, _)| rank(t));
+    }
     tables
 }
 
@@ -202,7 +217,10 @@ pub fn heat_table(
     probability: bool,
 ) {
     ui.vertical(|ui| {
-        ui.strong(title);
+        // The title wraps at the table's width: a long one made the table wider than
+        // `table_width` says, and two side by side no longer fit the pane.
+        ui.set_max_width(table_width(names.len(), *shape.last().unwrap_or(&1)));
+        ui.add(egui::Label::new(egui::RichText::new(title).strong()).wrap());
         let (lo, hi) = values
             .map(|v| {
                 v.iter()
@@ -265,7 +283,7 @@ pub fn heat_table(
                                 egui::Align2::CENTER_CENTER,
                                 fmt(v[i]),
                                 egui::FontId::monospace(9.0),
-                                Color32::WHITE,
+                                crate::app::appearance::ink_on(fill),
                             );
                             resp.on_hover_text(format!(
                                 "{}: {}",
