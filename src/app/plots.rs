@@ -236,6 +236,41 @@ pub(crate) fn log_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> 
     out
 }
 
+/// Marks for a linear axis: four to seven labelled ones at round values (1, 2 or 5 times a power
+/// of ten) and unlabelled ones between. egui_plot's own spacer steps by tens only, so a
+/// seconds axis from 0 to 1.4 was labelled 0 and 1 alone.
+pub(crate) fn linear_grid(input: egui_plot::GridInput) -> Vec<egui_plot::GridMark> {
+    let (lo, hi) = input.bounds;
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return vec![];
+    }
+    let major = crate::experiments::charts::nice_step((hi - lo) / 7.0);
+    let mantissa = major / 10f64.powf(major.log10().floor());
+    let minor = major
+        / if (mantissa - 2.0).abs() < 1e-9 {
+            4.0
+        } else {
+            5.0
+        };
+    // (A bound on a mark, 1.4 = 28 × 0.05, must not fall to 27.9999.)
+    let first = (lo / minor - 1e-9).ceil() as i64;
+    let last = (hi / minor + 1e-9).floor() as i64;
+    if last - first > 400 {
+        return vec![];
+    }
+    let per_major = (major / minor).round() as i64;
+    (first..=last)
+        .map(|k| egui_plot::GridMark {
+            value: k as f64 * minor,
+            step_size: if k.rem_euclid(per_major) == 0 {
+                major
+            } else {
+                minor
+            },
+        })
+        .collect()
+}
+
 /// Tick text; with a log axis (values are log10) the marks come from [`log_grid`]: 1-2-5 values
 /// written compactly, or, in a narrow view, round values with as many digits as the span needs.
 pub(crate) fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>) -> String {
@@ -318,12 +353,8 @@ fn curve_plot(
     };
     let scope = ui.scope(|ui| {
         let mut plot = pane_plot(id.to_string());
-        if lx {
-            plot = plot.x_grid_spacer(log_grid);
-        }
-        if ly {
-            plot = plot.y_grid_spacer(log_grid);
-        }
+        plot = plot.x_grid_spacer(if lx { log_grid } else { linear_grid });
+        plot = plot.y_grid_spacer(if ly { log_grid } else { linear_grid });
         // The legend where the curves are not: learning curves rise (or fall) steeply at the
         // start and then level off, so a rising metric leaves the bottom right free and a
         // falling one the top right (on the left the legend hid the steep start).
@@ -1220,6 +1251,28 @@ pub fn plot_hint(ui: &mut egui::Ui) {
 #[cfg(test)]
 mod tests {
     use super::{axis_text, log_grid};
+
+    /// A linear axis from 0 to 1.4 gets labelled marks at 0.2 steps, unlabelled at 0.05.
+    #[test]
+    fn linear_grid_labels_round_values() {
+        use super::linear_grid;
+        let marks = linear_grid(egui_plot::GridInput {
+            bounds: (0.0, 1.4),
+            base_step_size: 0.001,
+        });
+        let labelled: Vec<f64> = marks
+            .iter()
+            .filter(|m| (m.step_size - 0.2).abs() < 1e-12)
+            .map(|m| (m.value * 100.0).round() / 100.0)
+            .collect();
+        assert_eq!(labelled, vec![0.0, 0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4]);
+        assert!(marks.iter().any(|m| (m.step_size - 0.05).abs() < 1e-12));
+        assert!(linear_grid(egui_plot::GridInput {
+            bounds: (1.0, 1.0),
+            base_step_size: 0.1
+        })
+        .is_empty());
+    }
 
     /// The labels of the marks the log grid makes for a range of the quantity itself.
     fn ticks(a: f64, b: f64) -> Vec<String> {

@@ -283,7 +283,8 @@ fn theory_plot(
                     let name = format!("PL{}/PL{}", c.k + 1, c.k);
                     plot.line(
                         egui_plot::Line::new(
-                            format!("{name} paper's form"),
+                            // The legend's marker is a dot for every line: the style is named.
+                            format!("{name} paper's form (dashed)"),
                             c.points.iter().map(|q| [q[0], q[ip]]).collect::<Vec<_>>(),
                         )
                         .color(col)
@@ -291,7 +292,7 @@ fn theory_plot(
                     );
                     plot.line(
                         egui_plot::Line::new(
-                            format!("{name} exact form"),
+                            format!("{name} exact form (solid)"),
                             c.points.iter().map(|q| [q[0], q[ie]]).collect::<Vec<_>>(),
                         )
                         .color(col)
