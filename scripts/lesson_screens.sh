@@ -45,7 +45,9 @@ for size in $sizes; do
                 (cd "$work/cwd" && DISPLAY=$display exec "$bin" gui --lesson "$l" --step "$k" \
                     --theme "$theme" --window-size "$size" >"$work/app.log" 2>&1) &
                 app=$!
-                for _ in $(seq 50); do
+                # Up to 30 s for the window (a busy machine is slow to open one).
+                w=
+                for _ in $(seq 150); do
                     w=$(DISPLAY=$display xdotool search --name '^Piecewise Lab$' 2>/dev/null | head -1 || true)
                     [ -n "$w" ] && break
                     sleep 0.2
@@ -53,6 +55,9 @@ for size in $sizes; do
                 # The pointer out of the way (a tooltip would hide what is under it).
                 DISPLAY=$display xdotool windowmove "$w" 0 0 mousemove 0 "${size#*x}" || true
                 sleep "$wait_s"
+                if [ -z "$w" ]; then
+                    echo "no window for lesson $l step $k ($size $theme): see $work/app.log" >&2
+                fi
                 DISPLAY=$display import -window root "$shot"
                 kill $app 2>/dev/null || true
                 wait $app 2>/dev/null || true

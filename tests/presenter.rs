@@ -150,6 +150,11 @@ fn theme_and_presentation_scale_switch_and_are_remembered() {
     h.step();
     let dark = |h: &Harness<'_, Workbench>| h.ctx.global_style().visuals.dark_mode;
     assert!(!dark(&h), "light by default (a projector)");
+    // Captions stronger than egui's default weak text, on both themes.
+    assert_eq!(
+        h.ctx.global_style().visuals.weak_text_alpha,
+        piecewise_lab::app::appearance::WEAK_TEXT_ALPHA
+    );
     h.get_by_label("Dark").click();
     h.step();
     h.step();

@@ -14,6 +14,9 @@ pub const PRESENTER_KEY: egui::Key = egui::Key::F5;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Applied(Option<(bool, bool)>);
 
+/// How strong weak text (captions, notes) is against the normal text colour.
+pub const WEAK_TEXT_ALPHA: f32 = 0.78;
+
 /// Applies the settings' theme and scale when they changed (and at the first frame).
 pub fn apply(ctx: &egui::Context, settings: &Settings, applied: &mut Applied) {
     let want = (settings.dark, settings.presenter);
@@ -25,6 +28,8 @@ pub fn apply(ctx: &egui::Context, settings: &Settings, applied: &mut Applied) {
     } else {
         egui::ThemePreference::Light
     });
+    // Captions are weak text: egui's 60 % of the text colour washed out on a projector.
+    ctx.all_styles_mut(|s| s.visuals.weak_text_alpha = WEAK_TEXT_ALPHA);
     // The zoom is set when the switch changes, and at start only when presenting: a zoom the
     // user chose with Ctrl+= is left alone.
     let presenter_changed = applied.0.is_some_and(|(_, p)| p != settings.presenter);

@@ -975,6 +975,26 @@ fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
         let good = if q.lower_is_better() { 1.0 - t } else { t };
         egui::ecolor::Hsva::new(0.33 * good, 0.7, 0.45, 1.0).into()
     };
+    // What the colours mean, under each map's title.
+    let key = |ui: &mut egui::Ui| {
+        ui.horizontal(|ui| {
+            ui.weak("colour:");
+            for (t, what) in [(0.0, "worst"), (0.5, "middle"), (1.0, "best")] {
+                let v = if q.lower_is_better() {
+                    hi - t * (hi - lo)
+                } else {
+                    lo + t * (hi - lo)
+                };
+                egui::Frame::new()
+                    .fill(color(v))
+                    .inner_margin(egui::Margin::symmetric(4, 1))
+                    .show(ui, |ui| {
+                        ui.label(egui::RichText::new(what).small().color(Color32::WHITE));
+                    });
+            }
+            ui.weak("of this sweep");
+        });
+    };
     ui.horizontal_wrapped(|ui| {
         for s in sigmas {
             ui.vertical(|ui| {
@@ -982,16 +1002,20 @@ fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
                     Some(s) => format!("{} over (β, λ), σ² = {s}", q.label()),
                     None => format!("{} over (β, λ)", q.label()),
                 });
+                key(ui);
+                // Body-sized numbers in cells of a common width: small print on 20-point
+                // cells could not be read from the back of a room.
                 egui::Grid::new(("frontier-heat", s.map(f64::to_bits), q.label()))
-                    .spacing(egui::vec2(1.0, 1.0))
+                    .spacing(egui::vec2(2.0, 2.0))
+                    .min_col_width(48.0)
                     .show(ui, |ui| {
                         ui.label("λ \\ β");
                         for b in &betas {
-                            ui.label(egui::RichText::new(b.to_string()).small());
+                            ui.label(format!("β = {b}"));
                         }
                         ui.end_row();
                         for l in lambdas.iter().rev() {
-                            ui.label(egui::RichText::new(l.to_string()).small());
+                            ui.label(format!("λ = {l}"));
                             for b in &betas {
                                 let v = sweep
                                     .runs
@@ -1004,11 +1028,9 @@ fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
                                 };
                                 egui::Frame::new()
                                     .fill(fill)
-                                    .inner_margin(2.0)
+                                    .inner_margin(egui::Margin::symmetric(6, 3))
                                     .show(ui, |ui| {
-                                        ui.label(
-                                            egui::RichText::new(text).small().color(Color32::WHITE),
-                                        );
+                                        ui.label(egui::RichText::new(text).color(Color32::WHITE));
                                     });
                             }
                             ui.end_row();

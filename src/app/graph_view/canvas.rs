@@ -516,10 +516,12 @@ fn draw_variables(sc: &Scene) {
             visuals.text_color(),
         );
         let g = sc.gold_name(v as u32);
+        // Coloured only where the colour means something on the legend (clamped at gold,
+        // clamped off gold): a colour per label was never explained, and its red read as NOTA.
         let gc = match role {
             Some(CLAMPED) => CLAMPED,
             Some(OFF_GOLD) => OFF_GOLD,
-            _ => crate::app::data_view::segment_color(g),
+            _ => visuals.text_color(),
         };
         let gtext = match (role, sc.term.as_ref().and_then(|t| t.off_gold)) {
             (Some(CLAMPED), _) => format!("= {g}"),
