@@ -532,8 +532,34 @@ fn lesson_09_grammar_chart_and_nota() {
         return;
     }
     let (_ws, mut h) = drive("09-grammar-chart-and-nota.toml");
-    // `drive` ends back on step 1; at the last step the Terms tab shows a NOTA term, whose
-    // span is a wrong edge (not a gold bracket).
+    // `drive` ends back on step 1. The two trees (step 1) and the chart (step 2) are sized to
+    // fit the pane: wholly on screen at 1280×800, not only filling it.
+    for (step, focus) in [(0, "tree"), (1, "chart")] {
+        if step > 0 {
+            h.get_by_label("Next >").click();
+        }
+        let shown = |w: &Workbench| {
+            w.state.focus.name.as_deref() == Some(focus)
+                && w.state.focus.seen.is_some_and(|(_, v)| v)
+        };
+        let t0 = std::time::Instant::now();
+        while !shown(h.state()) && t0.elapsed().as_secs_f64() < 30.0 {
+            h.step();
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let (rect, visible) = h.state().state.focus.seen.expect("the focus drawn");
+        let clip = h.state().state.focus.clip.expect("its pane");
+        assert!(visible, "{focus}: {rect:?} in {clip:?}");
+        assert!(
+            rect.top() >= clip.top() - 1.0 && rect.bottom() <= clip.bottom() + 1.0,
+            "lesson 9 {focus} taller than its pane: {rect:?} in {clip:?}"
+        );
+    }
+    h.get_by_label("< Back").click();
+    h.step();
+    h.step();
+    // At the last step the Terms tab shows a NOTA term, whose span is a wrong edge (not a
+    // gold bracket).
     for _ in 1..lesson.steps.len() {
         h.get_by_label("Next >").click();
         h.step();
