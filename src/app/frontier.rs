@@ -494,7 +494,8 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
                 "triangle down",
                 "cross",
             ];
-            ui.weak(format!("{}: β = {b}", shape[i % 6]));
+            let fill = if i == 0 { "filled " } else { "hollow " };
+            ui.weak(format!("{fill}{}: β = {b}", shape[i % 6]));
         }
     });
     let scope = frontier_plot(ui, p, &pts, &front, &betas);
@@ -870,8 +871,8 @@ fn frontier_plot(
                 );
             }
             for (r, q) in pts {
-                let shape =
-                    SHAPES[betas.iter().position(|b| *b == r.beta).unwrap_or(0) % SHAPES.len()];
+                let k = betas.iter().position(|b| *b == r.beta).unwrap_or(0);
+                let shape = SHAPES[k % SHAPES.len()];
                 let name = match r.sigma2 {
                     Some(s) => format!("λ={} β={} σ²={s} ({})", r.lambda, r.beta, r.dir),
                     None => format!("λ={} β={} ({})", r.lambda, r.beta, r.dir),
@@ -880,8 +881,10 @@ fn frontier_plot(
                     egui_plot::Points::new(name, vec![[xf(q[0]), q[1]]])
                         .id(("frontier-point", &r.dir))
                         .shape(shape)
-                        .radius(5.0)
-                        .filled(true)
+                        // Later β values hollow and larger: points of one cost (a λ's two β)
+                        // that coincide stay visible, one around the other.
+                        .radius(5.0 + 2.0 * k.min(3) as f32)
+                        .filled(k == 0)
                         .color(lambda_color(r.lambda)),
                 );
             }
