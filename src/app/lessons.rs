@@ -608,6 +608,17 @@ impl LessonRuntime {
 }
 
 impl LessonRuntime {
+    /// The lesson file `name` means and its step `step` (from 1) as an index: an error names
+    /// the lessons, or the steps there are (the `gui --lesson --step` check and the app's).
+    pub fn resolve_step(&self, name: &str, step: usize) -> Result<(String, usize), String> {
+        let file = self.resolve(name)?;
+        let steps = self.find(&file).map_or(0, |l| l.steps.len());
+        if !(1..=steps).contains(&step) {
+            return Err(format!("{file} has steps 1 to {steps}, not {step}"));
+        }
+        Ok((file, step - 1))
+    }
+
     /// The lesson file a name or number means: `4`, `04`, `04-training-side-by-side` or the
     /// file name itself.
     pub fn resolve(&self, name: &str) -> Result<String, String> {

@@ -1141,14 +1141,7 @@ impl Workbench {
         let Some((name, step)) = &o.lesson else {
             return Ok(());
         };
-        let file = self.state.lessons.resolve(name)?;
-        let steps = match self.state.lessons.find(&file) {
-            Some(l) => l.steps.len(),
-            None => return Err(format!("lesson {file} could not be read")),
-        };
-        if !(1..=steps).contains(step) {
-            return Err(format!("{file} has steps 1 to {steps}, not {step}"));
-        }
+        let (file, index) = self.state.lessons.resolve_step(name, *step)?;
         self.state.command(AppCommand::Focus(PaneKind::Lessons));
         let pane = self.tree.tiles.iter_mut().find_map(|(_, t)| match t {
             egui_tiles::Tile::Pane(Pane::Lessons(p)) => Some(p),
@@ -1158,7 +1151,7 @@ impl Workbench {
             return Err("the layout has no Lessons pane".into());
         };
         pane.lesson = Some(file);
-        pane.step = step - 1;
+        pane.step = index;
         pane.trying = false;
         pane.applied = false;
         Ok(())

@@ -196,14 +196,9 @@ fn open_workbench(gui: Option<GuiArgs>) -> Result<()> {
         .unwrap_or_default();
     if let Some((name, step)) = &opening.lesson {
         // A wrong name or step is a command-line error, before any window opens.
-        let lessons = crate::app::lessons::LessonRuntime::read(&config.root);
-        let file = lessons.resolve(name).map_err(Error::invalid)?;
-        let steps = lessons.find(&file).map_or(0, |l| l.steps.len());
-        if !(1..=steps).contains(step) {
-            return Err(Error::invalid(format!(
-                "--step {step}: {file} has steps 1 to {steps}"
-            )));
-        }
+        crate::app::lessons::LessonRuntime::read(&config.root)
+            .resolve_step(name, *step)
+            .map_err(Error::invalid)?;
     }
     let open = gui
         .filter(|a| a.data.0.given(crate::train::spec::TRAIN.name))

@@ -293,10 +293,13 @@ fn draw_pieces(sc: &Scene, pieces: &[Vec<u32>]) {
     // A piece over one variable (a unary factor alone) is not outlined where larger pieces
     // are: forty rings around the pixels hid the clusters a lesson points at (the caption
     // counts them).
-    let wide = !sc.node_split && pieces.iter().any(|p| piece_vars(sc, p) > 1);
+    let wide = !sc.node_split
+        && pieces
+            .iter()
+            .any(|p| super::layout::piece_vars(sc.inst, p) > 1);
     for i in vis_pieces {
         let i = i as usize;
-        if wide && piece_vars(sc, &pieces[i]) <= 1 {
+        if wide && super::layout::piece_vars(sc.inst, &pieces[i]) <= 1 {
             continue;
         }
         let mut pts = vec![];
@@ -315,17 +318,6 @@ fn draw_pieces(sc: &Scene, pieces: &[Vec<u32>]) {
         }
         outline(sc, pts, i);
     }
-}
-
-/// The number of variables piece `p`'s factors touch.
-fn piece_vars(sc: &Scene, p: &[u32]) -> usize {
-    let mut vs: Vec<u32> = p
-        .iter()
-        .flat_map(|&f| sc.inst.scope(&sc.inst.factors[f as usize]).iter().copied())
-        .collect();
-    vs.sort_unstable();
-    vs.dedup();
-    vs.len()
 }
 
 /// Factor-to-variable edges (to the copies, node-split); a skip edge as an arc.

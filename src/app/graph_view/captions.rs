@@ -70,16 +70,12 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
     if pane.show_pieces && !pane.node_split && pane.cache.diagram.is_empty() {
         // What the canvas outlines (draw_pieces): pieces over one variable are left out
         // where larger ones exist.
-        let vars = |p: &[u32]| {
-            let mut vs: Vec<u32> = p
-                .iter()
-                .flat_map(|&f| inst.scope(&inst.factors[f as usize]).iter().copied())
-                .collect();
-            vs.sort_unstable();
-            vs.dedup();
-            vs.len()
-        };
-        let single = pane.cache.pieces.iter().filter(|p| vars(p) <= 1).count();
+        let single = pane
+            .cache
+            .pieces
+            .iter()
+            .filter(|p| super::layout::piece_vars(inst, p) <= 1)
+            .count();
         let total = pane.cache.pieces.len();
         ui.weak(if single > 0 && single < total {
             format!(

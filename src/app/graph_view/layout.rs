@@ -30,6 +30,18 @@ pub(super) fn template_color(t: usize) -> Color32 {
     crate::app::palette(SLOTS[t % SLOTS.len()])
 }
 
+/// The number of variables piece `p`'s factors touch (a piece over one is a unary factor
+/// alone: not outlined where larger pieces are, and the caption counts it).
+pub(super) fn piece_vars(inst: &Instance, p: &[u32]) -> usize {
+    let mut vs: Vec<u32> = p
+        .iter()
+        .flat_map(|&f| inst.scope(&inst.factors[f as usize]).iter().copied())
+        .collect();
+    vs.sort_unstable();
+    vs.dedup();
+    vs.len()
+}
+
 pub(super) fn piece_color(i: usize) -> Color32 {
     let hue = (i as f32 * 0.618_034).fract();
     egui::ecolor::Hsva::new(hue, 0.7, 0.75, 1.0).into()
