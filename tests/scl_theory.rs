@@ -160,6 +160,26 @@ fn monte_carlo_matches_the_exact_form() {
         (emp_trace / exact - 1.0).abs() < 0.10,
         "MC {emp_trace} vs exact {exact}"
     );
+    // The error bar (jackknife, 95 %) holds the estimate and the exact form, and is not so
+    // wide that it would hold anything: its half-width is a few per cent of the trace at
+    // 400 replications (the trace of a sample covariance has relative error ~ √(2/reps)).
+    let (lo, hi) = mc.trace_ci;
+    println!("Monte Carlo trace 95 % interval [{lo:.3}, {hi:.3}]");
+    assert!(lo < emp_trace && emp_trace < hi, "{lo} {emp_trace} {hi}");
+    assert!(
+        lo < exact && exact < hi,
+        "exact {exact} outside [{lo}, {hi}]"
+    );
+    // … and tells the forms apart: the paper's form lies outside it.
+    assert!(paper < lo, "paper's form {paper} inside [{lo}, {hi}]");
+    assert!(
+        (hi - lo) / emp_trace < 0.3,
+        "[{lo}, {hi}] around {emp_trace}"
+    );
+    let (dlo, dhi) = mc.log_det_ci.expect("a determinant has an interval");
+    let d = mc.log_det.unwrap();
+    assert!(dlo < d && d < dhi, "{dlo} {d} {dhi}");
+    assert!(few.log_det_ci.is_none());
 }
 
 /// A run's objective carries the paper's count: 14 samples cost 4,620 FLOPs under FL and 1,540

@@ -167,9 +167,57 @@ pub fn ink_on(fill: egui::Color32) -> egui::Color32 {
     }
 }
 
+/// The order labels are shown in: natural order of their names (S0, S1, … S10; B-NP before
+/// I-NP), not the order the data happened to mention them (D17). Indices into `names`.
+pub fn display_order(names: &[String]) -> Vec<usize> {
+    // A name as runs of digits (compared as numbers) and of other text.
+    fn key(s: &str) -> Vec<(u8, u64, String)> {
+        let mut out = vec![];
+        let mut rest = s;
+        while !rest.is_empty() {
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 0 {
+                // Bounded: 19 digits fit a u64; longer runs compare as text.
+                let (d, r) = rest.split_at(digits);
+                match d.parse::<u64>() {
+                    Ok(n) if digits <= 19 => out.push((0, n, String::new())),
+                    _ => out.push((1, 0, d.to_string())),
+                }
+                rest = r;
+            } else {
+                let n = rest
+                    .char_indices()
+                    .find(|(_, c)| c.is_ascii_digit())
+                    .map_or(rest.len(), |(i, _)| i);
+                let (t, r) = rest.split_at(n);
+                out.push((1, 0, t.to_string()));
+                rest = r;
+            }
+        }
+        out
+    }
+    let keys: Vec<_> = names.iter().map(|n| key(n)).collect();
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]).then(a.cmp(&b)));
+    order
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_show_in_natural_order() {
+        let names: Vec<String> = ["S3", "S1", "S10", "S2", "S0", "O", "I-NP", "B-NP"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let shown: Vec<&str> = display_order(&names)
+            .into_iter()
+            .map(|i| names[i].as_str())
+            .collect();
+        assert_eq!(shown, ["B-NP", "I-NP", "O", "S0", "S1", "S2", "S3", "S10"]);
+    }
 
     #[test]
     fn pale_text_is_darkened_on_light_only() {

@@ -288,7 +288,9 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
     if inst.n_vars() > 0 {
         ui.horizontal_wrapped(|ui| {
             ui.weak("fill:");
-            for (k, name) in c.family.labels(inst, 0).names.iter().enumerate() {
+            let names = &c.family.labels(inst, 0).names;
+            for k in super::appearance::display_order(names) {
+                let name = &names[k];
                 let (r, _) = ui.allocate_exact_size(vec2(10.0, 10.0), Sense::hover());
                 ui.painter()
                     .circle_filled(r.center(), 5.0, super::palette(k));

@@ -407,6 +407,41 @@ fn lambda_color(l: f64) -> Color32 {
     egui::ecolor::Hsva::new(0.66 * (1.0 - l.clamp(0.0, 1.0) as f32), 0.75, 0.95, 1.0).into()
 }
 
+/// The colour key for λ (D19): a strip from blue (0) to red (1) with a tick at each λ the
+/// sweep ran.
+fn lambda_bar(ui: &mut egui::Ui, lambdas: &[f64]) {
+    ui.weak("λ  0");
+    let (rect, resp) = ui.allocate_exact_size(egui::vec2(140.0, 14.0), egui::Sense::hover());
+    let steps = 28;
+    for k in 0..steps {
+        let t0 = k as f32 / steps as f32;
+        let t1 = (k + 1) as f32 / steps as f32;
+        let r = egui::Rect::from_x_y_ranges(
+            rect.left() + t0 * rect.width()..=rect.left() + t1 * rect.width(),
+            rect.top() + 3.0..=rect.bottom() - 3.0,
+        );
+        ui.painter()
+            .rect_filled(r, 0.0, lambda_color(f64::from((t0 + t1) / 2.0)));
+    }
+    let ink = ui.visuals().text_color();
+    for &l in lambdas {
+        let x = rect.left() + rect.width() * l.clamp(0.0, 1.0) as f32;
+        ui.painter().line_segment(
+            [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
+            egui::Stroke::new(1.5, ink),
+        );
+    }
+    ui.weak("1");
+    resp.on_hover_text(format!(
+        "λ of the higher family, from blue (0) to red (1); ticks: the λ values of this sweep ({})",
+        lambdas
+            .iter()
+            .map(|l| format!("{l}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+}
+
 const SHAPES: [egui_plot::MarkerShape; 6] = [
     egui_plot::MarkerShape::Circle,
     egui_plot::MarkerShape::Square,
@@ -474,7 +509,7 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         p.y.lower_is_better(),
     );
     ui.label(format!(
-        "{} ({}): {} of {} points finished · {} on the frontier · colour: λ of the higher family from blue (0) to red (1) · marker: β",
+        "{} ({}): {} of {} points finished · {} on the frontier · colour: λ of the higher family (the bar below) · marker: β",
         sweep.name,
         sweep.families,
         sweep.runs.len(),
@@ -484,7 +519,12 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     let mut betas: Vec<f64> = pts.iter().map(|(r, _)| r.beta).collect();
     betas.sort_by(f64::total_cmp);
     betas.dedup();
+    let mut lambdas: Vec<f64> = pts.iter().map(|(r, _)| r.lambda).collect();
+    lambdas.sort_by(f64::total_cmp);
+    lambdas.dedup();
     ui.horizontal_wrapped(|ui| {
+        lambda_bar(ui, &lambdas);
+        ui.separator();
         for (i, b) in betas.iter().enumerate() {
             let shape = [
                 "circle",

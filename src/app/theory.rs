@@ -60,6 +60,9 @@ pub struct McPoint {
     pub lambda: f64,
     pub det: Option<f64>,
     pub trace: f64,
+    /// 95 % intervals of the two ratios (the Monte Carlo's own error, drawn as error bars).
+    pub det_ci: Option<(f64, f64)>,
+    pub trace_ci: (f64, f64),
     pub reps: usize,
     /// Parameters: a determinant needs more replications than this.
     pub dim: usize,
@@ -114,7 +117,8 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
          machine with θ0 = −1 on the first five pairs, +1 on the rest; computed by enumerating \
          every state. The paper's form replaces Z by λ; the exact form takes Z's variance into \
          account. Dashed: the paper's form; solid: the exact form; points: Monte Carlo of the \
-         estimator itself (fits on fresh data sets drawn from θ0, a fresh Z each).",
+         estimator itself (fits on fresh data sets drawn from θ0, a fresh Z each), with a 95 % \
+         error bar (jackknife over the fits): a curve inside the bar agrees with the Monte Carlo.",
     );
     let ctx = ui.ctx().clone();
     ui.horizontal_wrapped(|ui| {
@@ -301,6 +305,30 @@ fn theory_plot(
                 }
                 for pt in mc {
                     let y = if det { pt.det } else { Some(pt.trace) };
+                    let ci = if det { pt.det_ci } else { Some(pt.trace_ci) };
+                    if let Some((lo, hi)) = ci {
+                        // The error bar: a vertical line with short caps.
+                        let cap = 0.012;
+                        for seg in [
+                            vec![[pt.lambda, lo], [pt.lambda, hi]],
+                            vec![[pt.lambda - cap, lo], [pt.lambda + cap, lo]],
+                            vec![[pt.lambda - cap, hi], [pt.lambda + cap, hi]],
+                        ] {
+                            plot.line(
+                                egui_plot::Line::new(
+                                    format!(
+                                        "Monte Carlo PL{}/PL{} ({} fits)",
+                                        pt.k + 1,
+                                        pt.k,
+                                        pt.reps
+                                    ),
+                                    seg,
+                                )
+                                .color(order_color(pt.k))
+                                .width(1.5),
+                            );
+                        }
+                    }
                     if let Some(y) = y {
                         plot.points(
                             egui_plot::Points::new(
@@ -334,6 +362,14 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
         }
     }
     for pt in mc {
+        if let Some((lo, hi)) = if det { pt.det_ci } else { Some(pt.trace_ci) } {
+            series.push(crate::experiments::charts::Series {
+                name: format!("95 % interval PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
+                color: super::rgb(order_color(pt.k)),
+                points: vec![[pt.lambda, lo], [pt.lambda, hi]],
+                markers: false,
+            });
+        }
         if let Some(y) = if det { pt.det } else { Some(pt.trace) } {
             series.push(crate::experiments::charts::Series {
                 name: format!("Monte Carlo PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
@@ -378,6 +414,8 @@ fn run_mc(
                 lambda: l,
                 det: mc.log_det.map(|d| (d - dm).exp()),
                 trace: mc.trace / tm,
+                det_ci: mc.log_det_ci.map(|(a, b)| ((a - dm).exp(), (b - dm).exp())),
+                trace_ci: (mc.trace_ci.0 / tm, mc.trace_ci.1 / tm),
                 reps: mc.reps,
                 dim: mc.dim,
             };

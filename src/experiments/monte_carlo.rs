@@ -25,6 +25,42 @@ pub struct MonteCarlo {
     pub log_det: Option<f64>,
     /// Parameters (the covariance is dim × dim).
     pub dim: usize,
+    /// `trace` ± 1.96 jackknife standard errors over the replications: the Monte Carlo's own
+    /// error, drawn as an error bar (D23). Leave-one-out keeps every resample's covariance
+    /// full-rank where a bootstrap's repeated draws would not.
+    pub trace_ci: (f64, f64),
+    /// The same interval for `log_det`; `None` when the determinant is.
+    pub log_det_ci: Option<(f64, f64)>,
+}
+
+/// Trace and log-determinant of the empirical covariance of `draws[idx]` (p parameters each);
+/// the determinant only when there are more draws than parameters.
+fn spread(draws: &[Vec<f64>], idx: &[usize], p: usize) -> (f64, Option<f64>) {
+    let r = idx.len();
+    let mean: Vec<f64> = (0..p)
+        .map(|j| idx.iter().map(|&i| draws[i][j]).sum::<f64>() / r as f64)
+        .collect();
+    let cov: Vec<Vec<f64>> = (0..p)
+        .map(|j| {
+            (0..p)
+                .map(|k| {
+                    idx.iter()
+                        .map(|&i| (draws[i][j] - mean[j]) * (draws[i][k] - mean[k]))
+                        .sum::<f64>()
+                        / (r - 1) as f64
+                })
+                .collect()
+        })
+        .collect();
+    (trace(&cov), if r > p { log_det(&cov).ok() } else { None })
+}
+
+/// `est` ± 1.96 jackknife standard errors from the leave-one-out estimates `loo`.
+fn jackknife_95(est: f64, loo: &[f64]) -> (f64, f64) {
+    let r = loo.len() as f64;
+    let mean = loo.iter().sum::<f64>() / r;
+    let se = ((r - 1.0) / r * loo.iter().map(|x| (x - mean).powi(2)).sum::<f64>()).sqrt();
+    (est - 1.96 * se, est + 1.96 * se)
 }
 
 /// Runs the Monte Carlo of [`MonteCarlo`] on rayon's pool; `progress` gets the replications
@@ -77,27 +113,26 @@ pub fn monte_carlo(
         })
         .collect::<Result<_>>()?;
     let p = theta0.len();
-    let mean: Vec<f64> = (0..p)
-        .map(|j| draws.iter().map(|d| d[j]).sum::<f64>() / reps as f64)
-        .collect();
-    let cov: Vec<Vec<f64>> = (0..p)
-        .map(|j| {
-            (0..p)
-                .map(|k| {
-                    draws
-                        .iter()
-                        .map(|d| (d[j] - mean[j]) * (d[k] - mean[k]))
-                        .sum::<f64>()
-                        / (reps - 1) as f64
-                })
-                .collect()
+    let all: Vec<usize> = (0..reps).collect();
+    let (tr, ld) = spread(&draws, &all, p);
+    // Leave-one-out: how far another Monte Carlo of the same size could land.
+    let loo: Vec<(f64, Option<f64>)> = (0..reps)
+        .into_par_iter()
+        .map(|out| {
+            let idx: Vec<usize> = (0..reps).filter(|&i| i != out).collect();
+            spread(&draws, &idx, p)
         })
         .collect();
+    let trace_ci = jackknife_95(tr, &loo.iter().map(|b| b.0).collect::<Vec<_>>());
+    let dets: Option<Vec<f64>> = loo.iter().map(|b| b.1).collect();
+    let log_det_ci = ld.zip(dets).map(|(d, ds)| jackknife_95(d, &ds));
     Ok(MonteCarlo {
         n,
         reps,
-        trace: trace(&cov),
-        log_det: if reps > p { log_det(&cov).ok() } else { None },
+        trace: tr,
+        log_det: ld,
         dim: p,
+        trace_ci,
+        log_det_ci,
     })
 }

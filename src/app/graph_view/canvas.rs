@@ -100,6 +100,16 @@ impl Scene<'_> {
             .unwrap_or("")
     }
 
+    /// Variable `v`'s `k` labels in display order (see `display_order`).
+    fn label_order(&self, v: u32, k: usize) -> Vec<usize> {
+        let names = &self.family.labels(self.inst, v).names;
+        if names.len() == k {
+            crate::app::appearance::display_order(names)
+        } else {
+            (0..k).collect()
+        }
+    }
+
     /// The variable under the screen point `p`, if any (plain drawing only).
     fn var_at(&self, p: Pos2) -> Option<u32> {
         if self.node_split {
@@ -560,7 +570,8 @@ fn draw_factors(sc: &Scene, selected: Option<usize>) {
 }
 
 /// Probabilities as a small bar chart whose bottom-left corner is `base`.
-fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], color: Color32) {
+/// The bars run in the labels' display order (`order`, indices into `probs`).
+fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], order: &[usize], color: Color32) {
     let z = sc.z;
     let w = (VAR_R * 1.6 / probs.len().max(1) as f32).max(2.0) * z;
     let h = VAR_R * 1.3 * z;
@@ -572,8 +583,9 @@ fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], color: Color32) {
         1.0,
         sc.visuals.extreme_bg_color.gamma_multiply(0.9),
     );
-    for (y, &pr) in probs.iter().enumerate() {
-        let x0 = base.x + y as f32 * w;
+    for (k, &y) in order.iter().enumerate() {
+        let Some(&pr) = probs.get(y) else { continue };
+        let x0 = base.x + k as f32 * w;
         sc.painter.rect_filled(
             Rect::from_min_max(
                 pos2(x0 + 0.5, base.y - h * pr as f32),
@@ -631,14 +643,23 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                     // A pairwise table as a heat grid: 25 bars would each be a sliver (5.5).
                     &[u, v] => {
                         let (ku, kv) = (sc.inst.card[u as usize], sc.inst.card[v as usize]);
-                        belief_grid(sc, top, pb, (ku as usize, kv as usize), piece_color(f));
+                        let orders = (
+                            sc.label_order(u, ku as usize),
+                            sc.label_order(v, kv as usize),
+                        );
+                        belief_grid(sc, top, pb, orders, piece_color(f));
                     }
-                    _ => {
+                    scope => {
                         let w = (VAR_R * 1.6 / pb.len().max(1) as f32).max(2.0) * z;
+                        let order = match scope {
+                            &[u] => sc.label_order(u, pb.len()),
+                            _ => (0..pb.len()).collect(),
+                        };
                         belief_bars(
                             sc,
                             top - vec2(w * pb.len() as f32 / 2.0, 0.0),
                             pb,
+                            &order,
                             piece_color(f),
                         )
                     }
@@ -653,7 +674,7 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                 // label, and on a grid its vertical factors (5.5).
                 let c = sc.to_screen(sc.lay.vars[v]);
                 let base = c + vec2(VAR_R * 0.5 * z + 3.0, (VAR_R * 2.4) * z + 2.0);
-                belief_bars(sc, base, vb, msg_color);
+                belief_bars(sc, base, vb, &sc.label_order(v as u32, vb.len()), msg_color);
             }
         }
     }
@@ -661,7 +682,15 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
 
 /// A pairwise belief as a ku × kv grid above `bottom` (its bottom centre), each cell shaded by
 /// its probability relative to the table's largest.
-fn belief_grid(sc: &Scene, bottom: Pos2, probs: &[f64], (ku, kv): (usize, usize), color: Color32) {
+/// Rows and columns run in the labels' display order (`orders`, indices into the table).
+fn belief_grid(
+    sc: &Scene,
+    bottom: Pos2,
+    probs: &[f64],
+    (rows, cols): (Vec<usize>, Vec<usize>),
+    color: Color32,
+) {
+    let (ku, kv) = (rows.len(), cols.len());
     if probs.len() != ku * kv || ku == 0 || kv == 0 {
         return;
     }
@@ -675,9 +704,9 @@ fn belief_grid(sc: &Scene, bottom: Pos2, probs: &[f64], (ku, kv): (usize, usize)
         sc.visuals.extreme_bg_color,
     );
     let top = probs.iter().copied().fold(1e-300, f64::max);
-    for a in 0..ku {
-        for b in 0..kv {
-            let t = (probs[a * kv + b] / top) as f32;
+    for (a, &ya) in rows.iter().enumerate() {
+        for (b, &yb) in cols.iter().enumerate() {
+            let t = (probs[ya * kv + yb] / top) as f32;
             sc.painter.rect_filled(
                 Rect::from_min_size(
                     min + vec2(b as f32 * cell, a as f32 * cell),

@@ -200,7 +200,14 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
 pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) {
     // Which bar is which label (item 2).
     let labels = match (&pane.cache.inst, &state.data) {
-        (Some(inst), Some(d)) if inst.n_vars() > 0 => d.family.labels(inst, 0).names.join(", "),
+        (Some(inst), Some(d)) if inst.n_vars() > 0 => {
+            let names = &d.family.labels(inst, 0).names;
+            crate::app::appearance::display_order(names)
+                .into_iter()
+                .map(|i| names[i].as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
         _ => String::new(),
     };
     if !pane.show_bp {

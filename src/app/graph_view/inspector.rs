@@ -252,19 +252,27 @@ pub fn heat_table(
             [a, b] => (*a, *b),
             _ => (0, 0),
         };
+        // Rows and columns in the labels' natural order (S0, S1, …), as the graph's bars.
+        let order = |n: usize| -> Vec<usize> {
+            if names.len() == n {
+                crate::app::appearance::display_order(names)
+            } else {
+                (0..n).collect()
+            }
+        };
+        let (row_order, col_order) = (order(rows), order(cols));
+        let name = |i: usize| names.get(i).map_or("", |n| n.as_str());
         egui::Grid::new(ui.next_auto_id())
             .spacing(vec2(1.0, 1.0))
             .show(ui, |ui| {
                 ui.label(if rows > 1 { corner } else { "" });
-                for name in names.iter().take(cols) {
-                    ui.label(egui::RichText::new(name).small());
+                for &c in &col_order {
+                    ui.label(egui::RichText::new(name(c)).small());
                 }
                 ui.end_row();
-                for r in 0..rows {
-                    ui.label(
-                        egui::RichText::new(if rows > 1 { names[r].as_str() } else { "" }).small(),
-                    );
-                    for c in 0..cols {
+                for &r in &row_order {
+                    ui.label(egui::RichText::new(if rows > 1 { name(r) } else { "" }).small());
+                    for &c in &col_order {
                         let i = r * cols + c;
                         let is_gold = if rows > 1 {
                             gold.first() == Some(&Some(r as u32))
@@ -288,9 +296,9 @@ pub fn heat_table(
                             resp.on_hover_text(format!(
                                 "{}: {}",
                                 if rows > 1 {
-                                    format!("{} -> {}", names[r], names[c])
+                                    format!("{} -> {}", name(r), name(c))
                                 } else {
-                                    names[c].clone()
+                                    name(c).to_string()
                                 },
                                 v[i]
                             ));
