@@ -338,30 +338,30 @@ fn preview_grid(
         .show(ui, |ui| {
             egui::Grid::new("policy-preview-grid")
                 .spacing([2.0, 1.0])
-                // Wide enough for an item's total under its column ("3.4M").
-                .min_col_width(cell + 12.0)
+                // Wide enough for an item's total under its column ("362k") at body size:
+                // the totals are what the lesson's question reads (small type was 7 px).
+                .min_col_width(cell + 18.0)
                 .show(ui, |ui| {
                     ui.label("");
                     for i in 0..grid.items {
-                        ui.label(egui::RichText::new(format!("x{}", i + 1)).small());
+                        ui.label(format!("x{}", i + 1));
                     }
-                    ui.label(egui::RichText::new("FLOPs").small());
+                    ui.strong("FLOPs");
                     ui.end_row();
                     for (r, label) in grid.rows.iter().enumerate() {
                         let first = ui.label(egui::RichText::new(label).small().monospace());
                         for c in &grid.cells[r] {
                             component_cell(ui, c, label, (min_fl, max_fl), cell);
                         }
-                        let last =
-                            ui.label(egui::RichText::new(flops_text(grid.row_total(r))).small());
+                        let last = ui.label(flops_text(grid.row_total(r)));
                         if label == "fl" {
                             focus.mark(ui, "fl-row", first.rect.union(last.rect));
                         }
                         ui.end_row();
                     }
-                    ui.label(egui::RichText::new("FLOPs").small());
+                    ui.strong("FLOPs");
                     for i in 0..grid.items {
-                        ui.label(egui::RichText::new(short_flops(grid.item_total(i))).small())
+                        ui.label(short_flops(grid.item_total(i)))
                             .on_hover_text(format!(
                                 "item x{}: {} FLOPs",
                                 i + 1,

@@ -383,8 +383,9 @@ fn fonts(z: f32) -> (egui::FontId, egui::FontId) {
     )
 }
 
-/// The node-split graph (000 Fig. 1): the original variables faint with their words, each
-/// piece's own copy of a variable drawn and tied to it.
+/// The node-split graph (000 Fig. 1): each piece's own copy of a variable, under the
+/// original's word. The original itself is not drawn: a faint ring read as one more copy
+/// when a lesson asks how many copies a variable has.
 fn draw_copies(sc: &Scene) {
     let (font, small) = fonts(sc.z);
     let z = sc.z;
@@ -393,11 +394,6 @@ fn draw_copies(sc: &Scene) {
         if !sc.visible(p) {
             continue;
         }
-        sc.painter.circle_stroke(
-            sc.to_screen(p),
-            VAR_R * z,
-            Stroke::new(1.0, Scene::faded(sc.visuals.weak_text_color())),
-        );
         if sc.text_ok {
             sc.label(
                 sc.to_screen(p) + vec2(0.0, -VAR_R * 2.3 * z),
