@@ -702,3 +702,59 @@ fn a_reopened_lesson_applies_its_step_again() {
     wait_for(&mut h, "step 3 settled", 120.0, |w| settled(w, &want));
     assert!(in_front(h.state()).contains(&PaneKind::Curves));
 }
+
+/// A lesson whose run was interrupted (the app closed mid-training) trains it again: it once
+/// waited for it forever, "waiting for the run to finish (interrupted)".
+#[test]
+fn a_lesson_retrains_an_interrupted_run() {
+    use piecewise_lab::estimators::EstimatorSpec;
+    use piecewise_lab::train::{execute, LbfgsSpec, Prior, RunSpec};
+    let ws = tempfile::tempdir().unwrap();
+    let killed = ws.path().join("runs/001-pw");
+    let spec = RunSpec {
+        name: Some("lesson3-pw".into()),
+        train: root().join("sample_data/hmm-peaked-train.conll"),
+        template: Some(root().join("assets/templates/hmm-window.tpl")),
+        estimator: EstimatorSpec::Pw {
+            pieces: Default::default(),
+        },
+        optimiser: LbfgsSpec {
+            max_iter: 2,
+            ..Default::default()
+        },
+        prior: Prior::from_c2(1.0),
+        threads: 1,
+        ..Default::default()
+    };
+    execute(
+        &spec,
+        &killed,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+    // As a process killed mid-training leaves it: its summary still says "running".
+    let summary = killed.join("summary.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    v["status"] = serde_json::json!("running");
+    std::fs::write(&summary, v.to_string()).unwrap();
+    let mut h = harness(ws.path());
+    h.step();
+    assert_eq!(
+        h.state().state.runs.get("001-pw").map(|e| e.status),
+        Some(RunStatus::Interrupted)
+    );
+    h.get_by_label("Take a lesson").click();
+    h.step();
+    h.step();
+    {
+        let p = pane_mut!(h.state_mut(), Lessons);
+        p.lesson = Some("03-bp-messages-at-one.toml".into());
+        p.step = 0;
+        p.applied = false;
+    }
+    wait_for(&mut h, "lesson3-pw trained again", 120.0, |w| {
+        run_id(w, "lesson3-pw").is_some_and(|id| id != "001-pw") && finished(w, "lesson3-pw")
+    });
+}

@@ -655,7 +655,9 @@ fn file_name(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// The newest run named `name` on the training file `train` that has not failed.
+/// The newest run named `name` that has finished or may still finish: a failed, cancelled,
+/// broken or interrupted one (its app was closed mid-training) is trained again, where a
+/// lesson once waited for it forever.
 fn run_named(state: &AppState, name: &str) -> Option<String> {
     state
         .runs
@@ -666,7 +668,10 @@ fn run_named(state: &AppState, name: &str) -> Option<String> {
             e.spec.name.as_deref().map(str::trim) == Some(name)
                 && !matches!(
                     e.status,
-                    RunStatus::Failed | RunStatus::Cancelled | RunStatus::Broken
+                    RunStatus::Failed
+                        | RunStatus::Cancelled
+                        | RunStatus::Broken
+                        | RunStatus::Interrupted
                 )
         })
         .map(|e| e.id.clone())
