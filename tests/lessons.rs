@@ -177,6 +177,9 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
         if let Some(d) = s.det {
             assert_eq!(t.det, d, "{at}: theory det");
         }
+        if let Some(e) = s.exact {
+            assert_eq!(t.exact, e, "{at}: theory exact form shown");
+        }
         if let Some(r) = s.mc_reps {
             assert_eq!(t.mc_reps, r, "{at}: Monte Carlo replications");
         }
@@ -231,13 +234,22 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
                 .term_vars(c)
                 .expect("a term is shown");
             assert!(!right.is_empty(), "{at}: the term has no {c:?} variables");
+            // The picture does not give the answer away: the asked role is not coloured
+            // (nor named in the caption) until the answer is right.
+            assert_eq!(pane!(h.state(), Graph).quiz_role(), Some(c), "{at}");
             // Wrong: one variable short.
             pane_mut!(h.state_mut(), Graph).picked_vars = right[1..].iter().copied().collect();
             let (ok, why) = check_answer(h);
             assert!(!ok && why.contains("1 missing"), "{at}: {why}");
+            assert_eq!(pane!(h.state(), Graph).quiz_role(), Some(c), "{at}");
             pane_mut!(h.state_mut(), Graph).picked_vars = right.iter().copied().collect();
             let (ok, why) = check_answer(h);
             assert!(ok, "{at}: {why}");
+            assert_eq!(
+                pane!(h.state(), Graph).quiz_role(),
+                None,
+                "{at}: shown once right"
+            );
         }
         Some(c) => {
             // The best run by the runs' own files, read here.

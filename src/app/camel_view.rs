@@ -296,7 +296,7 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
                     .circle_filled(r.center(), 5.0, super::palette(k));
                 ui.weak(name);
             }
-            ui.weak("· white ring: not gold");
+            ui.weak("· ringed: not the gold class");
         });
     }
     let cells = c.family.layout(inst, &c.item);
@@ -375,7 +375,7 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
         }
     }
     resp.on_hover_text(
-        "Fill: the variable's own cluster's most probable class (white ring: not the gold \
+        "Fill: the variable's own cluster's most probable class (ringed: not the gold \
          class). Lines: sepsets, coloured by the two clusters' disagreement.",
     );
 }
@@ -431,7 +431,8 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
         _ => String::new(),
     };
     ui.vertical(|ui| {
-        ui.set_max_width(60.0 + 52.0 * shape.last().copied().unwrap_or(1) as f32);
+        // Room for the sepset lines beneath the table at body size.
+        ui.set_max_width((60.0 + 52.0 * shape.last().copied().unwrap_or(1) as f32).max(300.0));
         super::graph_view::heat_table(
             ui,
             &format!("{label}: cluster {a} over {scope:?}"),
@@ -460,20 +461,26 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
                     .collect::<Vec<_>>()
                     .join(" ")
             };
-            ui.add(
-                egui::Label::new(
-                    egui::RichText::new(format!(
-                        "y{} off by {:.1e}: here [{}], cluster {other} [{}]",
+            // Body-size text with the sepset's colour as a swatch: small coloured text was
+            // 9 px, yellow on grey.
+            ui.horizontal_top(|ui| {
+                let (r, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), Sense::hover());
+                ui.painter().rect_filled(
+                    r.translate(egui::vec2(0.0, 3.0)),
+                    1.0,
+                    violation_color(s.violation()),
+                );
+                ui.add(
+                    egui::Label::new(format!(
+                        "y{}'s marginal: here [{}], in cluster {other} [{}] (they differ by {:.2})",
                         s.var,
-                        s.violation(),
                         fmt(mine),
                         fmt(theirs),
+                        s.violation(),
                     ))
-                    .color(violation_color(s.violation()))
-                    .small(),
-                )
-                .wrap(),
-            );
+                    .wrap(),
+                );
+            });
         }
     });
 }

@@ -232,6 +232,8 @@ pub struct TheoryState {
     pub orders: Option<[bool; 3]>,
     /// The det ratio (else the trace ratio).
     pub det: Option<bool>,
+    /// The exact form drawn beside the paper's.
+    pub exact: Option<bool>,
     pub mc_n: Option<usize>,
     pub mc_reps: Option<usize>,
     pub mc_lambdas: Option<String>,
@@ -425,6 +427,7 @@ impl Lesson {
             keep!(theory.m);
             keep!(theory.orders);
             keep!(theory.det);
+            keep!(theory.exact);
             keep!(theory.mc_n);
             keep!(theory.mc_reps);
             keep!(theory.mc_lambdas);
@@ -806,7 +809,10 @@ pub fn step_key(state: &mut AppState, pane: &mut LessonsPane, key: StepKey) {
     let i = pane.step.min(n.saturating_sub(1));
     match key {
         StepKey::Forward if i + 1 < n => go(state, pane, &file, &lesson, i + 1),
-        StepKey::Forward => pane.lesson = None,
+        StepKey::Forward => {
+            pane.lesson = None;
+            state.command(AppCommand::LessonReveal);
+        }
         StepKey::Back if i > 0 => go(state, pane, &file, &lesson, i - 1),
         StepKey::Restore if pane.trying => go(state, pane, &file, &lesson, i),
         StepKey::Back | StepKey::Restore => {}
@@ -896,6 +902,7 @@ fn step_ui(
     ui.horizontal_wrapped(|ui| {
         if ui.button("All lessons").clicked() {
             pane.lesson = None;
+            state.command(AppCommand::LessonReveal);
         }
         ui.strong(clean(ui, &lesson.title, egui::TextStyle::Body));
         let r = ui.weak(clean(ui, &lesson.paper, egui::TextStyle::Body));
@@ -928,6 +935,7 @@ fn step_ui(
             .clicked()
         {
             pane.lesson = None;
+            state.command(AppCommand::LessonReveal);
         }
         if pane.trying {
             if ui
@@ -945,6 +953,7 @@ fn step_ui(
             .clicked()
         {
             pane.trying = true;
+            state.command(AppCommand::LessonReveal);
         }
     });
     ui.separator();
@@ -1316,6 +1325,17 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                 g.animate = false;
                 g.bp_animate = false;
                 g.picked_vars.clear();
+                g.quiz = step
+                    .question
+                    .as_ref()
+                    .and_then(|q| q.check)
+                    .filter(|c| matches!(c, Check::Clamped | Check::Free | Check::Summed))
+                    .map(|check| super::graph_view::Quiz {
+                        check,
+                        term: g.term,
+                        estimator: g.estimator.clone(),
+                        sequence: g.sequence,
+                    });
             }
             egui_tiles::Tile::Pane(Pane::Curves(c)) => {
                 let s = &step.curves;
@@ -1367,6 +1387,9 @@ pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                 }
                 if let Some(d) = s.det {
                     t.det = d;
+                }
+                if let Some(e) = s.exact {
+                    t.exact = e;
                 }
                 if let Some(n) = s.mc_n {
                     t.mc_n = n;
@@ -1430,8 +1453,21 @@ pub(super) fn settle(wb: &mut Workbench) {
     wb.state.lessons.pending_model = None;
 }
 
+/// What a wrong answer to a click question is told: how to find the variables, not which
+/// they are (their colours stay hidden until the answer is right).
+fn hint(check: Check) -> &'static str {
+    match check {
+        Check::Clamped => {
+            "A term clamps at gold the variables its factors (the bright squares) touch \
+             besides the orange free one."
+        }
+        Check::Free => "A term's free variables are those its normaliser sums over.",
+        _ => "Look at which variables the term's factors (the bright squares) touch.",
+    }
+}
+
 /// Serves [`AppCommand::LessonCheck`]: the variables picked on the Graph pane against the
-/// current term's.
+/// current term's; a right answer shows the term's colours and formula again.
 pub(super) fn check_picture(wb: &mut Workbench, check: Check) {
     let mut verdict = (
         false,
@@ -1468,15 +1504,18 @@ pub(super) fn check_picture(wb: &mut Workbench, check: Check) {
                 (
                     false,
                     format!(
-                        "Not quite: {missing} missing, {extra} too many. Look at the term's colours and formula."
+                        "Not quite: {missing} missing, {extra} too many. {}",
+                        hint(check)
                     ),
                 )
             };
         }
     }
     for (_, tile) in wb.tree.tiles.iter_mut() {
-        if let egui_tiles::Tile::Pane(Pane::Lessons(l)) = tile {
-            l.verdict = Some(verdict.clone());
+        match tile {
+            egui_tiles::Tile::Pane(Pane::Lessons(l)) => l.verdict = Some(verdict.clone()),
+            egui_tiles::Tile::Pane(Pane::Graph(g)) if verdict.0 => g.quiz = None,
+            _ => {}
         }
     }
 }

@@ -370,6 +370,13 @@ impl Workbench {
                 AppCommand::ExportPng { rect, stem } => self.state.export_png(&ctx, rect, stem),
                 AppCommand::Lesson(step) => lessons::apply(self, &ctx, *step),
                 AppCommand::LessonCheck(c) => lessons::check_picture(self, c),
+                AppCommand::LessonReveal => {
+                    for (_, tile) in self.tree.tiles.iter_mut() {
+                        if let egui_tiles::Tile::Pane(Pane::Graph(g)) = tile {
+                            g.quiz = None;
+                        }
+                    }
+                }
             }
         }
         lessons::settle(self);

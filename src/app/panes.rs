@@ -222,4 +222,7 @@ pub enum AppCommand {
     Lesson(Box<lessons::Step>),
     /// Check the variables picked on the Graph pane against its current term.
     LessonCheck(lessons::Check),
+    /// Show what a lesson's click question hid on the Graph pane (trying it yourself, or
+    /// leaving the lesson).
+    LessonReveal,
 }

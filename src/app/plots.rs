@@ -123,14 +123,18 @@ pub fn category_axis(
 }
 
 /// A stable colour per run.
-pub fn run_color(id: &str) -> Color32 {
-    // Distinct for the first ten runs, by the run's sequence number.
-    let n = id
-        .split('-')
-        .next()
-        .and_then(|s| s.parse::<usize>().ok())
-        .unwrap_or_else(|| id.bytes().map(|b| b as usize).sum());
-    super::palette(n.saturating_sub(1))
+pub fn run_color(ticked: &[&RunEntry], id: &str) -> Color32 {
+    // By position among the ticked runs, so the runs drawn together get the palette's first,
+    // most distinct colours (by sequence number, runs 8–10 were pink, brown and grey beside
+    // red); a run not ticked by its sequence number.
+    let n = ticked.iter().position(|r| r.id == id).unwrap_or_else(|| {
+        id.split('-')
+            .next()
+            .and_then(|s| s.parse::<usize>().ok())
+            .unwrap_or_else(|| id.bytes().map(|b| b as usize).sum())
+            .saturating_sub(1)
+    });
+    super::palette(n)
 }
 
 /// The points of one run's curve, in plot coordinates (log10 where asked; with log y the
@@ -352,20 +356,31 @@ fn curve_plot(
         p.metric.label().to_string()
     };
     let scope = ui.scope(|ui| {
+        // The legend above the plot, not in it: inside, some corner always held a curve's
+        // end (the overfitting step's weak prior) or was cut at the pane's edge.
+        let legend = ui
+            .horizontal_wrapped(|ui| {
+                for r in runs.iter().filter(|r| !series(r, p).is_empty()) {
+                    let c = run_color(runs, &r.id);
+                    let (rect, _) =
+                        ui.allocate_exact_size(egui::vec2(22.0, 12.0), egui::Sense::hover());
+                    ui.painter().line_segment(
+                        [rect.left_center(), rect.right_center()],
+                        egui::Stroke::new(2.5, c),
+                    );
+                    ui.label(r.label());
+                    ui.add_space(8.0);
+                }
+                if runs.iter().any(|r| !relinearisations(r, p).is_empty()) {
+                    ui.label("◆ where CCCP relinearised g");
+                }
+            })
+            .response
+            .rect;
         let mut plot = pane_plot(id.to_string());
         plot = plot.x_grid_spacer(if lx { log_grid } else { linear_grid });
         plot = plot.y_grid_spacer(if ly { log_grid } else { linear_grid });
-        // The legend where the curves are not: learning curves rise (or fall) steeply at the
-        // start and then level off, so a rising metric leaves the bottom right free and a
-        // falling one the top right (on the left the legend hid the steep start).
-        let corner = match p.metric {
-            Metric::HeldOutLogLikelihood | Metric::TokenAccuracy | Metric::SegmentF1 => {
-                egui_plot::Corner::RightBottom
-            }
-            _ => egui_plot::Corner::RightTop,
-        };
-        plot.height(height)
-            .legend(egui_plot::Legend::default().position(corner))
+        plot.height((height - legend.height() - 4.0).max(120.0))
             .x_axis_label(if lx {
                 format!("{} (log)", p.x.label())
             } else {
@@ -382,7 +397,7 @@ fn curve_plot(
                     }
                     plot.line(
                         egui_plot::Line::new(r.label(), pts)
-                            .color(run_color(&r.id))
+                            .color(run_color(runs, &r.id))
                             .width(1.8),
                     );
                     let marks = relinearisations(r, p);
@@ -392,7 +407,7 @@ fn curve_plot(
                                 .shape(egui_plot::MarkerShape::Diamond)
                                 .radius(4.5)
                                 .filled(true)
-                                .color(run_color(&r.id)),
+                                .color(run_color(runs, &r.id)),
                         );
                     }
                 }
@@ -416,7 +431,7 @@ fn export_curves(
         .map(|r| Series {
             markers: false,
             name: r.label(),
-            color: super::rgb(run_color(&r.id)),
+            color: super::rgb(run_color(&runs, &r.id)),
             points: series(r, p)
                 .into_iter()
                 .map(|[x, y]| {
@@ -525,8 +540,11 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
         ui.selectable_value(&mut p.score, Score::Recall, "recall");
         ui.selectable_value(&mut p.score, Score::F1, "F1");
     });
-    let runs: Vec<&RunEntry> = selected_runs(state)
-        .into_iter()
+    // Colours as on the Curves pane: by position among every ticked run.
+    let ticked = selected_runs(state);
+    let runs: Vec<&RunEntry> = ticked
+        .iter()
+        .copied()
         .filter(|r| r.metrics.is_some())
         .collect();
     if runs.is_empty() {
@@ -560,7 +578,7 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
             let t = table(r);
             (
                 r.label(),
-                run_color(&r.id),
+                run_color(&ticked, &r.id),
                 cats.iter()
                     .map(|c| t.get(c).map(pick).unwrap_or(0.0))
                     .collect(),
@@ -896,7 +914,7 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     let diff = spec_diff(&runs);
     let metrics = metrics_rows(&runs);
     let labels: Vec<String> = runs.iter().map(|r| r.label()).collect();
-    let colors: Vec<Color32> = runs.iter().map(|r| run_color(&r.id)).collect();
+    let colors: Vec<Color32> = runs.iter().map(|r| run_color(&runs, &r.id)).collect();
     let changed = diff.iter().filter(|d| d.2).count();
     let mut rect = egui::Rect::NOTHING;
     let (mut save_csv, mut save_png) = (false, false);
@@ -1130,7 +1148,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
                 let Some(m) = r.metrics.as_ref() else {
                     continue;
                 };
-                let c = super::appearance::text_on(run_color(&r.id), ui.visuals());
+                let c = super::appearance::text_on(run_color(runs, &r.id), ui.visuals());
                 ui.colored_label(c, r.label());
                 ui.label(format!("{:.2}", m.token_accuracy));
                 ui.label(m.segment_f1().map_or("–".into(), |f| format!("{f:.2}")));

@@ -29,6 +29,9 @@ pub struct TheoryPane {
     pub selection: Selection,
     /// Draw the det ratio (else the trace ratio).
     pub det: bool,
+    /// Draw the exact form beside the paper's (a lesson hides it while it reads the paper's:
+    /// its peak of 10 set the scale and flattened the dashed curves).
+    pub exact: bool,
     /// Monte Carlo: samples per data set, replications, and the λ values to run.
     pub mc_n: usize,
     pub mc_reps: usize,
@@ -45,6 +48,7 @@ impl Default for TheoryPane {
             orders: [true, true, true],
             selection: Selection::Independent,
             det: true,
+            exact: true,
             mc_n: 1000,
             mc_reps: 100,
             mc_lambdas: "0.25, 0.5, 0.75".into(),
@@ -134,6 +138,8 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
         ui.separator();
         ui.selectable_value(&mut p.det, true, "det ratio");
         ui.selectable_value(&mut p.det, false, "trace ratio");
+        ui.separator();
+        ui.checkbox(&mut p.exact, "exact form (solid)");
     });
     let key = format!("{}|{:?}|{:?}", p.m, p.orders, p.selection);
     let pane = p.clone();
@@ -186,7 +192,7 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
             ),
         );
     }
-    let scope = theory_plot(ui, curves, &mc, p.det);
+    let scope = theory_plot(ui, curves, &mc, p.det, p.exact);
     super::plots::plot_hint(ui);
     let rect = scope.response.rect;
     let (png, svg) = ui
@@ -272,6 +278,7 @@ fn theory_plot(
     curves: &[TheoryCurve],
     mc: &[McPoint],
     det: bool,
+    exact: bool,
 ) -> egui::InnerResponse<egui_plot::PlotResponse<()>> {
     let what = if det { "det" } else { "trace" };
     ui.scope(|ui| {
@@ -294,6 +301,9 @@ fn theory_plot(
                         .color(col)
                         .style(egui_plot::LineStyle::dashed_loose()),
                     );
+                    if !exact {
+                        continue;
+                    }
                     plot.line(
                         egui_plot::Line::new(
                             format!("{name} exact form (solid)"),
@@ -353,6 +363,9 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
     for c in curves {
         let (ip, ie) = if det { (1, 2) } else { (3, 4) };
         for (form, i) in [("paper's form", ip), ("exact form", ie)] {
+            if form == "exact form" && !p.exact {
+                continue;
+            }
             series.push(crate::experiments::charts::Series {
                 name: format!("PL{}/PL{} {form}", c.k + 1, c.k),
                 color: super::rgb(order_color(c.k)),

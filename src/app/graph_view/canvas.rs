@@ -27,6 +27,8 @@ struct Scene<'a> {
     text_ok: bool,
     node_split: bool,
     term: Option<Term<'a>>,
+    /// The role a lesson's question asks for, not coloured until answered.
+    quiz: Option<crate::app::lessons::Check>,
     visuals: egui::Visuals,
 }
 
@@ -74,8 +76,15 @@ impl Scene<'_> {
     /// The variable's role in the shown term: free, clamped (at a wrong state for NOTA) or
     /// summed out.
     fn var_role(&self, v: u32) -> Option<Color32> {
+        use crate::app::lessons::Check;
         let t = self.term.as_ref()?;
-        if t.free.contains(&v) {
+        let hidden = |c: Check| self.quiz == Some(c);
+        if hidden(Check::Free) && t.free.contains(&v)
+            || hidden(Check::Clamped) && t.clamped.contains(&v)
+            || hidden(Check::Summed) && t.summed.contains(&v)
+        {
+            None
+        } else if t.free.contains(&v) {
             Some(FREE)
         } else if t.off_gold.is_some_and(|(u, _)| u == v) {
             Some(OFF_GOLD)
@@ -196,6 +205,7 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
         text_ok: z >= 0.45,
         node_split: split.is_some(),
         term,
+        quiz: pane.quiz_role(),
         visuals: ui.visuals().clone(),
     };
     if let (Some(t), true) = (&scene.term, pane.scroll_to_term) {
@@ -312,9 +322,22 @@ fn draw_pieces(sc: &Scene, pieces: &[Vec<u32>]) {
         if wide && super::layout::piece_vars(sc.inst, &pieces[i]) <= 1 {
             continue;
         }
+        // A grid's pairwise piece as a slim band along its edge, under the variables'
+        // circles: hulls as wide as the circles made 24 overlapping regions on a 4 × 4 grid
+        // that no one could tell apart.
+        let slim = !sc.lay.flat
+            && !sc.node_split
+            && matches!(pieces[i].as_slice(), [f] if sc.inst.scope(&sc.inst.factors[*f as usize]).len() == 2);
         let mut pts = vec![];
         for &f in &pieces[i] {
             let fp = sc.lay.factors[f as usize];
+            if slim {
+                ring(fp, FAC_H + 5.0, &mut pts);
+                for &v in sc.inst.scope(&sc.inst.factors[f as usize]) {
+                    ring(sc.lay.vars[v as usize], VAR_R * 0.5, &mut pts);
+                }
+                continue;
+            }
             ring(fp, FAC_H + 8.0, &mut pts);
             if sc.node_split {
                 for &c in &sc.lay.factor_copies[f as usize] {
@@ -568,9 +591,10 @@ fn draw_factors(sc: &Scene, selected: Option<usize>) {
 /// Probabilities as a small bar chart whose bottom-left corner is `base`.
 /// The bars run in the labels' display order (`order`, indices into `probs`).
 fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], order: &[usize], color: Color32) {
-    let z = sc.z;
-    let w = (VAR_R * 1.6 / probs.len().max(1) as f32).max(2.0) * z;
-    let h = VAR_R * 1.3 * z;
+    // Never smaller than 5 × 18 px: at a fitted chain's zoom (about 0.55) bars of 3 px could
+    // not be told apart on a projector.
+    let w = bar_width(sc.z, probs.len());
+    let h = (VAR_R * 1.3 * sc.z).max(18.0);
     sc.painter.rect_filled(
         Rect::from_min_max(
             base - vec2(1.0, h + 1.0),
@@ -591,6 +615,11 @@ fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], order: &[usize], color: Co
             color,
         );
     }
+}
+
+/// The width of one bar of a belief over `k` labels at zoom `z`.
+fn bar_width(z: f32, k: usize) -> f32 {
+    ((VAR_R * 1.6 / k.max(1) as f32).max(2.0) * z).max(5.0)
 }
 
 /// The message change drawn at full arrow width (a probability moving by 0.1).
@@ -646,7 +675,7 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                         belief_grid(sc, top, pb, orders, piece_color(f));
                     }
                     scope => {
-                        let w = (VAR_R * 1.6 / pb.len().max(1) as f32).max(2.0) * z;
+                        let w = bar_width(z, pb.len());
                         let order = match scope {
                             &[u] => sc.label_order(u, pb.len()),
                             _ => (0..pb.len()).collect(),
@@ -669,7 +698,12 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                 // Below and to the right of the variable: above it are its word and gold
                 // label, and on a grid its vertical factors (5.5).
                 let c = sc.to_screen(sc.lay.vars[v]);
-                let base = c + vec2(VAR_R * 0.5 * z + 3.0, (VAR_R * 2.4) * z + 2.0);
+                // Clear of the circle whatever the bars' minimum height.
+                let h = (VAR_R * 1.3 * z).max(18.0);
+                let base = c + vec2(
+                    VAR_R * 0.5 * z + 3.0,
+                    (VAR_R * 2.4 * z + 2.0).max(VAR_R * z + 3.0 + h),
+                );
                 belief_bars(sc, base, vb, &sc.label_order(v as u32, vb.len()), msg_color);
             }
         }

@@ -136,9 +136,20 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
             .collect::<Vec<_>>()
             .join(", "),
     };
+    use crate::app::lessons::Check;
+    // A lesson's question asks for these variables: the formula keeps their place, not
+    // their names, until it is answered (the caption gave the answer away).
+    let asked = |c: Check| pane.quiz_role() == Some(c);
+    let outcome = if asked(Check::Free) {
+        "?".to_string()
+    } else {
+        outcome
+    };
     // (egui's font has no combining tilde for 001's p̃; the caption below says "local".)
     let mut formula = format!("log p({outcome}");
-    if !clamped.is_empty() {
+    if asked(Check::Clamped) && !clamped.is_empty() {
+        formula.push_str(" | ? = gold");
+    } else if !clamped.is_empty() {
         formula.push_str(" | ");
         formula.push_str(
             &clamped
@@ -170,11 +181,19 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
         ))
         .strong(),
     );
-    let mut extra = format!(
-        "normalises over {} factor(s): {}",
-        factors.len(),
-        factors.join(" ")
-    );
+    let mut extra = if pane.quiz_role().is_some() {
+        format!(
+            "normalises over {} factor(s), the bright squares; the variables your question asks \
+             for are named here once you have answered it",
+            factors.len()
+        )
+    } else {
+        format!(
+            "normalises over {} factor(s): {}",
+            factors.len(),
+            factors.join(" ")
+        )
+    };
     if !t.summed.is_empty() {
         extra.push_str(&format!(" · sums out {} variable(s)", t.summed.len()));
     }

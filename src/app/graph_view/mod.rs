@@ -19,6 +19,15 @@ pub use inspector::heat_table;
 use inspector::*;
 use layout::*;
 
+/// A lesson's click question on one term: which role it asks for.
+#[derive(Clone, Debug)]
+pub struct Quiz {
+    pub check: crate::app::lessons::Check,
+    pub term: usize,
+    pub estimator: String,
+    pub sequence: usize,
+}
+
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct GraphPane {
@@ -47,6 +56,11 @@ pub struct GraphPane {
     /// Variables the user clicked (a lesson's question asks for them); ringed in yellow.
     #[serde(skip)]
     pub picked_vars: std::collections::BTreeSet<u32>,
+    /// A lesson's click question asks for the term's variables of this role: until it is
+    /// answered right their colour and the formula's part that names them are not shown
+    /// (the picture gave the answer away).
+    #[serde(skip)]
+    pub quiz: Option<Quiz>,
     #[serde(skip)]
     cache: GraphCache,
     #[serde(skip)]
@@ -76,6 +90,7 @@ impl Default for GraphPane {
             bp_animate: false,
             bp_at_one: false,
             picked_vars: Default::default(),
+            quiz: None,
             cache: GraphCache::default(),
             last_step: 0.0,
             scroll_to_term: false,
@@ -86,6 +101,17 @@ impl Default for GraphPane {
 impl GraphPane {
     /// The shown term's variables of one role (sorted), for a lesson's question; `None` when
     /// no term is shown.
+    /// The role a lesson's question hides, while the pane still shows the question's term
+    /// (stepping to another term, estimator or sequence shows everything again).
+    pub fn quiz_role(&self) -> Option<crate::app::lessons::Check> {
+        self.quiz
+            .as_ref()
+            .filter(|q| {
+                q.term == self.term && q.estimator == self.estimator && q.sequence == self.sequence
+            })
+            .map(|q| q.check)
+    }
+
     pub fn term_vars(&self, role: crate::app::lessons::Check) -> Option<Vec<u32>> {
         use crate::app::lessons::Check;
         if !self.show_terms || self.cache.terms.is_empty() {
