@@ -688,7 +688,7 @@ fn chart_tab(
          coloured by its best edge's score against the best edge of the same length (dark: as \
          good, pale: 1e-10 of it), labelled with that edge (@X|<…> are the binarisation's \
          intermediate symbols; hover a cell for all its edges). A gold-outlined cell holds a \
-         gold bracket. PT-CFG gives a NOTA term to each wrong edge whose ratio to the best edge \
+         gold bracket; its label is still the best edge's, which need not be the gold one. PT-CFG gives a NOTA term to each wrong edge whose ratio to the best edge \
          of its length is above the threshold: cells with such edges are outlined red, with \
          their count.",
     );
@@ -878,9 +878,8 @@ fn draw_chart(
     if let Some(c) = hovered {
         resp.on_hover_ui(|ui| {
             ui.strong(format!(
-                "words {}–{}: {}",
-                c.i,
-                c.j,
+                "{}: {}",
+                crate::grammar::view::words(c.i, c.j),
                 view.words[c.i..c.j].join(" ")
             ));
             for e in c.edges.iter().take(12) {
@@ -976,7 +975,7 @@ fn terms_tab(
     let colour = if nota { RED } else { TERM_BLUE };
     ui.colored_label(colour, egui::RichText::new(&t.title).strong());
     ui.label(format!(
-        "value {:.4} (probability {:.4}){}",
+        "log-probability {:.4} (probability {:.4}){}",
         t.value,
         t.value.exp(),
         if t.outcomes > 0 {

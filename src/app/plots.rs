@@ -34,7 +34,7 @@ impl Metric {
     ];
     pub fn label(self) -> &'static str {
         match self {
-            Metric::Objective => "training objective",
+            Metric::Objective => "training objective (minimised)",
             Metric::HeldOutLogLikelihood => "held-out log-likelihood",
             Metric::TokenAccuracy => "token accuracy %",
             Metric::SegmentF1 => "segment F1",
@@ -372,7 +372,21 @@ fn curve_plot(
                     ui.add_space(8.0);
                 }
                 if runs.iter().any(|r| !relinearisations(r, p).is_empty()) {
-                    ui.label("◆ where CCCP relinearised g");
+                    // A drawn diamond, as on the plot (the font has no "◆").
+                    let (r, _) =
+                        ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+                    let (c, d) = (r.center(), 5.0);
+                    ui.painter().add(egui::Shape::convex_polygon(
+                        vec![
+                            c + egui::vec2(0.0, -d),
+                            c + egui::vec2(d, 0.0),
+                            c + egui::vec2(0.0, d),
+                            c + egui::vec2(-d, 0.0),
+                        ],
+                        ui.visuals().text_color(),
+                        egui::Stroke::NONE,
+                    ));
+                    ui.label("where CCCP relinearised g");
                 }
             })
             .response
@@ -589,12 +603,23 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
     let score_name = format!("{:?}", p.score);
     let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
     let scope = ui.scope(|ui| {
-        // Headroom above 100 % for the legend, so it covers no bar (D17).
+        // The legend above the plot (inside it needed headroom to 130 %).
+        let legend = ui
+            .horizontal_wrapped(|ui| {
+                for (name, color, _) in &charts {
+                    let (r, _) =
+                        ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+                    ui.painter().rect_filled(r, 1.0, *color);
+                    ui.label(name);
+                    ui.add_space(8.0);
+                }
+            })
+            .response
+            .rect;
         pane_plot("fields-plot")
-            .height(h)
-            .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop))
+            .height((h - legend.height() - 4.0).max(140.0))
             .include_y(0.0)
-            .include_y(100.0 + 8.0 * charts.len().max(1) as f64)
+            .include_y(100.0)
             .y_axis_label(format!("{score_name} %"))
             .allow_scroll(false)
             .x_axis_formatter(category_axis(names))
@@ -1197,7 +1222,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
                 "only B",
                 "McNemar p",
                 "paired t p",
-                "bootstrap A − B [95 %]",
+                "A − B in points [95 % bootstrap]",
             ] {
                 ui.strong(h);
             }

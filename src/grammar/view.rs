@@ -49,7 +49,7 @@ pub struct Cell {
 #[derive(Clone, Debug, PartialEq)]
 pub struct TermView {
     pub term: ChartTerm,
-    /// "NP over 2–5 → DT NN (split 3)", "NP over 2–5: not gold".
+    /// "NP over words 3–5 → DT NN (split after word 3)", "NP over words 3–5: not gold".
     pub title: String,
     /// The term's value (a log-probability).
     pub value: f64,
@@ -332,7 +332,7 @@ fn param_groups(g: &Grammar, terms: &[ChartTerm]) -> Vec<ParamGroup> {
 /// A term's title and the distribution it normalises.
 fn term_view(g: &Grammar, theta: &[f64], sent: &Sentence, t: ChartTerm, value: f64) -> TermView {
     let name = |a: u32| g.labels[a as usize].clone();
-    let span = |i: u32, j: u32| format!("{}–{}", i, j);
+    let span = |i: u32, j: u32| words(i as usize, j as usize);
     match t {
         ChartTerm::Expansion {
             rule,
@@ -363,7 +363,7 @@ fn term_view(g: &Grammar, theta: &[f64], sent: &Sentence, t: ChartTerm, value: f
                     name(r.b),
                     name(r.c),
                     if g.options.split {
-                        format!(" (split {k})")
+                        format!(" (split after word {k})")
                     } else {
                         String::new()
                     }
@@ -483,4 +483,14 @@ fn expansions(
         top[7] = v[gi].clone();
     }
     (top, outcomes)
+}
+
+/// The span of words i..j (fenceposts, j exclusive) as a reader counts them: "words 3–5" for
+/// the third to the fifth word, "word 3" for one.
+pub fn words(i: usize, j: usize) -> String {
+    if j == i + 1 {
+        format!("word {j}")
+    } else {
+        format!("words {}–{j}", i + 1)
+    }
 }

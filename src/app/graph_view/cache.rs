@@ -42,6 +42,8 @@ pub(super) struct GraphCache {
     pub(super) cells: Vec<[f32; 2]>,
     /// Positions, for the plain (false) or node-split (true) drawing.
     pub(super) layout: Option<(bool, Layout)>,
+    /// That layout wrapped into rows: (node-split?, columns) and the positions.
+    pub(super) wrapped: Option<((bool, usize), Layout)>,
 }
 
 impl Clone for GraphCache {

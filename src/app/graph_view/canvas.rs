@@ -162,7 +162,17 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
             layout(inst, &pane.cache.cells, split, &pane.cache.pieces),
         ));
     }
-    let lay = &pane.cache.layout.as_ref().expect("just built").1;
+    let base = &pane.cache.layout.as_ref().expect("just built").1;
+    if let Some(cols) = pane.wrap {
+        let key = (split.is_some(), cols);
+        if pane.cache.wrapped.as_ref().is_none_or(|w| w.0 != key) {
+            pane.cache.wrapped = Some((key, super::layout::wrap(base, cols)));
+        }
+    }
+    let lay = match (&pane.wrap, &pane.cache.wrapped) {
+        (Some(_), Some((_, w))) => w,
+        _ => &pane.cache.layout.as_ref().expect("just built").1,
+    };
     let z = pane.zoom;
     let (resp, painter) = ui.allocate_painter(lay.size * z, Sense::click());
     // Ctrl + wheel zooms.
@@ -292,8 +302,14 @@ fn ring_var(sc: &Scene, v: u32, i: usize, pts: &mut Vec<Pos2>) {
     );
 }
 
-/// Piece `i`'s dashed hull around `pts` (graph coordinates).
-fn outline(sc: &Scene, pts: Vec<Pos2>, i: usize) {
+/// Piece `i`'s dashed hull around `pts` (graph coordinates; the first is its first
+/// factor's). On a wrapped chain only the points in that factor's row: a hull across two
+/// rows would cover the picture between them.
+fn outline(sc: &Scene, mut pts: Vec<Pos2>, i: usize) {
+    if let Some(&first) = pts.first() {
+        let row = sc.lay.row_of(first);
+        pts.retain(|&p| sc.lay.row_of(p) == row);
+    }
     piece_hull(
         &sc.painter,
         pts.into_iter().map(|p| sc.to_screen(p)).collect(),
@@ -367,18 +383,32 @@ fn draw_edges(sc: &Scene) {
         } else {
             Scene::faded(sc.visuals.text_color())
         };
+        // An edge to the next row of a wrapped chain: dashed, the line's continuation.
+        let across = |a: Pos2, b: Pos2| {
+            sc.painter.extend(Shape::dashed_line(
+                &[sc.to_screen(a), sc.to_screen(b)],
+                Stroke::new(1.0, Scene::faded(col)),
+                6.0,
+                5.0,
+            ));
+        };
         if sc.node_split {
             for &c in &sc.lay.factor_copies[f] {
-                sc.painter.line_segment(
-                    [sc.to_screen(fp), sc.to_screen(sc.lay.copies[c].2)],
-                    Stroke::new(1.2, col),
-                );
+                let cp = sc.lay.copies[c].2;
+                if sc.lay.row_of(cp) != sc.lay.row_of(fp) {
+                    across(fp, cp);
+                    continue;
+                }
+                sc.painter
+                    .line_segment([sc.to_screen(fp), sc.to_screen(cp)], Stroke::new(1.2, col));
             }
             continue;
         }
         for &v in sc.inst.scope(fac) {
             let vp = sc.lay.vars[v as usize];
-            if fp.y < vp.y - ROW * 0.5 {
+            if sc.lay.row_of(vp) != sc.lay.row_of(fp) {
+                across(fp, vp);
+            } else if fp.y < vp.y - ROW * 0.5 {
                 // A skip edge's arc: up from the variable, bending over to the factor.
                 sc.painter
                     .add(egui::epaint::QuadraticBezierShape::from_points_stroke(

@@ -36,11 +36,17 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
         if pane.cache.terms.iter().any(|t| t.off_gold.is_some()) {
             legend_chip(ui, OFF_GOLD, "clamped at a wrong state (NOTA)");
         }
+        // The estimator's own pieces: a locally normalised one's are its diagram's regions
+        // (the caption below counts the same).
+        let pieces = if pane.cache.diagram.is_empty() {
+            pane.cache.pieces.len()
+        } else {
+            pane.cache.diagram.len()
+        };
         ui.weak(format!(
-            "· {} variables, {} factors, {} pieces",
+            "· {} variables, {} factors, {pieces} pieces",
             inst.n_vars(),
             inst.factors.len(),
-            pane.cache.pieces.len()
         ));
     });
     // The factors' colours: a row of the caption, not drawn over the graph (it hid y16 on a
@@ -116,7 +122,10 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
             })
             .collect::<Vec<_>>()
     };
-    let free = names(t.free);
+    // In the variables' order: "p(y3·r, y4·f)", not the term's internal order.
+    let mut free_vars = t.free.to_vec();
+    free_vars.sort_unstable();
+    let free = names(&free_vars);
     let mut clamped = names(t.clamped);
     if let Some((v, y)) = t.off_gold {
         if let Some(i) = t.clamped.iter().position(|&u| u == v) {

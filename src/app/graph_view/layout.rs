@@ -64,9 +64,20 @@ pub(super) struct Layout {
     pub(super) copy_order: Vec<u32>,
     pub(super) factor_pieces: Vec<Vec<u32>>,
     pub(super) size: egui::Vec2,
+    /// A chain wrapped into rows (see [`wrap`]): each row's height; 0 for one row.
+    pub(super) row_h: f32,
 }
 
 impl Layout {
+    /// The row of a wrapped chain that `p` lies in (0 when not wrapped).
+    pub(super) fn row_of(&self, p: Pos2) -> i32 {
+        if self.row_h > 0.0 {
+            (p.y / self.row_h).floor() as i32
+        } else {
+            0
+        }
+    }
+
     /// Indices into `order` whose x (by `x_of`) lies in `[lo, hi]`.
     pub(super) fn range(
         order: &[u32],
@@ -207,6 +218,102 @@ pub(super) fn layout(
         copy_order,
         factor_pieces,
         size,
+        row_h: 0.0,
+    }
+}
+
+/// The columns and zoom that show a chain, laid out in one row as `base`, whole in `view`, wrapped into rows like a line of text (D30: fitting only the
+/// height showed 8 of 25 variables). The largest zoom from 1 down to 0.5 at which the rows
+/// fit; at 0.5 they may still scroll. `None`: one row already fits at a readable zoom.
+pub(super) fn wrap_fit(base: &Layout, view: egui::Vec2) -> Option<(usize, f32)> {
+    let n = base.vars.len();
+    if n == 0 || view.x / base.size.x.max(1.0) >= 0.6 {
+        return None;
+    }
+    let row_h = row_extent(base).1;
+    let cols_at = |z: f32| (((view.x / z) - DX * 1.2) / DX).floor().max(3.0) as usize;
+    let mut z = 1.0f32;
+    while z > 0.5 {
+        let cols = cols_at(z);
+        let rows = n.div_ceil(cols);
+        if rows as f32 * row_h * z <= view.y {
+            return Some((cols.min(n), z));
+        }
+        z -= 0.05;
+    }
+    Some((cols_at(0.5).min(n), 0.5))
+}
+
+/// The top and height of a wrapped chain's row: as tall as what is drawn — words and gold
+/// labels above the variables, arcs, unary factors and belief bars below (the one-row
+/// layout's margins doubled the gaps).
+fn row_extent(base: &Layout) -> (f32, f32) {
+    let tops = base.vars.iter().map(|p| p.y - VAR_R * 2.8);
+    let top = tops
+        .chain(base.factors.iter().map(|p| p.y - FAC_H - 6.0))
+        .fold(f32::INFINITY, f32::min)
+        .max(0.0);
+    let bottoms = base.vars.iter().map(|p| p.y + VAR_R * 2.6);
+    let bottom = bottoms
+        .chain(base.factors.iter().map(|p| p.y + FAC_H + 8.0))
+        .fold(0.0, f32::max);
+    (top, (bottom - top).max(ROW))
+}
+
+/// A flat chain's layout `base` wrapped after every `cols` variables: row r moves left by
+/// r·cols cells and down by r rows (each as tall as the chain). A factor whose variables fall
+/// in two rows (the transition across a break, a long skip edge) stays at the end of the
+/// first; its edge to the next row is drawn dashed.
+pub(super) fn wrap(base: &Layout, cols: usize) -> Layout {
+    let (top, row_h) = row_extent(base);
+    let cols = cols.max(1);
+    let width = DX * (cols as f32 + 1.2);
+    let col_of = |p: Pos2| ((p.x / DX) - 0.6).round().max(0.0) as usize;
+    let var_row: Vec<usize> = base.vars.iter().map(|&p| col_of(p) / cols).collect();
+    let shift = |p: Pos2, r: usize| p + vec2(-((r * cols) as f32) * DX, r as f32 * row_h - top);
+    let vars: Vec<Pos2> = base
+        .vars
+        .iter()
+        .zip(&var_row)
+        .map(|(&p, &r)| shift(p, r))
+        .collect();
+    // A factor's row: its leftmost variable's, found by x (factors sit between their
+    // variables, or below or above one).
+    let factors: Vec<Pos2> = base
+        .factors
+        .iter()
+        .map(|&p| {
+            let r = ((p.x / DX - 0.6 - 0.49).max(0.0).round() as usize / cols)
+                .min(var_row.iter().copied().max().unwrap_or(0));
+            let mut q = shift(p, r);
+            q.x = q.x.clamp(DX * 0.6, width - DX * 0.2);
+            q
+        })
+        .collect();
+    let copies: Vec<(u32, u32, Pos2)> = base
+        .copies
+        .iter()
+        .map(|&(v, piece, p)| (v, piece, shift(p, var_row[v as usize])))
+        .collect();
+    let order = |xs: &[Pos2]| {
+        let mut o: Vec<u32> = (0..xs.len() as u32).collect();
+        o.sort_by(|&a, &b| xs[a as usize].x.total_cmp(&xs[b as usize].x));
+        o
+    };
+    let copy_pos: Vec<Pos2> = copies.iter().map(|c| c.2).collect();
+    let rows = var_row.iter().copied().max().map_or(1, |r| r + 1);
+    Layout {
+        var_order: order(&vars),
+        factor_order: order(&factors),
+        copy_order: order(&copy_pos),
+        vars,
+        factors,
+        copies,
+        factor_copies: base.factor_copies.clone(),
+        flat: base.flat,
+        factor_pieces: base.factor_pieces.clone(),
+        size: vec2(width, rows as f32 * row_h),
+        row_h,
     }
 }
 
@@ -257,5 +364,63 @@ pub(super) fn ring(c: Pos2, r: f32, out: &mut Vec<Pos2>) {
     for k in 0..12 {
         let a = k as f32 / 12.0 * std::f32::consts::TAU;
         out.push(c + vec2(a.cos(), a.sin()) * r);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A chain of `n` variables as `layout` places it: unary factors below, transitions
+    /// between.
+    fn chain(n: usize) -> Layout {
+        let y = ROW * 1.2;
+        let vars: Vec<Pos2> = (0..n).map(|t| pos2(DX * (t as f32 + 0.6), y)).collect();
+        let mut factors: Vec<Pos2> = vars.iter().map(|p| *p + vec2(0.0, ROW)).collect();
+        factors.extend((1..n).map(|t| pos2(DX * (t as f32 + 0.1), y)));
+        let order: Vec<u32> = (0..n as u32).collect();
+        Layout {
+            factor_order: (0..factors.len() as u32).collect(),
+            factor_copies: vec![vec![]; factors.len()],
+            factor_pieces: vec![vec![]; factors.len()],
+            vars,
+            factors,
+            copies: vec![],
+            flat: true,
+            var_order: order,
+            copy_order: vec![],
+            size: vec2(DX * (n as f32 + 0.2), ROW * 3.0),
+            row_h: 0.0,
+        }
+    }
+
+    /// D30: a 25-variable chain in a 700 × 500 pane wraps into rows that fit it whole at a
+    /// readable zoom; a short one stays on one row.
+    #[test]
+    fn a_long_chain_wraps_to_fit_the_pane() {
+        let base = chain(25);
+        let view = vec2(700.0, 500.0);
+        let (cols, z) = wrap_fit(&base, view).expect("wraps");
+        let lay = wrap(&base, cols);
+        assert!(z >= 0.6, "zoom {z}");
+        assert!(lay.size.x * z <= view.x + 1e-3, "{:?} at {z}", lay.size);
+        assert!(lay.size.y * z <= view.y + 1e-3, "{:?} at {z}", lay.size);
+        // Every variable and factor on the canvas, each variable in its row.
+        for p in lay.vars.iter().chain(&lay.factors) {
+            assert!(
+                p.x > 0.0 && p.x < lay.size.x && p.y > 0.0 && p.y < lay.size.y,
+                "{p:?}"
+            );
+        }
+        for (t, p) in lay.vars.iter().enumerate() {
+            assert_eq!(lay.row_of(*p), (t / cols) as i32, "y{t}");
+        }
+        // The transition across the first break stays at the end of the first row.
+        let across = lay.factors[25 + cols - 1];
+        assert_eq!(lay.row_of(across), 0);
+        assert!(across.x > lay.vars[cols - 1].x);
+        // A unary factor is in its variable's row.
+        assert_eq!(lay.row_of(lay.factors[cols]), 1);
+        assert!(wrap_fit(&chain(5), view).is_none());
     }
 }

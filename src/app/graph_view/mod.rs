@@ -61,6 +61,10 @@ pub struct GraphPane {
     /// (the picture gave the answer away).
     #[serde(skip)]
     pub quiz: Option<Quiz>,
+    /// *Fit* wraps a long chain after this many variables (set each frame from the pane's
+    /// size; `None`: one row).
+    #[serde(skip)]
+    wrap: Option<usize>,
     #[serde(skip)]
     cache: GraphCache,
     #[serde(skip)]
@@ -91,6 +95,7 @@ impl Default for GraphPane {
             bp_at_one: false,
             picked_vars: Default::default(),
             quiz: None,
+            wrap: None,
             cache: GraphCache::default(),
             last_step: 0.0,
             scroll_to_term: false,
@@ -210,9 +215,22 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     };
     let view_h = (avail - inspector_h).max(120.0);
     let view_w = if beside { width * 0.5 } else { width };
+    pane.wrap = None;
     if pane.fit {
         if let Some((_, lay)) = &pane.cache.layout {
-            pane.zoom = fit_zoom(lay.size, egui::vec2(view_w - 12.0, view_h - 12.0));
+            let view = egui::vec2(view_w - 12.0, view_h - 12.0);
+            // A long chain wraps into rows (D30); not while the inspector shares the pane,
+            // where the selected factor's row scrolls into view as before.
+            let wrapped = (lay.flat && pane.selected_factor.is_none())
+                .then(|| wrap_fit(lay, view))
+                .flatten();
+            match wrapped {
+                Some((cols, z)) => {
+                    pane.wrap = Some(cols);
+                    pane.zoom = z;
+                }
+                None => pane.zoom = fit_zoom(lay.size, view),
+            }
         }
     }
     let graph = |state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui| {
