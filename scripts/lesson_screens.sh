@@ -42,25 +42,33 @@ for size in $sizes; do
                 shot=$out/lesson$l-step$k-$size-$theme.png
                 # exec: $! is the app itself, so the kill below ends it (a subshell's kill
                 # left the app running beside the next one).
-                (cd "$work/cwd" && DISPLAY=$display exec "$bin" gui --lesson "$l" --step "$k" \
-                    --theme "$theme" --window-size "$size" >"$work/app.log" 2>&1) &
-                app=$!
-                # Up to 30 s for the window (a busy machine is slow to open one).
+                log=$out/lesson$l-step$k-$size-$theme.log
+                # A window that has not appeared in 30 s is tried once more (and its log kept
+                # beside the shots).
                 w=
-                for _ in $(seq 150); do
-                    w=$(DISPLAY=$display xdotool search --name '^Piecewise Lab$' 2>/dev/null | head -1 || true)
+                for attempt in 1 2; do
+                    (cd "$work/cwd" && DISPLAY=$display exec "$bin" gui --lesson "$l" --step "$k" \
+                        --theme "$theme" --window-size "$size" >"$log" 2>&1) &
+                    app=$!
+                    # Up to 30 s for the window (a busy machine is slow to open one).
+                    for _ in $(seq 150); do
+                        w=$(DISPLAY=$display xdotool search --name '^Piecewise Lab$' 2>/dev/null | head -1 || true)
+                        [ -n "$w" ] && break
+                        sleep 0.2
+                    done
                     [ -n "$w" ] && break
-                    sleep 0.2
+                    echo "no window for lesson $l step $k ($size $theme), attempt $attempt: see $log" >&2
+                    kill $app 2>/dev/null || true
+                    wait $app 2>/dev/null || true
                 done
                 # The pointer out of the way (a tooltip would hide what is under it).
-                DISPLAY=$display xdotool windowmove "$w" 0 0 mousemove 0 "${size#*x}" || true
+                [ -n "$w" ] && { DISPLAY=$display xdotool windowmove "$w" 0 0 mousemove 0 "${size#*x}" || true; }
                 sleep "$wait_s"
-                if [ -z "$w" ]; then
-                    echo "no window for lesson $l step $k ($size $theme): see $work/app.log" >&2
-                fi
                 DISPLAY=$display import -window root "$shot"
                 kill $app 2>/dev/null || true
                 wait $app 2>/dev/null || true
+                # The log is kept only when something went wrong.
+                [ -n "$w" ] && ! grep -qi "error\|panick" "$log" && rm -f "$log"
                 echo "$shot"
             done
         done

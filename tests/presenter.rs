@@ -159,6 +159,21 @@ fn theme_and_presentation_scale_switch_and_are_remembered() {
     h.step();
     h.step();
     assert!(dark(&h), "the switch makes it dark");
+    // The dark theme's captions read on a projector: weak text at least 6 : 1 against the
+    // panel (egui's default grey text made them 3.6 : 1).
+    let v = h.ctx.global_style().visuals.clone();
+    let lum = |l: egui::Rgba| 0.2126 * l.r() + 0.7152 * l.g() + 0.0722 * l.b();
+    // Weak text is translucent: what shows is it over the panel.
+    let (text, bg) = (
+        egui::Rgba::from(v.weak_text_color()),
+        egui::Rgba::from(v.panel_fill),
+    );
+    let shown = text + bg * (1.0 - text.a());
+    let contrast = (lum(shown) + 0.05) / (lum(bg) + 0.05);
+    assert!(
+        contrast >= 6.0,
+        "weak text {contrast:.1} : 1 on the dark panel"
+    );
     assert!(h.state().settings().dark, "and the settings remember it");
     h.get_by_label("Light").click();
     h.step();

@@ -185,16 +185,55 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
     }
     ui.horizontal(|ui| {
         ui.weak("sepset disagreement:");
+        // A continuous scale, drawn as one: separate swatches hid that 0.42 is between
+        // the "0.1" and "≥ 0.5" colours.
+        let (r, _) = ui.allocate_exact_size(vec2(240.0, 26.0), Sense::hover());
+        let strip = egui::Rect::from_min_size(r.min, vec2(r.width(), 10.0));
+        let at = |v: f64| {
+            let t = ((v.log10() + 4.0) / (0.5f64.log10() + 4.0)).clamp(0.0, 1.0) as f32;
+            strip.left() + t * strip.width()
+        };
+        let steps = 48;
+        for k in 0..steps {
+            let (t0, t1) = (k as f32 / steps as f32, (k + 1) as f32 / steps as f32);
+            let v = 10f64.powf(-4.0 + f64::from((t0 + t1) / 2.0) * (0.5f64.log10() + 4.0));
+            ui.painter().rect_filled(
+                egui::Rect::from_x_y_ranges(
+                    strip.left() + t0 * strip.width()..=strip.left() + t1 * strip.width(),
+                    strip.y_range(),
+                ),
+                0.0,
+                violation_color(v),
+            );
+        }
+        let ink = ui.visuals().weak_text_color();
         for (v, text) in [
-            (1e-6, "≤ 1e-4"),
+            (1e-4, "≤ 1e-4"),
             (1e-3, "1e-3"),
             (1e-2, "1e-2"),
             (0.1, "0.1"),
-            (0.6, "≥ 0.5"),
+            (0.5, "≥ 0.5"),
         ] {
-            let (r, _) = ui.allocate_exact_size(vec2(22.0, 10.0), Sense::hover());
-            ui.painter().rect_filled(r, 2.0, violation_color(v));
-            ui.weak(text);
+            let x = at(v);
+            ui.painter().line_segment(
+                [
+                    egui::pos2(x, strip.bottom()),
+                    egui::pos2(x, strip.bottom() + 3.0),
+                ],
+                egui::Stroke::new(1.0, ink),
+            );
+            let align = match v {
+                v if v <= 1e-4 => egui::Align2::LEFT_TOP,
+                v if v >= 0.5 => egui::Align2::RIGHT_TOP,
+                _ => egui::Align2::CENTER_TOP,
+            };
+            ui.painter().text(
+                egui::pos2(x, strip.bottom() + 3.0),
+                align,
+                text,
+                egui::FontId::proportional(11.0),
+                ink,
+            );
         }
     });
     let width = ui.available_width() / shown.len() as f32 - 8.0;
@@ -357,10 +396,13 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
     }
     if let Some(a) = *selected {
         if let Some(&p) = pos.get(a) {
-            painter.circle_stroke(
-                p,
-                r + 3.0,
-                Stroke::new(2.0, super::appearance::highlight(ui.visuals())),
+            // A square, as clusters are drawn: a ring read as one more variable, or as the
+            // "not gold" ring.
+            painter.rect_stroke(
+                Rect::from_center_size(p, vec2(r * 0.6 + 8.0, r * 0.6 + 8.0)),
+                2.0,
+                Stroke::new(2.5, super::appearance::highlight(ui.visuals())),
+                egui::StrokeKind::Outside,
             );
         }
     }
@@ -455,6 +497,18 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
             } else {
                 (&s.mu_dst, &s.mu_src)
             };
+            // Which cluster the other side is: y2's own unary factor, or a pair.
+            let describe = |b: usize| match inst.factors.get(b).map(|f| inst.scope(f)) {
+                Some([v]) => format!("y{v}'s own"),
+                Some(sc) => format!(
+                    "over {}",
+                    sc.iter()
+                        .map(|v| format!("y{v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => String::new(),
+            };
             let fmt = |m: &[f64]| {
                 m.iter()
                     .map(|x| format!("{x:.2}"))
@@ -472,9 +526,11 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
                 );
                 ui.add(
                     egui::Label::new(format!(
-                        "y{}'s marginal: here [{}], in cluster {other} [{}] (they differ by {:.2})",
+                        "y{}'s marginal: here [{}], in cluster {other} ({}) [{}] (they differ \
+                         by {:.2})",
                         s.var,
                         fmt(mine),
+                        describe(other as usize),
                         fmt(theirs),
                         s.violation(),
                     ))

@@ -404,7 +404,8 @@ pub use crate::experiments::sweep::pareto;
 
 /// λ from blue (0) to red (1).
 fn lambda_color(l: f64) -> Color32 {
-    egui::ecolor::Hsva::new(0.66 * (1.0 - l.clamp(0.0, 1.0) as f32), 0.75, 0.95, 1.0).into()
+    // Deep enough to read on white (at value 0.95 the greens were pastel on a projector).
+    egui::ecolor::Hsva::new(0.66 * (1.0 - l.clamp(0.0, 1.0) as f32), 0.9, 0.8, 1.0).into()
 }
 
 /// The colour key for λ (D19): a strip from blue (0) to red (1) with a tick at each λ the
@@ -923,7 +924,7 @@ fn frontier_plot(
                         .shape(shape)
                         // Later β values hollow and larger: points of one cost (a λ's two β)
                         // that coincide stay visible, one around the other.
-                        .radius(5.0 + 2.0 * k.min(3) as f32)
+                        .radius(6.0 + 3.0 * k.min(3) as f32)
                         .filled(k == 0)
                         .color(lambda_color(r.lambda)),
                 );

@@ -443,16 +443,24 @@ impl Workbench {
                     j.started.elapsed().as_secs_f32()
                 ));
             } else if let Some(d) = &self.state.data {
-                ui.label(format!(
-                    "data: {} · {} sequences",
-                    d.source.title(),
-                    d.train_stats.sequences
-                ));
+                // One piece, not wrapped: "data:" was left at the end of a line and its name
+                // at the start of the next.
+                ui.add(
+                    egui::Label::new(format!(
+                        "data: {} · {} sequences",
+                        d.source.title(),
+                        d.train_stats.sequences
+                    ))
+                    .wrap_mode(egui::TextWrapMode::Extend),
+                );
             } else if self.state.form.family() == crate::graph::FamilyKind::Grammar {
-                ui.label(format!(
-                    "data: {} · a treebank (the Parse pane)",
-                    self.state.form.title()
-                ));
+                ui.add(
+                    egui::Label::new(format!(
+                        "data: {} · a treebank (the Parse pane)",
+                        self.state.form.title()
+                    ))
+                    .wrap_mode(egui::TextWrapMode::Extend),
+                );
             }
             let live = self.state.runs.live_count();
             if live > 0 {

@@ -683,15 +683,22 @@ fn chart_tab(
     fit: Fit,
     ui: &mut egui::Ui,
 ) -> Rect {
-    ui.weak(
+    // The scale fades into the theme's background: towards white on the light theme, towards
+    // black on the dark one.
+    let fade = if ui.visuals().dark_mode {
+        "strong blue: as good, fading to the background: 1e-10 of it"
+    } else {
+        "dark blue: as good, pale: 1e-10 of it"
+    };
+    ui.weak(format!(
         "The CKY chart: a cell is a span of words (start along the bottom, length upwards), \
-         coloured by its best edge's score against the best edge of the same length (dark: as \
-         good, pale: 1e-10 of it), labelled with that edge (@X|<…> are the binarisation's \
-         intermediate symbols; hover a cell for all its edges). A gold-outlined cell holds a \
-         gold bracket; its label is still the best edge's, which need not be the gold one. PT-CFG gives a NOTA term to each wrong edge whose ratio to the best edge \
-         of its length is above the threshold: cells with such edges are outlined red, with \
-         their count.",
-    );
+         coloured by its best edge's score against the best edge of the same length ({fade}), \
+         labelled with that edge (@X|<…> are the binarisation's intermediate symbols; hover a \
+         cell for all its edges). A gold-outlined cell holds a gold bracket; its label is still \
+         the best edge's, which need not be the gold one. PT-CFG gives a NOTA term to each \
+         wrong edge whose ratio to the best edge of its length is above the threshold: cells \
+         with such edges are outlined red, with their count."
+    ));
     if run.estimator.scoring() == crate::grammar::chart::Scoring::Local {
         ui.weak(
             "This run is locally normalised: a word's tag has no score of its own (the tag is \
@@ -781,10 +788,11 @@ fn draw_chart(
     let painter = ui.painter_at(rect);
     let origin = rect.min + vec2(5.0, 0.0);
     let thr = p.threshold_log10 * std::f64::consts::LN_10;
-    let font = FontId::proportional((h * 0.45).min(w * 0.2).clamp(8.0, 12.0));
-    // What a cell has room for: a label and a count once it is 20 points high and 24 wide
-    // (smaller, the label would be too small to read; hover names it).
-    let labelled = h >= 20.0 && w >= 24.0;
+    let font = FontId::proportional((h * 0.6).min(w * 0.2).clamp(9.0, 13.0));
+    // What a cell has room for: a label and a count once it is 14 points high and 24 wide
+    // (smaller, the label would be too small to read; hover names it). At 20 the chart under
+    // lesson 9's NOTA bars lost every label at 1280×800.
+    let labelled = h >= 14.0 && w >= 24.0;
     let chars = |px: f32| (w / px) as usize;
     let mut hovered = None;
     for c in &view.cells {
@@ -812,14 +820,13 @@ fn draw_chart(
                 Stroke::new(1.5, RED),
                 egui::StrokeKind::Inside,
             );
-            if labelled {
-                painter.text(
-                    r.right_bottom() - vec2(3.0, 2.0),
-                    Align2::RIGHT_BOTTOM,
-                    wrong.to_string(),
-                    font.clone(),
-                    RED,
-                );
+            if labelled && h >= 24.0 {
+                // Below the label (a lower cell shows the red outline alone), on a white chip: red digits on the blue cells could not be read.
+                let galley = painter.layout_no_wrap(wrong.to_string(), font.clone(), RED);
+                let at = Align2::RIGHT_BOTTOM
+                    .anchor_size(r.right_bottom() - vec2(3.0, 2.0), galley.size());
+                painter.rect_filled(at.expand(1.5), 2.0, Color32::WHITE);
+                painter.galley(at.min, galley, RED);
             }
         }
         if let (Some(e), true) = (best, labelled) {

@@ -629,8 +629,12 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
                         .iter()
                         .enumerate()
                         .map(|(i, v)| {
+                            // Filled in the run's colour: the default 20 % fill was near
+                            // black on the dark theme and did not match the legend.
                             egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
                                 .width(w * 0.95)
+                                .fill(color.gamma_multiply(0.75))
+                                .stroke(egui::Stroke::new(1.0, *color))
                                 .name(format!("{} · {}", cats[i], name))
                         })
                         .collect();

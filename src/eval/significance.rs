@@ -169,12 +169,22 @@ fn reading(a: &str, b: &str, tokens: Option<&McNemar>, t: &PairedT) -> String {
             } else {
                 (b, a, m.only_b, m.only_a)
             };
-            format!(
+            let mut line = format!(
                 "{better} is right where {worse} is wrong on {n_better} tokens, and wrong where \
                  it is right on {n_worse}: p = {} (McNemar) — {}",
                 show_p(m.p),
                 p_words(m.p)
-            )
+            );
+            // Tokens within a sequence are not independent: when the test over sequences
+            // says otherwise at 0.05, the reading says so rather than read one test alone.
+            if !t.p.is_nan() && (m.p < 0.05) != (t.p < 0.05) {
+                line.push_str(&format!(
+                    "; but the paired t-test over sequences gives p = {}: the tests disagree, \
+                     so this is weak evidence",
+                    show_p(t.p)
+                ));
+            }
+            line
         }
         None => format!(
             "{a} − {b}: {:+.3} wrong tokens per sequence, p = {} (paired t) — {}",
@@ -433,6 +443,30 @@ pub fn compare(a_name: &str, a: &[u32], b_name: &str, b: &[u32]) -> PairTest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reading says when McNemar on tokens and the t-test over sequences disagree at
+    /// 0.05 (lesson 4's ml / pl: 0.019 against 0.075), and says nothing more when they agree.
+    #[test]
+    fn the_reading_says_when_the_tests_disagree() {
+        let m = McNemar {
+            only_a: 137,
+            only_b: 100,
+            p: 0.019,
+        };
+        let t = |p| PairedT {
+            mean_difference: -0.1,
+            t: 1.8,
+            df: 299,
+            p,
+        };
+        let r = reading("ml", "pl", Some(&m), &t(0.075));
+        assert!(
+            r.contains("significant at 0.05") && r.contains("the tests disagree"),
+            "{r}"
+        );
+        let r = reading("ml", "pl", Some(&m), &t(0.03));
+        assert!(!r.contains("disagree"), "{r}");
+    }
 
     fn close(a: f64, b: f64, tol: f64) {
         assert!((a - b).abs() <= tol * b.abs().max(1e-300), "{a} vs {b}");

@@ -302,19 +302,23 @@ fn ring_var(sc: &Scene, v: u32, i: usize, pts: &mut Vec<Pos2>) {
     );
 }
 
-/// Piece `i`'s dashed hull around `pts` (graph coordinates; the first is its first
-/// factor's). On a wrapped chain only the points in that factor's row: a hull across two
-/// rows would cover the picture between them.
-fn outline(sc: &Scene, mut pts: Vec<Pos2>, i: usize) {
-    if let Some(&first) = pts.first() {
-        let row = sc.lay.row_of(first);
-        pts.retain(|&p| sc.lay.row_of(p) == row);
+/// Piece `i`'s dashed hull around `pts` (graph coordinates). On a wrapped chain one hull per
+/// row the piece reaches, in the same colour: a hull across two rows would cover the picture
+/// between them, and a copy left without one was not counted as the piece's.
+fn outline(sc: &Scene, pts: Vec<Pos2>, i: usize) {
+    let mut rows: Vec<i32> = pts.iter().map(|&p| sc.lay.row_of(p)).collect();
+    rows.sort_unstable();
+    rows.dedup();
+    for row in rows {
+        piece_hull(
+            &sc.painter,
+            pts.iter()
+                .filter(|&&p| sc.lay.row_of(p) == row)
+                .map(|&p| sc.to_screen(p))
+                .collect(),
+            piece_color(i),
+        );
     }
-    piece_hull(
-        &sc.painter,
-        pts.into_iter().map(|p| sc.to_screen(p)).collect(),
-        piece_color(i),
-    );
 }
 
 /// Pieces as dashed hulls around their factors and variables (or, node-split, their copies).
@@ -387,7 +391,7 @@ fn draw_edges(sc: &Scene) {
         let across = |a: Pos2, b: Pos2| {
             sc.painter.extend(Shape::dashed_line(
                 &[sc.to_screen(a), sc.to_screen(b)],
-                Stroke::new(1.0, Scene::faded(col)),
+                Stroke::new(1.2, col.gamma_multiply(0.7)),
                 6.0,
                 5.0,
             ));
@@ -429,10 +433,20 @@ fn draw_edges(sc: &Scene) {
     }
 }
 
+/// Where a variable's word and gold label go above its centre (screen points, up negative):
+/// stacked by their fonts' sizes, which stop shrinking at low zoom while the circle does.
+fn label_dy(z: f32) -> (f32, f32) {
+    let (font, small) = fonts(z);
+    let gold = -(VAR_R * z + 2.0 + 0.6 * small.size);
+    (gold - (0.6 * small.size + 0.6 * font.size + 1.0), gold)
+}
+
+/// Words and labels: with the zoom, but never below 11 and 10 px (a fitted graph's zoom of
+/// 0.55–0.75 made them 6–8 px, unreadable on a projector).
 fn fonts(z: f32) -> (egui::FontId, egui::FontId) {
     (
-        egui::FontId::proportional(11.0 * z.max(0.6)),
-        egui::FontId::proportional(10.0 * z.max(0.6)),
+        egui::FontId::proportional((11.0 * z).max(11.0)),
+        egui::FontId::proportional((10.0 * z).max(10.0)),
     )
 }
 
@@ -449,7 +463,7 @@ fn draw_copies(sc: &Scene) {
         }
         if sc.text_ok {
             sc.label(
-                sc.to_screen(p) + vec2(0.0, -VAR_R * 2.3 * z),
+                sc.to_screen(p) + vec2(0.0, label_dy(z).0),
                 sc.word(v),
                 font.clone(),
                 sc.visuals.text_color(),
@@ -561,7 +575,7 @@ fn draw_variables(sc: &Scene) {
             tc,
         );
         sc.label(
-            s + vec2(0.0, -VAR_R * 2.3 * z),
+            s + vec2(0.0, label_dy(z).0),
             sc.word(v),
             font.clone(),
             visuals.text_color(),
@@ -584,7 +598,7 @@ fn draw_variables(sc: &Scene) {
             _ => g.to_string(),
         };
         let gc = crate::app::appearance::text_on(gc, visuals);
-        sc.label(s + vec2(0.0, -VAR_R * 1.5 * z), gtext, small.clone(), gc);
+        sc.label(s + vec2(0.0, label_dy(z).1), gtext, small.clone(), gc);
     }
 }
 
@@ -671,7 +685,16 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
         let fac = &sc.inst.factors[f];
         let fp = sc.lay.factors[f];
         for (e, &v) in sc.inst.scope_range(fac).zip(sc.inst.scope(fac)) {
-            let (a, c) = (sc.to_screen(fp), sc.to_screen(sc.lay.vars[v as usize]));
+            let vp = sc.lay.vars[v as usize];
+            // A message to the next row of a wrapped chain comes in from the left, as the
+            // edge would if the row went on: drawn along the dashed line it spanned the
+            // picture, a thick arrow from one word to another far away.
+            let from = if sc.lay.row_of(vp) != sc.lay.row_of(fp) {
+                vp - vec2(DX * 0.5, 0.0)
+            } else {
+                fp
+            };
+            let (a, c) = (sc.to_screen(from), sc.to_screen(vp));
             let dir = (c - a).normalized();
             let (a, c) = (a + dir * FAC_H * z, c - dir * (VAR_R + 2.0) * z);
             if at_one {
@@ -728,12 +751,15 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                 // Below and to the right of the variable: above it are its word and gold
                 // label, and on a grid its vertical factors (5.5).
                 let c = sc.to_screen(sc.lay.vars[v]);
-                // Clear of the circle whatever the bars' minimum height.
+                // Clear of the circle whatever the bars' minimum height; on a grid to the
+                // lower left, where no factor is (its unary factors sit lower right).
                 let h = (VAR_R * 1.3 * z).max(18.0);
-                let base = c + vec2(
-                    VAR_R * 0.5 * z + 3.0,
-                    (VAR_R * 2.4 * z + 2.0).max(VAR_R * z + 3.0 + h),
-                );
+                let dx = if sc.lay.flat {
+                    VAR_R * 0.5 * z + 3.0
+                } else {
+                    -(VAR_R * 0.5 * z + 3.0) - bar_width(z, vb.len()) * vb.len() as f32
+                };
+                let base = c + vec2(dx, (VAR_R * 2.4 * z + 2.0).max(VAR_R * z + 3.0 + h));
                 belief_bars(sc, base, vb, &sc.label_order(v as u32, vb.len()), msg_color);
             }
         }

@@ -43,10 +43,13 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
         } else {
             pane.cache.diagram.len()
         };
+        let n =
+            |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         ui.weak(format!(
-            "· {} variables, {} factors, {pieces} pieces",
-            inst.n_vars(),
-            inst.factors.len(),
+            "· {}, {}, {}",
+            n(inst.n_vars(), "variable", "variables"),
+            n(inst.factors.len(), "factor", "factors"),
+            n(pieces, "piece", "pieces"),
         ));
     });
     // The factors' colours: a row of the caption, not drawn over the graph (it hid y16 on a
@@ -64,15 +67,23 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
     });
     // The notation, where it first appears (item 2).
     let has_words = seq.shape.is_none() && !crate::app::data::word(seq, 0).is_empty();
-    ui.weak(if has_words {
-        "Circles y0, y1, … are the label variables, one per token (the word above, the gold label \
-         under it); y3·h in a formula is y3 at the word \"h\". Squares are factors, coloured by \
-         template (the row above). Click a factor to inspect it, a variable to pick it."
+    if has_words {
+        // The example from this sentence (a fixed "y3·h" was wrong on every other one).
+        let v = 3.min(seq.len().saturating_sub(1));
+        let w = crate::app::data::word(seq, v);
+        ui.weak(format!(
+            "Circles y0, y1, … are the label variables, one per token (the word above, the gold \
+             label under it); y{v}·{w} in a formula is y{v} at the word \"{w}\". Squares are \
+             factors, coloured by template (the row above). Click a factor to inspect it, a \
+             variable to pick it."
+        ));
     } else {
-        "Circles y0, y1, … are the label variables (gold label above each); squares are factors, \
-         coloured by template (the row above). Click a factor to inspect it, a variable \
-         to pick it."
-    });
+        ui.weak(
+            "Circles y0, y1, … are the label variables (gold label above each); squares are \
+             factors, coloured by template (the row above). Click a factor to inspect it, a \
+             variable to pick it.",
+        );
+    }
     if pane.show_pieces && !pane.node_split && pane.cache.diagram.is_empty() {
         // What the canvas outlines (draw_pieces): pieces over one variable are left out
         // where larger ones exist.
@@ -257,7 +268,7 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
                     "Piecewise: every message held at 1, so each factor believes exp(φ_a) alone, \
                      normalised over its own table: bars over a unary factor's labels ({labels}), \
                      a grid over a pairwise factor's label pairs (rows: its first variable; \
-                     brighter = more probable). BP's beliefs for comparison in the inspector \
+                     stronger colour = more probable). BP's beliefs for comparison in the inspector \
                      (click a factor)."
                 )
             } else {

@@ -246,7 +246,7 @@ pub fn heat_table(
             }
         };
         // Keep in step with `table_width`.
-        let cell = vec2(if names.len() > 12 { 34.0 } else { 52.0 }, 16.0);
+        let cell = vec2(if names.len() > 12 { 34.0 } else { 52.0 }, 18.0);
         let (rows, cols) = match shape {
             [a] => (1, *a),
             [a, b] => (*a, *b),
@@ -290,7 +290,9 @@ pub fn heat_table(
                                 rect.center(),
                                 egui::Align2::CENTER_CENTER,
                                 fmt(v[i]),
-                                egui::FontId::monospace(9.0),
+                                // 11 px ("0.000" fits 52 px; 9 px was unreadable on a
+                                // projector), 9 px in the narrow cells of many labels.
+                                egui::FontId::monospace(if names.len() > 12 { 9.0 } else { 11.0 }),
                                 crate::app::appearance::ink_on(fill),
                             );
                             resp.on_hover_text(format!(

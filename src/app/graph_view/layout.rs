@@ -223,8 +223,8 @@ pub(super) fn layout(
 }
 
 /// The columns and zoom that show a chain, laid out in one row as `base`, whole in `view`, wrapped into rows like a line of text (D30: fitting only the
-/// height showed 8 of 25 variables). The largest zoom from 1 down to 0.5 at which the rows
-/// fit; at 0.5 they may still scroll. `None`: one row already fits at a readable zoom.
+/// height showed 8 of 25 variables). The largest zoom from 1.5 down to 0.5 at which the
+/// rows fit; at 0.5 they may still scroll. `None`: one row already fits at a readable zoom.
 pub(super) fn wrap_fit(base: &Layout, view: egui::Vec2) -> Option<(usize, f32)> {
     let n = base.vars.len();
     if n == 0 || view.x / base.size.x.max(1.0) >= 0.6 {
@@ -232,7 +232,8 @@ pub(super) fn wrap_fit(base: &Layout, view: egui::Vec2) -> Option<(usize, f32)> 
     }
     let row_h = row_extent(base).1;
     let cols_at = |z: f32| (((view.x / z) - DX * 1.2) / DX).floor().max(3.0) as usize;
-    let mut z = 1.0f32;
+    // From 1.5 down: on a large screen the graph (and its type) grows into the pane.
+    let mut z = 1.5f32;
     while z > 0.5 {
         let cols = cols_at(z);
         let rows = n.div_ceil(cols);
@@ -248,7 +249,8 @@ pub(super) fn wrap_fit(base: &Layout, view: egui::Vec2) -> Option<(usize, f32)> 
 /// labels above the variables, arcs, unary factors and belief bars below (the one-row
 /// layout's margins doubled the gaps).
 fn row_extent(base: &Layout) -> (f32, f32) {
-    let tops = base.vars.iter().map(|p| p.y - VAR_R * 2.8);
+    // Room above for the word and gold label, whose type stops shrinking at low zoom.
+    let tops = base.vars.iter().map(|p| p.y - VAR_R * 3.4);
     let top = tops
         .chain(base.factors.iter().map(|p| p.y - FAC_H - 6.0))
         .fold(f32::INFINITY, f32::min)

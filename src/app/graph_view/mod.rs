@@ -301,8 +301,9 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         {
             pane.fit = false;
         }
-        ui.checkbox(&mut pane.fit, "Fit")
-            .on_hover_text("Zoom to fit the pane (long chains: fit the height and scroll)");
+        ui.checkbox(&mut pane.fit, "Fit").on_hover_text(
+            "Zoom to fit the pane (a long chain wraps into rows, like a line of text)",
+        );
         ui.checkbox(&mut pane.show_pieces, "Pieces");
         ui.checkbox(&mut pane.node_split, "Node-split graph");
     });
@@ -404,7 +405,8 @@ mod tests {
     use super::fit_zoom;
     use egui::vec2;
 
-    /// A grid fits the pane whole; a long chain keeps its height and scrolls (5.6).
+    /// A grid fits the pane whole; too big a grid keeps a readable zoom and scrolls (5.6;
+    /// a long chain wraps instead: `layout::wrap_fit`).
     #[test]
     fn fit_zoom_fits_grids_and_scrolls_chains() {
         let grid = fit_zoom(vec2(400.0, 400.0), vec2(600.0, 300.0));
