@@ -736,7 +736,7 @@ fn chart_tab(
         match run.nota_threshold {
             Some(t) => format!(
                 " This run chose its threshold, 10^{:.2}, to give about {:.0} per training \
-                 sentence ({} in all; 001 reports about 160).",
+                 sentence ({} in all; 001 reports about 160 per sentence).",
                 t.log10(),
                 run.nota_instances as f64 / run.data.sentences.len().max(1) as f64,
                 run.nota_instances
@@ -802,6 +802,14 @@ fn draw_chart(
             ratio_color(e.log_ratio, ui.visuals().dark_mode)
         });
         painter.rect_filled(r, 2.0, fill);
+        // A thin border: pale cells vanished into a white pane, and with them which span a
+        // raised cell covers.
+        painter.rect_stroke(
+            r,
+            2.0,
+            Stroke::new(0.8, ui.visuals().weak_text_color().gamma_multiply(0.5)),
+            egui::StrokeKind::Inside,
+        );
         let wrong = if c.j - c.i >= 2 {
             c.edges
                 .iter()
@@ -820,7 +828,7 @@ fn draw_chart(
                 Stroke::new(1.5, RED),
                 egui::StrokeKind::Inside,
             );
-            if labelled && h >= 24.0 {
+            if labelled && h >= 2.0 * font.size + 8.0 {
                 // Below the label (a lower cell shows the red outline alone), on a white chip: red digits on the blue cells could not be read.
                 let galley = painter.layout_no_wrap(wrong.to_string(), font.clone(), RED);
                 let at = Align2::RIGHT_BOTTOM

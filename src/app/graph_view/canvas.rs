@@ -67,6 +67,16 @@ impl Scene<'_> {
         self.painter.galley(rect.min, galley, color);
     }
 
+    /// Where a variable's gold label goes, for a variable drawn at screen point `s`: above it
+    /// on a chain; on a grid to its upper left, off the vertical edge whose BP arrows hid it.
+    fn gold_at(&self, s: Pos2) -> Pos2 {
+        if self.lay.flat {
+            s + vec2(0.0, label_dy(self.z).1)
+        } else {
+            s + vec2(-(VAR_R * self.z + 9.0), -(VAR_R * self.z * 0.8))
+        }
+    }
+
     fn in_term_factor(&self, f: usize) -> bool {
         self.term
             .as_ref()
@@ -468,6 +478,13 @@ fn draw_copies(sc: &Scene) {
                 font.clone(),
                 sc.visuals.text_color(),
             );
+            // The gold label too, as on the plain graph (the caption says it is there).
+            sc.label(
+                sc.gold_at(sc.to_screen(p)),
+                sc.gold_name(v as u32),
+                small.clone(),
+                sc.visuals.text_color(),
+            );
         }
     }
     // The copies a term's factors use take the term's colours (free, clamped, summed).
@@ -598,7 +615,7 @@ fn draw_variables(sc: &Scene) {
             _ => g.to_string(),
         };
         let gc = crate::app::appearance::text_on(gc, visuals);
-        sc.label(s + vec2(0.0, label_dy(z).1), gtext, small.clone(), gc);
+        sc.label(sc.gold_at(s), gtext, small.clone(), gc);
     }
 }
 

@@ -219,11 +219,14 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     if pane.fit {
         if let Some((_, lay)) = &pane.cache.layout {
             let view = egui::vec2(view_w - 12.0, view_h - 12.0);
-            // A long chain wraps into rows (D30); not while the inspector shares the pane,
-            // where the selected factor's row scrolls into view as before.
-            let wrapped = (lay.flat && pane.selected_factor.is_none())
+            // A long chain wraps into rows (D30). Above the inspector only where the rows stay
+            // readable (zoom 0.7): squeezed into its strip at 0.5, the piece-belief grids ran
+            // into the labels, and one scrolled row reads better.
+            let wrapped = lay
+                .flat
                 .then(|| wrap_fit(lay, view))
-                .flatten();
+                .flatten()
+                .filter(|&(_, z)| pane.selected_factor.is_none() || z >= 0.7);
             match wrapped {
                 Some((cols, z)) => {
                     pane.wrap = Some(cols);
@@ -295,7 +298,11 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         ui.separator();
         let l = ui.label("Zoom");
         if ui
-            .add(egui::Slider::new(&mut pane.zoom, 0.15..=2.5).logarithmic(true))
+            .add(
+                egui::Slider::new(&mut pane.zoom, 0.15..=2.5)
+                    .logarithmic(true)
+                    .fixed_decimals(2),
+            )
             .labelled_by(l.id)
             .changed()
         {
