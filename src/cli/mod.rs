@@ -166,6 +166,7 @@ pub fn main() {
     // Output piped into `head` ends quietly, as with other Unix tools, rather than panicking
     // on the first write after the reader has gone.
     // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
+    #[cfg(unix)]
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }

@@ -120,25 +120,42 @@ fn owner(dir: &Path) -> Option<u32> {
 }
 
 /// Takes the directory's exclusive lock without waiting: `None` when another process holds it.
+/// std's `File::try_lock` (flock on Unix, as before, so older binaries see the same claim).
 fn lock(dir: &Path) -> Result<Option<std::fs::File>> {
-    use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(dir).map_err(|e| Error::io(dir, e))?;
-    // SAFETY: flock on a descriptor we own; it neither reads nor writes memory.
-    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r == 0 {
-        return Ok(Some(f));
-    }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Ok(None)
-    } else {
-        Err(Error::io(dir, e))
+    let f = lock_file(dir)?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(f)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(dir, e)),
     }
 }
 
+/// What the claim locks: the directory itself on Unix.
+#[cfg(unix)]
+fn lock_file(dir: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// What the claim locks: elsewhere a directory cannot be opened as a file, so a `.claim` file
+/// inside it (ignored as the temporary files are).
+#[cfg(not(unix))]
+fn lock_file(dir: &Path) -> Result<std::fs::File> {
+    let p = dir.join(CLAIM_FILE);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&p)
+        .map_err(|e| Error::io(&p, e))
+}
+
+/// The lock file of a claim where directories cannot be locked (not Unix).
+#[cfg_attr(unix, allow(dead_code))]
+const CLAIM_FILE: &str = ".claim";
+
 /// Temporary files of [`crate::util::write_atomic`] (`.NAME.tmp-PID`) and of the write test.
 fn is_temporary(f: &str) -> bool {
-    f.starts_with('.') && (f.contains(".tmp-") || f.starts_with(".write-test-"))
+    f.starts_with('.') && (f.contains(".tmp-") || f.starts_with(".write-test-") || f == CLAIM_FILE)
 }
 
 fn refuse_contents(out: &Path) -> Result<()> {
@@ -189,6 +206,7 @@ fn refuse_contents(out: &Path) -> Result<()> {
 }
 
 /// Bytes available to an unprivileged writer on the file system holding `dir`.
+#[cfg(unix)]
 fn free_bytes(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
@@ -196,6 +214,12 @@ fn free_bytes(dir: &Path) -> Option<u64> {
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
     (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+}
+
+/// Not measured off Unix: the free-space check before a run is skipped there.
+#[cfg(not(unix))]
+fn free_bytes(_dir: &Path) -> Option<u64> {
+    None
 }
 
 fn human(bytes: u64) -> String {
