@@ -741,10 +741,10 @@ fn theory_pane_draws_fig2_and_monte_carlo_points() {
         !theory(w).mc_running() && !theory(w).mc.is_empty()
     });
     let pt = &theory(h.state()).mc[0];
-    assert_eq!((pt.k, pt.lambda, pt.reps), (1, 0.5, 6));
-    assert!(pt.trace.is_finite() && pt.trace > 0.0);
+    assert_eq!((pt.k, pt.lambda, pt.mc.reps), (1, 0.5, 6));
+    assert!(pt.mc.trace.is_finite() && pt.mc.trace > 0.0);
     // Six replications of ten parameters: no determinant, and the pane says so (5.10).
-    assert_eq!((pt.det, pt.dim), (None, 10));
+    assert_eq!((pt.mc.det, pt.mc.dim), (None, 10));
     h.step();
     h.get_by_label_contains("needs more than 10 replications");
 }

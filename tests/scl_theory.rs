@@ -240,6 +240,58 @@ fn theory_command_prints_flops_and_efficiency() {
     assert!(!bad.status.success());
 }
 
+/// `theory --monte-carlo` (the Theory pane's points, now from the engine): the relative trace
+/// it prints is the library's Monte Carlo over the MLE's asymptotic variance, computed here
+/// independently, and its interval holds it; too few fits are refused.
+#[test]
+fn theory_command_runs_the_monte_carlo_check() {
+    let text = "0.5:1*pl1";
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args([
+            "theory",
+            "--policy",
+            text,
+            "--monte-carlo",
+            "60",
+            "--monte-carlo-n",
+            "500",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mc = &j["monte_carlo"];
+    let t = mc["trace"].as_f64().unwrap();
+    let ci = mc["trace_ci"].as_array().unwrap();
+    let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+    assert!(lo < t && t < hi, "{lo} {t} {hi}");
+    assert!(
+        mc["det"].as_f64().is_some(),
+        "60 fits of 15 parameters have a determinant"
+    );
+    let (bm, inst) = machine(5);
+    let theta0 = paper_theta(5);
+    let v = asymptotic_variance(bm.model(), &inst, &theta0, &policy(text)).unwrap();
+    let lib = piecewise_lab::experiments::monte_carlo::monte_carlo(
+        &bm,
+        &theta0,
+        &policy(text),
+        (500, 60, 0),
+        &std::sync::atomic::AtomicBool::new(false),
+        &|_| {},
+    )
+    .unwrap();
+    let want = lib.trace / piecewise_lab::eval::asymptotic::trace(&v.ml);
+    assert!((t - want).abs() <= 1e-9 * want, "{t} vs {want}");
+    let few = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["theory", "--policy", text, "--monte-carlo", "1"])
+        .output()
+        .unwrap();
+    assert!(!few.status.success());
+    assert!(String::from_utf8_lossy(&few.stderr).contains("--monte-carlo"));
+}
+
 /// `--beta auto` on the Boltzmann machine with PL1 and PL2 always selected: the heuristic moves
 /// the weight to PL2, where the exact asymptotic variance is smallest (checked independently).
 #[test]

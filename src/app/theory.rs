@@ -8,11 +8,8 @@ use super::jobs::Transient;
 use super::jobs::{take_finished, Job};
 use super::AppState;
 use crate::estimators::scl::Selection;
-use crate::eval::asymptotic::{asymptotic_variance, log_det, trace};
-use crate::experiments::monte_carlo::monte_carlo;
 pub use crate::experiments::scl_theory::TheoryCurve;
-use crate::experiments::scl_theory::{fig2_curves, mixture, Machine};
-use crate::graph::Family;
+use crate::experiments::scl_theory::{fig2_curves, mixture, Machine, RelativeMc};
 use egui::Color32;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -57,19 +54,13 @@ impl Default for TheoryPane {
     }
 }
 
-/// A Monte Carlo point: relative det and trace of the empirical variance.
+/// A Monte Carlo point of one curve: the mixture of orders k, k + 1 at λ (the engine's
+/// [`RelativeMc`]).
 #[derive(Clone, Debug)]
 pub struct McPoint {
     pub k: usize,
     pub lambda: f64,
-    pub det: Option<f64>,
-    pub trace: f64,
-    /// 95 % intervals of the two ratios (the Monte Carlo's own error, drawn as error bars).
-    pub det_ci: Option<(f64, f64)>,
-    pub trace_ci: (f64, f64),
-    pub reps: usize,
-    /// Parameters: a determinant needs more replications than this.
-    pub dim: usize,
+    pub mc: RelativeMc,
 }
 
 /// What the pane computes: curves, Monte Carlo points and their jobs.
@@ -180,7 +171,7 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
     };
     let curves = &curves;
     // 5.10: a singular empirical covariance has no determinant; say so rather than plot 0.
-    if let Some(pt) = mc.iter().find(|pt| p.det && pt.det.is_none()) {
+    if let Some(pt) = mc.iter().find(|pt| p.det && pt.mc.det.is_none()) {
         ui.colored_label(
             ui.visuals().warn_fg_color,
             format!(
@@ -188,7 +179,7 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
                  needs more than {} replications to have a determinant, so these points are \
                  drawn in the trace ratio only. Raise the replications (100 or more) or switch \
                  to the trace ratio.",
-                pt.reps, pt.dim, pt.dim
+                pt.mc.reps, pt.mc.dim, pt.mc.dim
             ),
         );
     }
@@ -314,8 +305,12 @@ fn theory_plot(
                     );
                 }
                 for pt in mc {
-                    let y = if det { pt.det } else { Some(pt.trace) };
-                    let ci = if det { pt.det_ci } else { Some(pt.trace_ci) };
+                    let y = if det { pt.mc.det } else { Some(pt.mc.trace) };
+                    let ci = if det {
+                        pt.mc.det_ci
+                    } else {
+                        Some(pt.mc.trace_ci)
+                    };
                     if let Some((lo, hi)) = ci {
                         // The error bar: a vertical line with short caps.
                         let cap = 0.012;
@@ -330,7 +325,7 @@ fn theory_plot(
                                         "Monte Carlo PL{}/PL{} ({} fits)",
                                         pt.k + 1,
                                         pt.k,
-                                        pt.reps
+                                        pt.mc.reps
                                     ),
                                     seg,
                                 )
@@ -342,7 +337,12 @@ fn theory_plot(
                     if let Some(y) = y {
                         plot.points(
                             egui_plot::Points::new(
-                                format!("Monte Carlo PL{}/PL{} ({} fits)", pt.k + 1, pt.k, pt.reps),
+                                format!(
+                                    "Monte Carlo PL{}/PL{} ({} fits)",
+                                    pt.k + 1,
+                                    pt.k,
+                                    pt.mc.reps
+                                ),
                                 vec![[pt.lambda, y]],
                             )
                             .radius(5.0)
@@ -375,7 +375,11 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
         }
     }
     for pt in mc {
-        if let Some((lo, hi)) = if det { pt.det_ci } else { Some(pt.trace_ci) } {
+        if let Some((lo, hi)) = if det {
+            pt.mc.det_ci
+        } else {
+            Some(pt.mc.trace_ci)
+        } {
             series.push(crate::experiments::charts::Series {
                 name: format!("95 % interval PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
                 color: super::rgb(order_color(pt.k)),
@@ -383,7 +387,7 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
                 markers: false,
             });
         }
-        if let Some(y) = if det { pt.det } else { Some(pt.trace) } {
+        if let Some(y) = if det { pt.mc.det } else { Some(pt.mc.trace) } {
             series.push(crate::experiments::charts::Series {
                 name: format!("Monte Carlo PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
                 color: super::rgb(order_color(pt.k)),
@@ -400,7 +404,8 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
     )
 }
 
-/// Monte Carlo points for each order and λ, relative to the MLE's variance.
+/// Monte Carlo points for each order and λ, relative to the MLE's variance: the engine's
+/// `Machine::relative_monte_carlo` per point, shown as each finishes.
 fn run_mc(
     p: &TheoryPane,
     orders: &[usize],
@@ -409,29 +414,18 @@ fn run_mc(
     cancel: &AtomicBool,
     partial: &std::sync::Mutex<Vec<McPoint>>,
 ) -> Result<Vec<McPoint>, String> {
-    let Machine { bm, inst, theta } = Machine::new(p.m, None).map_err(|e| e.to_string())?;
+    let machine = Machine::new(p.m, None).map_err(|e| e.to_string())?;
     let mut out = vec![];
     for &k in orders {
         for &l in lambdas {
             let policy = mixture(k, l, p.selection).map_err(|e| e.to_string())?;
-            let v = asymptotic_variance(bm.model(), &inst, &theta, &policy)
-                .map_err(|e| e.to_string())?;
             let base = done.load(Ordering::Relaxed);
-            let mc = monte_carlo(&bm, &theta, &policy, (p.mc_n, p.mc_reps, 0), cancel, &|d| {
-                done.store(base + d, Ordering::Relaxed)
-            })
-            .map_err(|e| e.to_string())?;
-            let (dm, tm) = (log_det(&v.ml).map_err(|e| e.to_string())?, trace(&v.ml));
-            let pt = McPoint {
-                k,
-                lambda: l,
-                det: mc.log_det.map(|d| (d - dm).exp()),
-                trace: mc.trace / tm,
-                det_ci: mc.log_det_ci.map(|(a, b)| ((a - dm).exp(), (b - dm).exp())),
-                trace_ci: (mc.trace_ci.0 / tm, mc.trace_ci.1 / tm),
-                reps: mc.reps,
-                dim: mc.dim,
-            };
+            let mc = machine
+                .relative_monte_carlo(&policy, (p.mc_n, p.mc_reps, 0), cancel, &|d| {
+                    done.store(base + d, Ordering::Relaxed)
+                })
+                .map_err(|e| e.to_string())?;
+            let pt = McPoint { k, lambda: l, mc };
             partial.lock().unwrap().push(pt.clone());
             out.push(pt);
         }

@@ -320,6 +320,14 @@ pub struct TheoryArgs {
     pub theta: Option<String>,
     #[command(flatten)]
     pub scl: SclKnobs,
+    /// Check the theory by simulation: fit the policy this many times on fresh samples from
+    /// θ0 and print the fits' relative det and trace with 95 % intervals (the Theory pane's
+    /// Monte Carlo points).
+    #[arg(long, value_name = "FITS")]
+    pub monte_carlo: Option<usize>,
+    /// Samples per Monte Carlo data set.
+    #[arg(long, default_value_t = 1000)]
+    pub monte_carlo_n: usize,
     #[arg(long)]
     pub json: bool,
 }
@@ -329,8 +337,20 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
         m,
         theta,
         scl,
+        monte_carlo,
+        monte_carlo_n,
         json,
     } = a;
+    if let Some(r) = monte_carlo {
+        if !(2..=10_000).contains(&r) {
+            return Err(Error::invalid("--monte-carlo: between 2 and 10000 fits"));
+        }
+        if !(10..=1_000_000).contains(&monte_carlo_n) {
+            return Err(Error::invalid(
+                "--monte-carlo-n: between 10 and 1000000 samples",
+            ));
+        }
+    }
     use crate::experiments::scl_theory::Machine;
     if !(2..=12).contains(&m) {
         return Err(Error::invalid(
@@ -355,11 +375,26 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
         .collect();
     let flops = machine.expected_flops(&policy);
     let e = machine.efficiency(&policy)?;
+    let mc = monte_carlo
+        .map(|reps| {
+            machine.relative_monte_carlo(
+                &policy,
+                (monte_carlo_n, reps, 0),
+                &AtomicBool::new(false),
+                // Progress on stderr about every tenth of the fits (each count comes once).
+                &|k| {
+                    if k % (reps / 10).max(1) == 0 {
+                        eprintln!("Monte Carlo: {k} of {reps} fits");
+                    }
+                },
+            )
+        })
+        .transpose()?;
     if json {
         outln!(
             "{}",
             serde_json::json!({"m": m, "policy": policy.to_string(), "selection": policy.selection,
-                "expected_flops_per_example": flops, "efficiency": e})
+                "expected_flops_per_example": flops, "efficiency": e, "monte_carlo": mc})
         )?;
     } else {
         outln!(
@@ -380,6 +415,25 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
             e.trace_paper,
             e.trace_exact
         )?;
+        if let Some(mc) = &mc {
+            let ci = |(a, b): (f64, f64)| format!("[{a:.4}, {b:.4}]");
+            outln!(
+                "Monte Carlo ({} fits of n = {}; 95 % jackknife intervals): relative det {}, \
+                 relative trace {:.4} {}",
+                mc.reps,
+                mc.n,
+                match (mc.det, mc.det_ci) {
+                    (Some(d), Some(c)) => format!("{d:.4} {}", ci(c)),
+                    (Some(d), None) => format!("{d:.4}"),
+                    _ => format!(
+                        "none ({} fits of {} parameters are singular)",
+                        mc.reps, mc.dim
+                    ),
+                },
+                mc.trace,
+                ci(mc.trace_ci)
+            )?;
+        }
     }
     Ok(())
 }

@@ -58,6 +58,55 @@ impl Machine {
     }
 }
 
+/// A Monte Carlo of the SCL estimator relative to the MLE's asymptotic variance, as Fig. 2's
+/// curves are: det and trace ratios of the fits' empirical variance, with 95 % intervals.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RelativeMc {
+    /// `None` when the empirical covariance is singular (no more fits than parameters).
+    pub det: Option<f64>,
+    pub det_ci: Option<(f64, f64)>,
+    pub trace: f64,
+    pub trace_ci: (f64, f64),
+    pub n: usize,
+    pub reps: usize,
+    /// Parameters: a determinant needs more fits than this.
+    pub dim: usize,
+}
+
+impl Machine {
+    /// `policy` fitted `reps` times on `n` fresh samples from θ0 (see
+    /// [`crate::experiments::monte_carlo::monte_carlo`]), relative to the MLE's asymptotic
+    /// variance on this machine. The Theory pane's points and `theory --monte-carlo`.
+    pub fn relative_monte_carlo(
+        &self,
+        policy: &SelectionPolicy,
+        (n, reps, seed): (usize, usize, u64),
+        cancel: &std::sync::atomic::AtomicBool,
+        progress: &(dyn Fn(usize) + Sync),
+    ) -> Result<RelativeMc> {
+        use crate::eval::asymptotic::{log_det, trace};
+        let v = asymptotic_variance(self.bm.model(), &self.inst, &self.theta, policy)?;
+        let mc = crate::experiments::monte_carlo::monte_carlo(
+            &self.bm,
+            &self.theta,
+            policy,
+            (n, reps, seed),
+            cancel,
+            progress,
+        )?;
+        let (dm, tm) = (log_det(&v.ml)?, trace(&v.ml));
+        Ok(RelativeMc {
+            det: mc.log_det.map(|d| (d - dm).exp()),
+            det_ci: mc.log_det_ci.map(|(a, b)| ((a - dm).exp(), (b - dm).exp())),
+            trace: mc.trace / tm,
+            trace_ci: (mc.trace_ci.0 / tm, mc.trace_ci.1 / tm),
+            n,
+            reps: mc.reps,
+            dim: mc.dim,
+        })
+    }
+}
+
 /// Fig. 2's mixture `λ PL(k+1) + (1 − λ) PL(k)`: the higher order selected with probability λ,
 /// the lower with 1 − λ, both with weight 1.
 pub fn mixture(k: usize, lambda: f64, selection: Selection) -> Result<SelectionPolicy> {
