@@ -1024,30 +1024,19 @@ fn factorial_terms_and_skip_chain_bp_in_the_graph_view() {
 #[test]
 fn damaged_runs_show_as_broken_and_the_workbench_carries_on() {
     use piecewise_lab::estimators::EstimatorSpec;
-    use piecewise_lab::train::{execute, LbfgsSpec, Prior, RunSpec};
     let ws = tempfile::tempdir().unwrap();
     let runs = ws.path().join("runs");
     // A finished run whose model.json is then damaged (its label set emptied).
     let good = runs.join("001-pl");
-    let spec = RunSpec {
-        train: root().join("sample_data/hmm-a0.5-train.conll"),
-        template: Some(root().join("assets/templates/hmm.tpl")),
-        estimator: EstimatorSpec::Pl,
-        optimiser: LbfgsSpec {
-            max_iter: 2,
-            ..Default::default()
-        },
-        prior: Prior::from_c2(1.0),
-        threads: 1,
-        ..Default::default()
-    };
-    execute(
-        &spec,
+    workbench::short_run(
         &good,
-        &std::sync::atomic::AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+        None,
+        (
+            "sample_data/hmm-a0.5-train.conll",
+            "assets/templates/hmm.tpl",
+        ),
+        EstimatorSpec::Pl,
+    );
     let model = std::fs::read_to_string(good.join("model.json")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&model).unwrap();
     v["labels"]["names"] = serde_json::json!([]);

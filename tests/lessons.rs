@@ -719,32 +719,19 @@ fn a_reopened_lesson_applies_its_step_again() {
 /// waited for it forever, "waiting for the run to finish (interrupted)".
 #[test]
 fn a_lesson_retrains_an_interrupted_run() {
-    use piecewise_lab::estimators::EstimatorSpec;
-    use piecewise_lab::train::{execute, LbfgsSpec, Prior, RunSpec};
     let ws = tempfile::tempdir().unwrap();
     let killed = ws.path().join("runs/001-pw");
-    let spec = RunSpec {
-        name: Some("lesson3-pw".into()),
-        train: root().join("sample_data/hmm-peaked-train.conll"),
-        template: Some(root().join("assets/templates/hmm-window.tpl")),
-        estimator: EstimatorSpec::Pw {
+    workbench::short_run(
+        &killed,
+        Some("lesson3-pw"),
+        (
+            "sample_data/hmm-peaked-train.conll",
+            "assets/templates/hmm-window.tpl",
+        ),
+        piecewise_lab::estimators::EstimatorSpec::Pw {
             pieces: Default::default(),
         },
-        optimiser: LbfgsSpec {
-            max_iter: 2,
-            ..Default::default()
-        },
-        prior: Prior::from_c2(1.0),
-        threads: 1,
-        ..Default::default()
-    };
-    execute(
-        &spec,
-        &killed,
-        &std::sync::atomic::AtomicBool::new(false),
-        &mut |_| {},
-    )
-    .unwrap();
+    );
     // As a process killed mid-training leaves it: its summary still says "running".
     let summary = killed.join("summary.json");
     let mut v: serde_json::Value =

@@ -175,6 +175,27 @@ pub fn ink_on(fill: egui::Color32) -> egui::Color32 {
     }
 }
 
+/// A colour scale drawn as one strip across `rect`: `steps` segments, each filled with
+/// `color(t)` at its middle t in [0, 1] (the keys of the Frontier's λ and of CAMEL's
+/// disagreement).
+pub fn gradient_strip(
+    painter: &egui::Painter,
+    rect: egui::Rect,
+    steps: usize,
+    color: impl Fn(f32) -> egui::Color32,
+) {
+    let steps = steps.max(1);
+    for k in 0..steps {
+        let (t0, t1) = (k as f32 / steps as f32, (k + 1) as f32 / steps as f32);
+        let x = |t: f32| rect.left() + t * rect.width();
+        painter.rect_filled(
+            egui::Rect::from_x_y_ranges(x(t0)..=x(t1), rect.y_range()),
+            0.0,
+            color((t0 + t1) / 2.0),
+        );
+    }
+}
+
 /// The order labels are shown in: natural order of their names (S0, S1, … S10; B-NP before
 /// I-NP), not the order the data happened to mention them (D17). Indices into `names`.
 pub fn display_order(names: &[String]) -> Vec<usize> {

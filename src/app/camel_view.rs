@@ -189,23 +189,15 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
         // the "0.1" and "≥ 0.5" colours.
         let (r, _) = ui.allocate_exact_size(vec2(240.0, 26.0), Sense::hover());
         let strip = egui::Rect::from_min_size(r.min, vec2(r.width(), 10.0));
+        // On violation_color's log scale, 1e-4 … 0.5.
+        let span = 0.5f64.log10() + 4.0;
         let at = |v: f64| {
-            let t = ((v.log10() + 4.0) / (0.5f64.log10() + 4.0)).clamp(0.0, 1.0) as f32;
+            let t = ((v.log10() + 4.0) / span).clamp(0.0, 1.0) as f32;
             strip.left() + t * strip.width()
         };
-        let steps = 48;
-        for k in 0..steps {
-            let (t0, t1) = (k as f32 / steps as f32, (k + 1) as f32 / steps as f32);
-            let v = 10f64.powf(-4.0 + f64::from((t0 + t1) / 2.0) * (0.5f64.log10() + 4.0));
-            ui.painter().rect_filled(
-                egui::Rect::from_x_y_ranges(
-                    strip.left() + t0 * strip.width()..=strip.left() + t1 * strip.width(),
-                    strip.y_range(),
-                ),
-                0.0,
-                violation_color(v),
-            );
-        }
+        super::appearance::gradient_strip(ui.painter(), strip, 48, |t| {
+            violation_color(10f64.powf(-4.0 + f64::from(t) * span))
+        });
         let ink = ui.visuals().weak_text_color();
         for (v, text) in [
             (1e-4, "≤ 1e-4"),

@@ -413,17 +413,9 @@ fn lambda_color(l: f64) -> Color32 {
 fn lambda_bar(ui: &mut egui::Ui, lambdas: &[f64]) {
     ui.weak("λ  0");
     let (rect, resp) = ui.allocate_exact_size(egui::vec2(140.0, 14.0), egui::Sense::hover());
-    let steps = 28;
-    for k in 0..steps {
-        let t0 = k as f32 / steps as f32;
-        let t1 = (k + 1) as f32 / steps as f32;
-        let r = egui::Rect::from_x_y_ranges(
-            rect.left() + t0 * rect.width()..=rect.left() + t1 * rect.width(),
-            rect.top() + 3.0..=rect.bottom() - 3.0,
-        );
-        ui.painter()
-            .rect_filled(r, 0.0, lambda_color(f64::from((t0 + t1) / 2.0)));
-    }
+    super::appearance::gradient_strip(ui.painter(), rect.shrink2(egui::vec2(0.0, 3.0)), 28, |t| {
+        lambda_color(f64::from(t))
+    });
     let ink = ui.visuals().text_color();
     for &l in lambdas {
         let x = rect.left() + rect.width() * l.clamp(0.0, 1.0) as f32;

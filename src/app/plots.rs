@@ -355,23 +355,42 @@ fn curve_plot(
     } else {
         p.metric.label().to_string()
     };
+    // Each run's curve and relinearisation marks, once for the legend and the plot.
+    struct Drawn<'a> {
+        run: &'a RunEntry,
+        color: Color32,
+        points: Vec<[f64; 2]>,
+        marks: Vec<[f64; 2]>,
+    }
+    let drawn: Vec<Drawn> = runs
+        .iter()
+        .map(|r| Drawn {
+            run: r,
+            color: run_color(runs, &r.id),
+            points: series(r, p),
+            marks: relinearisations(r, p),
+        })
+        .filter(|d| !d.points.is_empty())
+        .collect();
     let scope = ui.scope(|ui| {
         // The legend above the plot, not in it: inside, some corner always held a curve's
         // end (the overfitting step's weak prior) or was cut at the pane's edge.
         let legend = ui
             .horizontal_wrapped(|ui| {
-                for r in runs.iter().filter(|r| !series(r, p).is_empty()) {
-                    let c = run_color(runs, &r.id);
+                for Drawn {
+                    run: r, color: c, ..
+                } in &drawn
+                {
                     let (rect, _) =
                         ui.allocate_exact_size(egui::vec2(22.0, 12.0), egui::Sense::hover());
                     ui.painter().line_segment(
                         [rect.left_center(), rect.right_center()],
-                        egui::Stroke::new(2.5, c),
+                        egui::Stroke::new(2.5, *c),
                     );
                     ui.label(r.label());
                     ui.add_space(8.0);
                 }
-                if runs.iter().any(|r| !relinearisations(r, p).is_empty()) {
+                if drawn.iter().any(|d| !d.marks.is_empty()) {
                     // A drawn diamond, as on the plot (the font has no "◆").
                     let (r, _) =
                         ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
@@ -404,24 +423,21 @@ fn curve_plot(
             .x_axis_formatter(move |m, r| axis_text(lx, m.value, r))
             .y_axis_formatter(move |m, r| axis_text(ly, m.value, r))
             .show(ui, |plot| {
-                for r in runs {
-                    let pts = series(r, p);
-                    if pts.is_empty() {
-                        continue;
-                    }
-                    plot.line(
-                        egui_plot::Line::new(r.label(), pts)
-                            .color(run_color(runs, &r.id))
-                            .width(1.8),
-                    );
-                    let marks = relinearisations(r, p);
+                for Drawn {
+                    run: r,
+                    color: c,
+                    points: pts,
+                    marks,
+                } in drawn
+                {
+                    plot.line(egui_plot::Line::new(r.label(), pts).color(c).width(1.8));
                     if !marks.is_empty() {
                         plot.points(
                             egui_plot::Points::new(format!("{}: g relinearised", r.label()), marks)
                                 .shape(egui_plot::MarkerShape::Diamond)
                                 .radius(4.5)
                                 .filled(true)
-                                .color(run_color(runs, &r.id)),
+                                .color(c),
                         );
                     }
                 }
@@ -565,16 +581,20 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
         ui.weak("Tick finished runs with test data in the Runs pane.");
         return;
     }
-    let table = |r: &RunEntry| {
-        let m = r.metrics.as_ref().expect("filtered");
-        match p.by {
-            FieldsBy::Label => m.labels.clone(),
-            FieldsBy::SegmentType => m.segment_types.clone(),
-        }
-    };
-    let mut cats: Vec<String> = runs
+    // Each run's table, borrowed once (it was cloned per run, per cell, per frame).
+    let tables: Vec<_> = runs
         .iter()
-        .flat_map(|r| table(r).into_keys())
+        .map(|r| {
+            let m = r.metrics.as_ref().expect("filtered");
+            match p.by {
+                FieldsBy::Label => &m.labels,
+                FieldsBy::SegmentType => &m.segment_types,
+            }
+        })
+        .collect();
+    let mut cats: Vec<String> = tables
+        .iter()
+        .flat_map(|t| t.keys().cloned())
         .filter(|c| !(p.by == FieldsBy::Label && c == "O"))
         .collect();
     cats.sort();
@@ -588,8 +608,8 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
     let w = 0.8 / k;
     let charts: Vec<(String, Color32, Vec<f64>)> = runs
         .iter()
-        .map(|r| {
-            let t = table(r);
+        .zip(&tables)
+        .map(|(r, t)| {
             (
                 r.label(),
                 run_color(&ticked, &r.id),
@@ -654,8 +674,8 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
         .iter()
         .map(|c| {
             let mut row = vec![c.clone()];
-            for r in &runs {
-                match table(r).get(c) {
+            for t in &tables {
+                match t.get(c) {
                     Some(x) => {
                         row.push(format!("{:.2}", x.precision));
                         row.push(format!("{:.2}", x.recall));
@@ -676,10 +696,12 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
             egui::Grid::new("fields-grid").striped(true).show(ui, |ui| {
                 ui.strong(format!("{score_name} %"));
                 for (name, color, _) in &charts {
-                    ui.colored_label(*color, egui::RichText::new(name).strong());
+                    ui.colored_label(
+                        super::appearance::text_on(*color, ui.visuals()),
+                        egui::RichText::new(name).strong(),
+                    );
                 }
                 ui.end_row();
-                let tables: Vec<_> = runs.iter().map(|r| table(r)).collect();
                 for c in &cats {
                     ui.label(c);
                     for t in &tables {

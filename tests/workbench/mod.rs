@@ -82,3 +82,34 @@ pub fn save_export(h: &mut Harness<'_, Workbench>) {
     h.step();
     h.step();
 }
+
+/// A finished two-iteration run of `estimator` on a sample file and template (relative to the
+/// repository) in `dir`, named `name`: a run for tests that damage or interrupt one.
+pub fn short_run(
+    dir: &std::path::Path,
+    name: Option<&str>,
+    (train, template): (&str, &str),
+    estimator: piecewise_lab::estimators::EstimatorSpec,
+) {
+    use piecewise_lab::train::{execute, LbfgsSpec, Prior, RunSpec};
+    let spec = RunSpec {
+        name: name.map(str::to_string),
+        train: root().join(train),
+        template: Some(root().join(template)),
+        estimator,
+        optimiser: LbfgsSpec {
+            max_iter: 2,
+            ..Default::default()
+        },
+        prior: Prior::from_c2(1.0),
+        threads: 1,
+        ..Default::default()
+    };
+    execute(
+        &spec,
+        dir,
+        &std::sync::atomic::AtomicBool::new(false),
+        &mut |_| {},
+    )
+    .unwrap();
+}

@@ -42,6 +42,9 @@ pub(super) struct GraphCache {
     pub(super) cells: Vec<[f32; 2]>,
     /// Positions, for the plain (false) or node-split (true) drawing.
     pub(super) layout: Option<(bool, Layout)>,
+    /// Per variable, its labels in display order (`appearance::display_order`), computed
+    /// with the item rather than per variable per frame.
+    pub(super) label_orders: Vec<Vec<usize>>,
     /// That layout wrapped into rows: (node-split?, columns) and the positions.
     pub(super) wrapped: Option<((bool, usize), Layout)>,
 }
@@ -255,6 +258,9 @@ impl GraphPane {
             }
         };
         self.cache.cells = d.family.layout(&inst, seq);
+        self.cache.label_orders = (0..inst.n_vars() as u32)
+            .map(|v| crate::app::appearance::display_order(&d.family.labels(&inst, v).names))
+            .collect();
         let pieces_str = self.pieces.trim();
         let pieces = match Pieces::parse(pieces_str).and_then(|p| p.resolve(d.family.model())) {
             Ok(p) => p,

@@ -30,6 +30,8 @@ struct Scene<'a> {
     /// The role a lesson's question asks for, not coloured until answered.
     quiz: Option<crate::app::lessons::Check>,
     visuals: egui::Visuals,
+    /// Per variable, its labels in display order (from the graph cache).
+    label_orders: &'a [Vec<usize>],
 }
 
 impl Scene<'_> {
@@ -120,12 +122,10 @@ impl Scene<'_> {
     }
 
     /// Variable `v`'s `k` labels in display order (see `display_order`).
-    fn label_order(&self, v: u32, k: usize) -> Vec<usize> {
-        let names = &self.family.labels(self.inst, v).names;
-        if names.len() == k {
-            crate::app::appearance::display_order(names)
-        } else {
-            (0..k).collect()
+    fn label_order(&self, v: u32, k: usize) -> std::borrow::Cow<'_, [usize]> {
+        match self.label_orders.get(v as usize) {
+            Some(o) if o.len() == k => std::borrow::Cow::Borrowed(o.as_slice()),
+            _ => std::borrow::Cow::Owned((0..k).collect()),
         }
     }
 
@@ -227,6 +227,7 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
         term,
         quiz: pane.quiz_role(),
         visuals: ui.visuals().clone(),
+        label_orders: &pane.cache.label_orders,
     };
     if let (Some(t), true) = (&scene.term, pane.scroll_to_term) {
         if let Some(&v) = t.free.first() {
@@ -738,17 +739,17 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                     // A pairwise table as a heat grid: 25 bars would each be a sliver (5.5).
                     &[u, v] => {
                         let (ku, kv) = (sc.inst.card[u as usize], sc.inst.card[v as usize]);
-                        let orders = (
+                        let (ou, ov) = (
                             sc.label_order(u, ku as usize),
                             sc.label_order(v, kv as usize),
                         );
-                        belief_grid(sc, top, pb, orders, piece_color(f));
+                        belief_grid(sc, top, pb, (&ou, &ov), piece_color(f));
                     }
                     scope => {
                         let w = bar_width(z, pb.len());
                         let order = match scope {
                             &[u] => sc.label_order(u, pb.len()),
-                            _ => (0..pb.len()).collect(),
+                            _ => std::borrow::Cow::Owned((0..pb.len()).collect()),
                         };
                         belief_bars(
                             sc,
@@ -790,7 +791,7 @@ fn belief_grid(
     sc: &Scene,
     bottom: Pos2,
     probs: &[f64],
-    (rows, cols): (Vec<usize>, Vec<usize>),
+    (rows, cols): (&[usize], &[usize]),
     color: Color32,
 ) {
     let (ku, kv) = (rows.len(), cols.len());

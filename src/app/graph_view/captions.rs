@@ -241,9 +241,12 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
     let labels = match (&pane.cache.inst, &state.data) {
         (Some(inst), Some(d)) if inst.n_vars() > 0 => {
             let names = &d.family.labels(inst, 0).names;
-            crate::app::appearance::display_order(names)
+            pane.cache
+                .label_orders
+                .first()
                 .into_iter()
-                .map(|i| names[i].as_str())
+                .flatten()
+                .filter_map(|&i| names.get(i).map(String::as_str))
                 .collect::<Vec<_>>()
                 .join(", ")
         }

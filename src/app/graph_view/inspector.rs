@@ -253,9 +253,10 @@ pub fn heat_table(
             _ => (0, 0),
         };
         // Rows and columns in the labels' natural order (S0, S1, …), as the graph's bars.
+        let shown = crate::app::appearance::display_order(names);
         let order = |n: usize| -> Vec<usize> {
             if names.len() == n {
-                crate::app::appearance::display_order(names)
+                shown.clone()
             } else {
                 (0..n).collect()
             }
