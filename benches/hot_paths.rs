@@ -27,13 +27,15 @@
 
 use piecewise_lab::data::synth_loopy::GridGen;
 use piecewise_lab::data::Corpus;
+use piecewise_lab::estimators::camel_dual::{CamelObjective, ProfiledCamel};
+use piecewise_lab::estimators::objective::DatasetObjective;
 use piecewise_lab::estimators::EstimatorSpec;
 use piecewise_lab::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet};
 use piecewise_lab::graph::grid::{GridOptions, Neighbourhood, Pairwise};
-use piecewise_lab::graph::{Family, Instance, ModelSpec};
-use piecewise_lab::train::camel::{CamelObjective, ProfiledCamel};
-use piecewise_lab::train::objective::Objective;
-use piecewise_lab::train::{DatasetObjective, Prior};
+use piecewise_lab::graph::{Family, Instance};
+use piecewise_lab::optim::Objective;
+use piecewise_lab::optim::Prior;
+use piecewise_lab::run::ModelSpec;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

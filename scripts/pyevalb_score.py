@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Scores test trees against gold trees with PYEVALB (pip install PYEVALB), one bracketed tree
 per line in each file, and prints the totals as JSON: the independent reference for
-piecewise-lab's EVALB scorer (tests/evalb.rs). Sentences PYEVALB cannot score are counted."""
+piecewise-lab's EVALB scorer (tests/eval/evalb.rs). Sentences PYEVALB cannot score are counted."""
 import json
 import sys
 

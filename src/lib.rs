@@ -1,10 +1,12 @@
 //! Piecewise Lab: training structured models (CRFs and MRFs) with exact and local estimators.
 //!
-//! Every model is a templated log-linear factor graph ([`graph`]); every estimator is a different
-//! way of normalising the same factor tables ([`estimators`]); inference is a service
-//! ([`inference`]); [`train`] turns estimators into optimised runs on disk; [`eval`] decodes and
-//! scores. [`app`] is the eframe workbench that draws all of it (it holds state; the engine never
-//! imports it).
+//! The layers, each importing only those below it: [`data`] and the optimiser [`optim`] at the
+//! bottom; every model a templated log-linear factor graph ([`graph`]); inference as a service
+//! ([`inference`]); every estimator a different way of normalising the same factor tables
+//! ([`estimators`]), and the treebank [`grammar`] beside them; [`eval`] decodes and scores;
+//! [`run`] turns a spec of any model kind into a run on disk and opens it again; [`experiments`]
+//! are many runs; the command line ([`cli`]) and the eframe workbench ([`app`]) sit on top (the
+//! engine never imports them). `docs/architecture.md` draws it.
 
 pub mod app;
 pub mod cli;
@@ -16,8 +18,9 @@ pub mod experiments;
 pub mod grammar;
 pub mod graph;
 pub mod inference;
+pub mod optim;
+pub mod run;
 pub mod settings;
-pub mod train;
 pub mod util;
 
 pub use error::{Error, Result};

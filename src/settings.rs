@@ -1,6 +1,6 @@
 //! One settings schema. Each model family, estimator and run option is a [`Knob`], declared once
 //! where it belongs (`graph::registry::MODEL_KNOBS`, `estimators::ESTIMATOR_KNOBS`,
-//! `train::spec::RUN_KNOBS`) with its name, kind, default, help and what it applies to. The
+//! `run::spec::RUN_KNOBS`) with its name, kind, default, help and what it applies to. The
 //! command line's flags (`cli::knobs`), the GUI's data and launch forms (`app::knob_widgets`)
 //! and `--help` are generated from the declarations; values travel as [`KnobValues`] and become a
 //! `RunSpec` (and back) in one conversion per group. A knob added to a declaration reaches the

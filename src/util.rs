@@ -224,8 +224,8 @@ macro_rules! wide_fn {
     };
 }
 
-/// The version of the files a run directory holds (`spec.json`, `summary.json`,
-/// `model.json`, …), written into each as `format_version`. A file without one predates
+/// The version of the files a run directory holds (the spec, the summary, the model file, …;
+/// `run::store` names them), written into each as `format_version`. A file without one predates
 /// versions and reads as version 1; a newer version is refused by [`check_format_version`].
 pub const FORMAT_VERSION: u64 = 1;
 
@@ -421,6 +421,34 @@ pub fn parse_list(text: &str, what: &str) -> Result<Vec<f64>> {
                 .map_err(|_| Error::invalid(format!("{what}: {x:?} is not a number")))
         })
         .collect()
+}
+
+/// The most worker threads a run may ask for: a few per core. More threads than that only
+/// contend (`--threads 10000` spent 30 s starting threads for a 6-token file).
+pub fn max_threads() -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (4 * cores).max(8)
+}
+
+/// The worker pool of `threads` threads (0: every core), never more than [`max_threads`]:
+/// a run opened from a bigger machine's spec (or a damaged one asking for 65,536) still gets a
+/// pool this machine can start. Every pool of the engine is made here.
+pub fn thread_pool(threads: usize) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.min(max_threads()))
+        .build()
+        .map_err(|e| Error::invalid(format!("thread pool: {e}")))
+}
+
+/// Refuses a thread count above [`max_threads`], naming the option (`what`).
+pub fn check_threads(n: usize, what: &str) -> Result<()> {
+    let max = max_threads();
+    if n > max {
+        return Err(Error::invalid(format!(
+            "{what} {n}: at most {max} (four per core on this machine; 0 uses every core)"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

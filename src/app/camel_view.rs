@@ -5,12 +5,13 @@
 //! two clusters disagree on it, max_s |μ_src(s) − μ_dst(s)|. Piecewise is CAMEL with δ and g
 //! removed, so its clusters disagree; CAMEL's δ make them agree. A click on a cluster shows its
 //! belief table in every run. The beliefs are computed on background threads
-//! (`camel::run_clusters`), from each run's own training set.
+//! (`TrainedRun::into_clusters`), from each run's own training set.
 
 use super::jobs::Transient;
 use super::jobs::{drain_finished, Job};
 use super::AppState;
-use crate::train::camel::{run_clusters, RunClusters};
+use crate::run::trained::RunClusters;
+use crate::run::TrainedRun;
 use egui::{vec2, Color32, Pos2, Rect, Sense, Stroke};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -161,7 +162,9 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
             rt.jobs.insert(
                 key.clone(),
                 Job::spawn(&ctx, format!("cluster beliefs of {id}"), move || {
-                    run_clusters(&dir, item).map_err(|e| e.to_string())
+                    TrainedRun::open(&dir)
+                        .and_then(|r| r.into_clusters(item))
+                        .map_err(|e| e.to_string())
                 }),
             );
         }

@@ -3,7 +3,8 @@
 //! the graph the GUI draws is the graph a run trains on.
 
 use crate::data::{synth, Corpus};
-use crate::graph::{Family, FamilyKind, ModelSpec};
+use crate::graph::Family;
+use crate::run::{FamilyKind, ModelSpec};
 use crate::settings::KnobValues;
 use crate::util::write_atomic;
 use std::collections::BTreeMap;
@@ -55,13 +56,13 @@ impl DataSource {
 
     /// The family the form names.
     pub fn family(&self) -> FamilyKind {
-        crate::settings::parse_choice(&crate::graph::registry::FAMILY, self.model.family())
+        crate::settings::parse_choice(&crate::run::registry::FAMILY, self.model.family())
             .unwrap_or_default()
     }
 
     /// The data paths from the data knobs given (train, test, template).
     pub fn set_files(&mut self, s: &KnobValues) {
-        use crate::train::spec::{TEMPLATE, TEST, TRAIN};
+        use crate::run::spec::{TEMPLATE, TEST, TRAIN};
         self.train = s.get(&TRAIN).to_string();
         self.test = s.get(&TEST).to_string();
         self.template = s.get(&TEMPLATE).to_string();
@@ -69,7 +70,7 @@ impl DataSource {
 
     /// The data knobs of the form (train, test, template).
     pub fn files(&self) -> KnobValues {
-        use crate::train::spec::{TEMPLATE, TEST, TRAIN};
+        use crate::run::spec::{TEMPLATE, TEST, TRAIN};
         let mut s = KnobValues::default();
         for (k, v) in [
             (&TRAIN, &self.train),

@@ -4,7 +4,7 @@
 
 use super::data::{DataSource, Split};
 use super::{AppState, DialogTarget};
-use crate::graph::registry::MODEL_KNOBS;
+use crate::run::registry::MODEL_KNOBS;
 use crate::settings::KnobValues;
 use egui::Color32;
 

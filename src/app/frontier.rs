@@ -11,10 +11,12 @@ use super::jobs::Transient;
 use super::AppState;
 use crate::estimators::scl::ComponentFamily;
 use crate::experiments::charts::{svg_lines, Series};
-use crate::experiments::sweep::{run_sweep, SweepIndex, SweepSpec};
-use crate::train::run::RunSummary;
+use crate::experiments::sweep::{
+    read_sweeps, run_sweep, SweepData, SweepIndex, SweepRun, SweepSpec,
+};
+use crate::run::summary::RunSummary;
 use egui::Color32;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -175,7 +177,7 @@ impl Default for SweepForm {
 
 impl SweepForm {
     /// The sweep this form describes around the base run `base` (its estimator is replaced).
-    pub fn spec(&self, base: crate::train::spec::RunSpec) -> crate::error::Result<SweepSpec> {
+    pub fn spec(&self, base: crate::run::spec::RunSpec) -> crate::error::Result<SweepSpec> {
         use crate::error::Error;
         let (low, high) = self
             .families
@@ -286,18 +288,6 @@ pub fn cancel_sweep(state: &mut AppState) {
     }
 }
 
-/// Whether the sweep `name` of the workspace has every point finished.
-pub fn sweep_finished(workspace: &Path, name: &str) -> bool {
-    let dir = workspace.join("sweeps").join(name);
-    let Ok(index) = crate::util::read_json::<SweepIndex>(&dir.join("sweep.json")) else {
-        return false;
-    };
-    index.points.iter().all(|p| {
-        crate::util::read_json::<RunSummary>(&dir.join(&p.dir).join("summary.json"))
-            .is_ok_and(|s| s.status == "finished")
-    })
-}
-
 /// Each frame: counts the running sweep's finished points into [`AppState::sweep_events`] (so
 /// Frontier panes read them) and collects the sweep when it ends.
 pub fn poll_sweep(state: &mut AppState) {
@@ -338,66 +328,6 @@ pub fn poll_sweep(state: &mut AppState) {
             Err(e) => state.error(format!("sweep {name}: {e}")),
         }
     }
-}
-
-/// One finished point of a sweep.
-#[derive(Clone, Debug)]
-pub struct SweepRun {
-    pub lambda: f64,
-    pub beta: f64,
-    pub sigma2: Option<f64>,
-    pub dir: String,
-    pub summary: RunSummary,
-}
-
-/// A sweep read from disk.
-#[derive(Clone, Debug)]
-pub struct SweepData {
-    pub name: String,
-    pub families: String,
-    pub runs: Vec<SweepRun>,
-    pub total: usize,
-}
-
-/// Reads every sweep under `workspace/sweeps` (runs on a background thread).
-pub fn read_sweeps(workspace: &Path) -> Result<Vec<SweepData>, String> {
-    let root = workspace.join("sweeps");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return Ok(vec![]);
-    };
-    let mut out = vec![];
-    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    dirs.sort();
-    for dir in dirs {
-        let Ok(index) = crate::util::read_json::<SweepIndex>(&dir.join("sweep.json")) else {
-            continue;
-        };
-        let runs = index
-            .points
-            .iter()
-            .filter_map(|p| {
-                let s: RunSummary =
-                    crate::util::read_json(&dir.join(&p.dir).join("summary.json")).ok()?;
-                (s.status == "finished").then(|| SweepRun {
-                    lambda: p.lambda,
-                    beta: p.beta,
-                    sigma2: p.sigma2,
-                    dir: p.dir.clone(),
-                    summary: s,
-                })
-            })
-            .collect();
-        out.push(SweepData {
-            name: dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            families: format!("{}/{}", index.spec.low, index.spec.high),
-            runs,
-            total: index.points.len(),
-        });
-    }
-    Ok(out)
 }
 
 pub use crate::experiments::sweep::pareto;
@@ -777,7 +707,9 @@ fn poll_sweeps(
     if (rt.sweeps.is_none() || reload || fresh) && rt.job.is_none() {
         rt.seen_events = state.sweep_events;
         let ws = state.config.workspace.clone();
-        rt.job = Some(Job::spawn(&ctx, "reading sweeps", move || read_sweeps(&ws)));
+        rt.job = Some(Job::spawn(&ctx, "reading sweeps", move || {
+            Ok(read_sweeps(&ws))
+        }));
     }
     rt.sweeps.clone()
 }

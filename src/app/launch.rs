@@ -4,8 +4,8 @@
 use super::data::DataSource;
 use crate::estimators::scl::{Selection, SelectionPolicy};
 use crate::estimators::settings::{ESTIMATOR, ESTIMATOR_KNOBS, POLICY, SELECTION};
+use crate::run::spec::{RunSpec, NAME, RUN_KNOBS, SEED};
 use crate::settings::{Knob, KnobValues};
-use crate::train::spec::{RunSpec, NAME, RUN_KNOBS, SEED};
 
 /// The launch form: the data (the Data pane's fields) and every estimator and run knob of the
 /// settings schema, so the form has every knob the command line has.
@@ -108,7 +108,7 @@ impl LaunchForm {
         let s = spec.to_settings();
         let mut f = LaunchForm::default();
         f.data.set_files(&s);
-        f.data.model = s.only(crate::graph::registry::MODEL_KNOBS);
+        f.data.model = s.only(crate::run::registry::MODEL_KNOBS);
         f.knobs = s.only(&form_knobs());
         if !s.given(NAME.name) {
             f.knobs.unset(NAME.name);

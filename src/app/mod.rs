@@ -13,6 +13,7 @@ mod graph_view;
 pub mod jobs;
 mod knob_widgets;
 pub mod launch;
+pub mod lesson_format;
 pub mod lessons;
 mod panes;
 pub mod papers;
@@ -24,7 +25,7 @@ mod runs_view;
 pub mod theory;
 mod welcome;
 
-use crate::train::TrainedRun;
+use crate::run::TrainedRun;
 use data::{DataSource, GenerateForm, LoadedData, Split};
 use jobs::{take_finished, Job};
 use launch::LaunchForm;
@@ -226,7 +227,7 @@ pub struct AppState {
     /// The About window is open.
     pub about_open: bool,
     /// What the current lesson step points at (scrolled into view by the pane drawing it).
-    pub focus: lessons::Focus,
+    pub focus: lesson_format::Focus,
 }
 
 /// Which form field a file dialog fills.
@@ -453,7 +454,7 @@ impl Workbench {
                     ))
                     .wrap_mode(egui::TextWrapMode::Extend),
                 );
-            } else if self.state.form.family() == crate::graph::FamilyKind::Grammar {
+            } else if self.state.form.family() == crate::run::FamilyKind::Grammar {
                 ui.add(
                     egui::Label::new(format!(
                         "data: {} · a treebank (the Parse pane)",
@@ -498,7 +499,7 @@ impl AppState {
     /// Starts loading the data form in the background.
     pub fn load(&mut self, ctx: &egui::Context) {
         // Treebanks are not factor-graph data: the Parse pane trains grammars on them.
-        if self.form.family() == crate::graph::FamilyKind::Grammar {
+        if self.form.family() == crate::run::FamilyKind::Grammar {
             self.treebank = Some((self.form.train.clone(), self.form.test.clone()));
             // The factor-graph data is no longer the data set in hand (the top bar says so).
             self.data = None;
@@ -817,7 +818,7 @@ impl AppState {
             .iter()
             .filter(|e| {
                 e.status == runs::RunStatus::Finished
-                    && e.dir.join("weights.bin").exists()
+                    && crate::run::RunFiles::at(&e.dir).weights_path().exists()
                     && e.spec.model.kind().is_factor_graph() == factor_graph
             })
             .map(|e| e.id.clone())

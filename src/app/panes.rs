@@ -219,9 +219,9 @@ pub enum AppCommand {
     /// Save the screen region `rect` of the next frame as PNG under the workspace's exports.
     ExportPng { rect: egui::Rect, stem: String },
     /// Set the workbench to a lesson step's state.
-    Lesson(Box<lessons::Step>),
+    Lesson(Box<super::lesson_format::Step>),
     /// Check the variables picked on the Graph pane against its current term.
-    LessonCheck(lessons::Check),
+    LessonCheck(super::lesson_format::Check),
     /// Show what a lesson's click question hid on the Graph pane (trying it yourself, or
     /// leaving the lesson).
     LessonReveal,

@@ -9,9 +9,10 @@
 use super::jobs::{drain_finished, take_finished, Job, Transient};
 use super::AppState;
 use crate::data::treebank::Tree;
-use crate::grammar::run::{GrammarRun, GrammarRunOptions};
+use crate::eval::parse_view::{sentence_view, Node, SentenceView};
 use crate::grammar::train::ChartTerm;
-use crate::grammar::view::{sentence_view, Node, SentenceView};
+use crate::run::grammar::GrammarRun;
+use crate::settings::KnobValues;
 use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Sense, Stroke, Vec2};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -448,44 +449,42 @@ fn train_form(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
     });
 }
 
-/// The form's run spec: σ² = 10 (the piecewise papers'), PT-CFG error-driven after 10
-/// iterations with about 160 NOTA edges per sentence (001 §5), test scored every 10 iterations.
-pub fn grammar_spec(p: &ParsePane) -> Result<crate::train::spec::RunSpec, String> {
-    use crate::estimators::{EstimatorSpec, NotaSelection};
-    if p.train.trim().is_empty() {
-        return Err("Parse: give the training trees (or use the WSJ sample split)".into());
-    }
-    let estimator = match p.estimator.as_str() {
-        "nota" => EstimatorSpec::Nota {
-            selection: NotaSelection::ErrorDriven {
-                after: 10,
-                threshold: 1e-3,
-                refresh: 0,
-            },
-            weight: 1.0,
-        },
-        name => EstimatorSpec::from_name(name).map_err(|e| e.to_string())?,
-    };
-    let mut model = GrammarRunOptions::default();
-    model.grammar.split = p.split_features;
-    Ok(crate::train::spec::RunSpec {
-        name: Some(format!(
+/// The pane's run as knob values of the settings schema: the grammar family with the pane's
+/// training and test trees, estimator, split features and iterations, σ² = 10 (the papers'
+/// prior), the test trees scored every 10 iterations, and PT-CFG's NOTA edges chosen after 10
+/// iterations by the per-sentence count (001: ≈ 160).
+pub fn grammar_settings(p: &ParsePane) -> KnobValues {
+    use crate::estimators::settings as est;
+    use crate::run::{registry, spec};
+    let mut s = KnobValues::default();
+    s.set(registry::FAMILY.name, "grammar");
+    s.set(crate::settings::ESTIMATOR, &p.estimator);
+    s.set(
+        spec::NAME.name,
+        format!(
             "{} grammar{}",
             p.estimator,
             if p.split_features { " + split" } else { "" }
-        )),
-        train: PathBuf::from(p.train.trim()),
-        test: (!p.test.trim().is_empty()).then(|| PathBuf::from(p.test.trim())),
-        model: crate::graph::ModelSpec::Grammar(model),
-        estimator,
-        optimiser: crate::train::lbfgs::LbfgsSpec {
-            max_iter: p.max_iter,
-            ..Default::default()
-        },
-        prior: crate::train::objective::Prior { sigma2: Some(10.0) },
-        eval_every: 10,
-        ..Default::default()
-    })
+        ),
+    );
+    s.set(spec::TRAIN.name, p.train.trim());
+    s.set(spec::TEST.name, p.test.trim());
+    s.set(registry::SPLIT_FEATURES.name, p.split_features);
+    s.set(spec::MAX_ITER.name, p.max_iter);
+    s.set(spec::SIGMA2.name, 10);
+    s.set(spec::EVAL_EVERY.name, 10);
+    s.set(est::NOTA_MODE.name, "error-driven");
+    s.set(est::NOTA_AFTER.name, 10);
+    s.set(est::NOTA_THRESHOLD.name, 1e-3);
+    s
+}
+
+/// The pane's run spec, through the settings schema as every launch form's.
+pub fn grammar_spec(p: &ParsePane) -> Result<crate::run::spec::RunSpec, String> {
+    if p.train.trim().is_empty() {
+        return Err("Parse: give the training trees (or use the WSJ sample split)".into());
+    }
+    crate::run::spec::RunSpec::from_settings(&grammar_settings(p)).map_err(|e| e.to_string())
 }
 
 fn legend(ui: &mut egui::Ui, items: &[(Color32, &str)]) {
@@ -894,7 +893,7 @@ fn draw_chart(
         resp.on_hover_ui(|ui| {
             ui.strong(format!(
                 "{}: {}",
-                crate::grammar::view::words(c.i, c.j),
+                crate::eval::parse_view::words(c.i, c.j),
                 view.words[c.i..c.j].join(" ")
             ));
             for e in c.edges.iter().take(12) {
@@ -1068,5 +1067,66 @@ fn terms_tab(
         });
     if view.groups.len() > 15 {
         ui.weak(format!("… {} groups in all", view.groups.len()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimators::{EstimatorSpec, NotaSelection};
+    use crate::grammar::parse::GrammarRunOptions;
+
+    /// The spec the pane built by hand before it launched through the settings schema.
+    fn by_hand(p: &ParsePane) -> crate::run::spec::RunSpec {
+        let estimator = match p.estimator.as_str() {
+            "nota" => EstimatorSpec::Nota {
+                selection: NotaSelection::ErrorDriven {
+                    after: 10,
+                    threshold: 1e-3,
+                    refresh: 0,
+                },
+                weight: 1.0,
+            },
+            name => EstimatorSpec::from_name(name).unwrap(),
+        };
+        let mut model = GrammarRunOptions::default();
+        model.grammar.split = p.split_features;
+        crate::run::spec::RunSpec {
+            name: Some(format!(
+                "{} grammar{}",
+                p.estimator,
+                if p.split_features { " + split" } else { "" }
+            )),
+            train: PathBuf::from(p.train.trim()),
+            test: (!p.test.trim().is_empty()).then(|| PathBuf::from(p.test.trim())),
+            model: crate::run::ModelSpec::Grammar(model),
+            estimator,
+            optimiser: crate::optim::LbfgsSpec {
+                max_iter: p.max_iter,
+                ..Default::default()
+            },
+            prior: crate::optim::Prior { sigma2: Some(10.0) },
+            eval_every: 10,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_settings_give_the_spec_the_pane_built_by_hand() {
+        for estimator in ["generative", "memm", "nota", "ml"] {
+            for split_features in [false, true] {
+                let p = ParsePane {
+                    train: " train.mrg ".into(),
+                    test: "test.mrg".into(),
+                    estimator: estimator.into(),
+                    split_features,
+                    max_iter: 37,
+                    ..Default::default()
+                };
+                let got = serde_json::to_value(grammar_spec(&p).unwrap()).unwrap();
+                let want = serde_json::to_value(by_hand(&p)).unwrap();
+                assert_eq!(got, want, "{estimator}, split {split_features}");
+            }
+        }
     }
 }

@@ -44,7 +44,7 @@ impl Metric {
             Metric::NotaTerms => "NOTA terms (nota)",
         }
     }
-    fn value(self, p: &crate::train::run::CurvePoint) -> Option<f64> {
+    fn value(self, p: &crate::run::summary::CurvePoint) -> Option<f64> {
         match self {
             Metric::Objective => Some(p.report.objective),
             Metric::HeldOutLogLikelihood => p.test_log_likelihood,
@@ -104,8 +104,8 @@ impl Default for CurvesPane {
 /// not on the GUI thread).
 #[derive(Default)]
 pub struct PairedTests {
-    shown: Option<(String, std::sync::Arc<crate::train::compare::Comparison>)>,
-    job: Option<(String, super::jobs::Job<crate::train::compare::Comparison>)>,
+    shown: Option<(String, std::sync::Arc<crate::run::compare::Comparison>)>,
+    job: Option<(String, super::jobs::Job<crate::run::compare::Comparison>)>,
 }
 
 /// An x-axis formatter naming categories at integer positions (bar charts).
@@ -153,7 +153,7 @@ pub fn relinearisations(run: &RunEntry, p: &CurvesPane) -> Vec<[f64; 2]> {
 }
 
 fn curve_points<'a>(
-    points: impl Iterator<Item = &'a crate::train::run::CurvePoint>,
+    points: impl Iterator<Item = &'a crate::run::summary::CurvePoint>,
     p: &CurvesPane,
 ) -> Vec<[f64; 2]> {
     points
@@ -1109,7 +1109,7 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
 }
 
 /// The paired tests of every pair of ticked runs (the engine's
-/// [`crate::train::compare::compare_runs`], as the command line's `compare` prints them):
+/// [`crate::run::compare::compare_runs`], as the command line's `compare` prints them):
 /// warnings first, then one row per pair and its reading in words.
 /// Returns whether the tests are drawn (false while they are computed).
 fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bool {
@@ -1124,7 +1124,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
     let t = &mut *p.tests;
     if let Some((k, job)) = t.job.as_mut() {
         if let Some(r) = job.poll() {
-            let c = r.unwrap_or_else(|e| crate::train::compare::Comparison {
+            let c = r.unwrap_or_else(|e| crate::run::compare::Comparison {
                 warnings: vec![e],
                 ..Default::default()
             });
@@ -1154,20 +1154,20 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
             }
             _ => r.label(),
         };
-        let owned: Vec<(String, crate::train::RunSpec, Option<crate::eval::Metrics>)> = finished
+        let owned: Vec<(String, crate::run::RunSpec, Option<crate::eval::Metrics>)> = finished
             .iter()
             .map(|r| (name(r), r.spec.clone(), r.metrics.clone()))
             .collect();
         let job = super::jobs::Job::spawn(ui.ctx(), "paired tests", move || {
-            let scored: Vec<crate::train::compare::Scored> = owned
+            let scored: Vec<crate::run::compare::Scored> = owned
                 .iter()
-                .map(|(name, spec, m)| crate::train::compare::Scored {
+                .map(|(name, spec, m)| crate::run::compare::Scored {
                     name: name.clone(),
                     spec,
                     test: m.as_ref(),
                 })
                 .collect();
-            Ok(crate::train::compare::compare_runs(&scored))
+            Ok(crate::run::compare::compare_runs(&scored))
         });
         t.job = Some((key.clone(), job));
     }

@@ -266,7 +266,7 @@ pub fn preview(state: &mut AppState, policy: &SelectionPolicy, ui: &mut egui::Ui
 fn preview_grid(
     state: &mut AppState,
     policy: &SelectionPolicy,
-    focus: &mut super::lessons::Focus,
+    focus: &mut super::lesson_format::Focus,
     ui: &mut egui::Ui,
 ) {
     let ctx = ui.ctx().clone();

@@ -1,11 +1,11 @@
 //! Runs in the workspace: launching them on background threads, draining their events, and
-//! reloading finished ones from disk. A run is a directory written by [`train::execute`]
-//! (`spec.json`, `curve.jsonl`, `summary.json`, model files); the GUI reads nothing else.
+//! reloading finished ones from disk. A run is a directory written by [`crate::run::execute`]
+//! (through the run store: spec, curve, summary, model files); the GUI reads nothing else.
 
 use crate::eval::metrics::Metrics;
-use crate::train::run::{CurvePoint, RunEvent, RunSummary};
-use crate::train::spec::RunSpec;
-use crate::util::read_json;
+use crate::run::spec::RunSpec;
+use crate::run::summary::{CurvePoint, RunEvent, RunSummary};
+use crate::run::RunFiles;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver};
@@ -133,7 +133,7 @@ impl RunEntry {
                         ctx.request_repaint();
                     };
                     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        crate::train::run::execute(&spec, &dir, &cancel, &mut send)
+                        crate::run::execute::execute(&spec, &dir, &cancel, &mut send)
                     }));
                     if outcome.is_err() {
                         send(RunEvent::Failed("internal error: the run panicked".into()));
@@ -270,7 +270,7 @@ impl Runs {
             .unwrap_or_default();
         names.sort();
         for path in names {
-            if !path.join("spec.json").exists() {
+            if !RunFiles::at(&path).has_spec() {
                 continue;
             }
             match load_entry(&path) {
@@ -547,33 +547,17 @@ fn load_entry(dir: &Path) -> Result<RunEntry, String> {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let spec: RunSpec = read_json(&dir.join("spec.json")).map_err(|e| e.to_string())?;
-    let summary: Option<RunSummary> = read_json(&dir.join("summary.json")).ok();
-    let mut curve = vec![];
-    if let Ok(text) = std::fs::read_to_string(dir.join("curve.jsonl")) {
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<CurvePoint>(line) {
-                Ok(p) => curve.push(p),
-                Err(e) => {
-                    return Err(format!(
-                        "{}:{}: {e}",
-                        dir.join("curve.jsonl").display(),
-                        i + 1
-                    ))
-                }
-            }
-        }
-    }
+    let files = RunFiles::at(dir);
+    let spec = files.spec().map_err(|e| e.to_string())?;
+    let summary = files.summary().ok();
+    let curve = files.curve().map_err(|e| e.to_string())?;
     let (status, error, metrics, elapsed) = match &summary {
         Some(s) => (
             match s.status.as_str() {
                 "finished" => RunStatus::Finished,
                 "failed" => RunStatus::Failed,
                 "cancelled" => RunStatus::Cancelled,
-                "running" if crate::train::run_dir::is_claimed(dir) => RunStatus::Elsewhere,
+                "running" if crate::run::store::is_claimed(dir) => RunStatus::Elsewhere,
                 _ => RunStatus::Interrupted,
             },
             s.error.clone(),
@@ -582,7 +566,10 @@ fn load_entry(dir: &Path) -> Result<RunEntry, String> {
         ),
         None => (
             RunStatus::Interrupted,
-            Some("summary.json is missing or unreadable".into()),
+            Some(format!(
+                "{}: missing or unreadable",
+                files.summary_path().display()
+            )),
             None,
             0.0,
         ),
@@ -604,7 +591,7 @@ fn load_entry(dir: &Path) -> Result<RunEntry, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::train::spec::RunSpec;
+    use crate::run::spec::RunSpec;
 
     fn spec(name: &str) -> RunSpec {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -612,7 +599,7 @@ mod tests {
             name: Some(name.into()),
             train: root.join("sample_data/hmm-peaked-train.conll"),
             template: Some(root.join("assets/templates/hmm-window.tpl")),
-            optimiser: crate::train::lbfgs::LbfgsSpec {
+            optimiser: crate::optim::lbfgs::LbfgsSpec {
                 max_iter: 2,
                 ..Default::default()
             },

@@ -7,8 +7,8 @@ use super::runs::RunStatus;
 use super::{fmt_seconds, AppState};
 use crate::estimators::settings::ESTIMATOR_KNOBS;
 use crate::estimators::EstimatorSpec;
-use crate::graph::registry::MODEL_KNOBS;
-use crate::train::spec::{RUN_KNOBS, TEMPLATE};
+use crate::run::registry::MODEL_KNOBS;
+use crate::run::spec::{RUN_KNOBS, TEMPLATE};
 
 pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
     egui::ScrollArea::vertical()
@@ -61,7 +61,7 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
                     state.selected.insert(id.clone());
                     state.info(format!("started run {id}"));
                     // A name belongs to one run: the next starts unnamed (issue 24, 5.9).
-                    state.launch.knobs.unset(crate::train::spec::NAME.name);
+                    state.launch.knobs.unset(crate::run::spec::NAME.name);
                 }
                 Err(e) => state.error(format!("cannot start the run: {e}")),
             }

@@ -4,7 +4,7 @@
 use super::knobs::{merged, run_spec, EstimatorOptionKnobs, RunKnobs};
 use super::train::{existing, run_with_progress, summary_json};
 use crate::error::{Error, Result};
-use crate::train::compare::{compare_runs, Scored};
+use crate::run::compare::{compare_runs, Scored};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -39,7 +39,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     if let Some(runs) = &a.runs {
         for d in runs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let dir = PathBuf::from(d);
-            let s: crate::train::RunSummary = crate::util::read_json(&dir.join("summary.json"))?;
+            let s = crate::run::RunFiles::at(&dir).summary()?;
             if s.test.is_none() {
                 return Err(Error::file(d, "the run has no test scores to compare"));
             }
@@ -52,7 +52,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         }
         return compare_table(&rows, a.json);
     }
-    if !a.run.0.given(crate::train::spec::TEST.name) {
+    if !a.run.0.given(crate::run::spec::TEST.name) {
         return Err(Error::invalid(
             "compare needs --test FILE to score the estimators",
         ));
@@ -77,11 +77,11 @@ pub fn compare(a: CompareArgs) -> Result<()> {
 /// The paired tests of every pair of rows (the engine's [`compare_runs`]), each row's spec
 /// read from its directory.
 fn significance(
-    rows: &[(String, crate::train::RunSummary, PathBuf)],
-) -> Result<crate::train::compare::Comparison> {
-    let specs: Vec<crate::train::spec::RunSpec> = rows
+    rows: &[(String, crate::run::RunSummary, PathBuf)],
+) -> Result<crate::run::compare::Comparison> {
+    let specs: Vec<crate::run::spec::RunSpec> = rows
         .iter()
-        .map(|(_, _, dir)| crate::util::read_json(&dir.join("spec.json")))
+        .map(|(_, _, dir)| crate::run::RunFiles::at(dir).spec())
         .collect::<Result<_>>()?;
     let scored: Vec<Scored> = rows
         .iter()
@@ -95,7 +95,7 @@ fn significance(
     Ok(compare_runs(&scored))
 }
 
-fn compare_table(rows: &[(String, crate::train::RunSummary, PathBuf)], json: bool) -> Result<()> {
+fn compare_table(rows: &[(String, crate::run::RunSummary, PathBuf)], json: bool) -> Result<()> {
     let comparison = significance(rows)?;
     let tests = &comparison.pairs;
     let fields = |m: &crate::eval::Metrics| -> Vec<(String, f64)> {

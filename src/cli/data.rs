@@ -20,7 +20,7 @@ pub struct InfoArgs {
 }
 
 pub fn info_command(a: InfoArgs) -> Result<()> {
-    let st = crate::graph::ModelSpec::from_settings(&a.model.0)?.stats(&a.file)?;
+    let st = crate::run::ModelSpec::from_settings(&a.model.0)?.stats(&a.file)?;
     info(&st, a.json)
 }
 

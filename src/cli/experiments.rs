@@ -1,6 +1,6 @@
 //! `reproduce`, `sweep` and `theory`: experiments over many runs, and SCL's asymptotics.
 
-use super::knobs::{run_spec, RunKnobs, SclKnobs};
+use super::knobs::{run_spec, ExperimentKnobs, RunKnobs, SclKnobs};
 use super::parse_list;
 use crate::error::{Error, Result};
 use clap::Args;
@@ -32,40 +32,9 @@ pub struct ReproduceArgs {
     /// Worker threads per run (0: all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
-    /// 001-table2: PT-CFG's NOTA threshold on an edge's score ratio to the best edge of its
-    /// length (default: the threshold that selects --nota-per-sentence edges).
-    #[arg(long)]
-    pub nota_threshold: Option<f64>,
-    /// 001-table2: NOTA edges per training sentence when no threshold is given (001: ≈ 160).
-    #[arg(long, default_value_t = 160.0)]
-    pub nota_per_sentence: f64,
-    /// 001-table2: which feature sets: `paper` (span boundary words), `split` (the split
-    /// point's too) or `both`.
-    #[arg(long, default_value = "both")]
-    pub features: String,
-    /// 001-table2: annotate phrasal labels with their parent's (off by default: on the
-    /// development split it lowered the PCFG's F1).
-    #[arg(long)]
-    pub parent: bool,
-    /// 001-table2: read the grammar's rules off the ≤ 15-word training trees only (default:
-    /// every training tree).
-    #[arg(long)]
-    pub grammar_short: bool,
-    /// 001-table2: binarisation's horizontal Markov order.
-    #[arg(long, default_value_t = 2)]
-    pub horizontal: usize,
-    /// 001-table2: the development split (files 0001–0139 against 0140–0159).
-    #[arg(long)]
-    pub dev: bool,
-    /// 001-table2: the estimators to run, comma-separated (default: all four).
-    #[arg(long, default_value = "")]
-    pub estimators: String,
-    /// 001-table2: cross-validation over this many blocks of files for ± figures (0: none).
-    #[arg(long, default_value_t = 0)]
-    pub folds: usize,
-    /// 001-table2: L-BFGS iteration cap.
-    #[arg(long, default_value_t = 300)]
-    pub max_iter: usize,
+    /// The experiments' own options (001-table2's).
+    #[command(flatten)]
+    pub experiment: ExperimentKnobs,
 }
 
 pub fn reproduce(a: ReproduceArgs) -> Result<()> {
@@ -77,38 +46,15 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         plan,
         data,
         threads,
-        nota_threshold,
-        nota_per_sentence,
-        features,
-        parent,
-        max_iter,
-        grammar_short,
-        horizontal,
-        dev,
-        estimators,
-        folds,
+        experiment,
     } = a;
-    use crate::experiments::reproduce::{self, Event, Options, EXPERIMENTS};
-    crate::train::spec::check_threads(threads, "--threads")?;
-    for (flag, v, max) in [
-        ("--max-iter", max_iter, 1_000_000),
-        ("--horizontal", horizontal, 100),
-        ("--folds", folds, 1_000),
-    ] {
-        if v > max {
-            return Err(Error::invalid(format!("{flag} {v}: at most {max}")));
-        }
-    }
-    if !(nota_per_sentence.is_finite() && nota_per_sentence >= 0.0) {
-        return Err(Error::invalid(format!(
-            "--nota-per-sentence {nota_per_sentence}: a count of edges, 0 or more"
-        )));
-    }
+    use crate::experiments::reproduce::{self, Build, Event, Options, EXPERIMENTS};
+    crate::util::check_threads(threads, "--threads")?;
     let name = match (name, list) {
         (Some(n), false) => n,
         _ => {
-            for (n, what) in EXPERIMENTS {
-                outln!("{n:<12} {what}")?;
+            for e in EXPERIMENTS {
+                outln!("{:<12} {}", e.name, e.line)?;
             }
             return Ok(());
         }
@@ -124,46 +70,23 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
             })
         }),
         threads,
+        settings: experiment.0,
     };
-    if name == "001-table2" && plan {
-        return Err(Error::invalid(
-            "001-table2 trains its grammars in one process (they share the chart's features): \
-             it has no --plan; run it on one machine",
-        ));
-    }
-    if name == "001-table2" {
-        use crate::experiments::reproduce::parsing::{table2, Table2Options};
-        let mut grammar = crate::grammar::GrammarOptions::default();
-        grammar.binarisation.parent = parent;
-        grammar.binarisation.horizontal = horizontal;
-        let split = match features.as_str() {
-            "paper" => vec![false],
-            "split" => vec![true],
-            "both" => vec![false, true],
-            other => {
-                return Err(Error::invalid(format!(
-                    "--features {other:?}: expected paper, split or both"
-                )))
+    if let Build::InProcess { why, knobs, run } = &reproduce::entry(&name)?.build {
+        if plan {
+            return Err(Error::invalid(format!(
+                "{name} trains in one process ({why}): it has no --plan; run it on one machine"
+            )));
+        }
+        // Checked before the long work: a value out of range is an error naming its flag.
+        for k in knobs.iter() {
+            if o.settings.given(k.name) {
+                k.check(o.settings.get(k))?;
             }
-        };
-        let t2 = Table2Options {
-            grammar,
-            split,
-            nota_threshold,
-            nota_per_sentence,
-            max_iter,
-            grammar_on_all: !grammar_short,
-            folds,
-            dev,
-            only: estimators
-                .split(',')
-                .map(|e| e.trim().to_string())
-                .filter(|e| !e.is_empty())
-                .collect(),
-        };
-        let md = table2(&o, &t2, &mut |m| eprintln!("  {m}"))?;
+        }
+        let md = run(&o, &mut |m| eprintln!("  {m}"))?;
         outln!("{md}")?;
-        eprintln!("report: {}", o.out.join("001-table2.md").display());
+        eprintln!("report: {}", o.out.join(format!("{name}.md")).display());
         return Ok(());
     }
     let e = reproduce::experiment(&name, &o)?;
@@ -251,7 +174,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         crate::settings::choice_name(&a.selection),
     );
     let base = run_spec(&run)?;
-    crate::train::spec::check_threads(a.jobs, "--jobs")?;
+    crate::util::check_threads(a.jobs, "--jobs")?;
     let spec = SweepSpec {
         base,
         low: ComponentFamily::parse(low.trim())?,

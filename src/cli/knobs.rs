@@ -4,10 +4,10 @@
 
 use crate::error::Result;
 use crate::estimators::settings::{BP_KNOBS, ESTIMATOR_KNOBS, SCL_KNOBS};
-use crate::graph::registry::MODEL_KNOBS;
+use crate::run::registry::MODEL_KNOBS;
+use crate::run::spec::{DATA_KNOBS, RUN_KNOBS};
+use crate::run::RunSpec;
 use crate::settings::{Kind, Knob, KnobValues};
-use crate::train::spec::{DATA_KNOBS, RUN_KNOBS};
-use crate::train::RunSpec;
 use clap::builder::PossibleValuesParser;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
@@ -133,6 +133,11 @@ knob_group!(
     SCL_KNOBS.to_vec()
 );
 knob_group!(
+    /// The experiments' own options (`reproduce`).
+    ExperimentKnobs,
+    crate::experiments::reproduce::experiment_knobs()
+);
+knob_group!(
     /// Loopy belief propagation's options.
     BpKnobs,
     BP_KNOBS.to_vec()
@@ -151,9 +156,9 @@ pub fn merged(groups: &[&KnobValues]) -> KnobValues {
 /// `--name` says otherwise.
 pub fn run_spec(s: &KnobValues) -> Result<RunSpec> {
     let mut s = s.clone();
-    if !s.given(crate::train::spec::NAME.name) {
+    if !s.given(crate::run::spec::NAME.name) {
         let e = s.estimator().to_string();
-        s.set(crate::train::spec::NAME.name, e);
+        s.set(crate::run::spec::NAME.name, e);
     }
     RunSpec::from_settings(&s)
 }

@@ -1,5 +1,5 @@
 //! The command line: one file per command group, this file only declares the commands and
-//! dispatches them. Every command is the same code path the GUI takes (`train::execute`,
+//! dispatches them. Every command is the same code path the GUI takes (`run::execute`,
 //! `TrainedRun::open`, `eval`, the experiments).
 
 /// `println!` that returns an error (via [`crate::util::write_stdout`]) instead of panicking
@@ -202,7 +202,7 @@ fn open_workbench(gui: Option<GuiArgs>) -> Result<()> {
             .map_err(Error::invalid)?;
     }
     let open = gui
-        .filter(|a| a.data.0.given(crate::train::spec::TRAIN.name))
+        .filter(|a| a.data.0.given(crate::run::spec::TRAIN.name))
         .map(|a| {
             let mut src = crate::app::data::DataSource::sample(&config.root);
             src.set_files(&a.data.0);

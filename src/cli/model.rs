@@ -6,12 +6,12 @@ use super::emit;
 use super::knobs::{merged, BpKnobs, EstimatorKnobs, ModelKnobs};
 use crate::error::{Error, Result};
 use crate::estimators::{EstimatorSpec, Workspace};
-use crate::eval::{evaluate, Decoder, Inference};
-use crate::grammar::run::ParseInput;
+use crate::eval::{Decoder, Inference};
+use crate::grammar::parse::ParseInput;
 use crate::graph::family;
-use crate::graph::registry::{ModelSpec, FEATURES, LABEL_BIAS};
 use crate::inference::{choose, BpOptions, Method, Task, MAX_ENUMERATION_STATES};
-use crate::train::TrainedRun;
+use crate::run::registry::{ModelSpec, FEATURES, LABEL_BIAS};
+use crate::run::TrainedRun;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -70,79 +70,18 @@ pub fn eval(a: EvalArgs) -> Result<()> {
         decode,
         json,
     } = a;
-    if crate::grammar::run::is_grammar_run(&model) {
-        if decode.is_some() {
-            return Err(Error::invalid(
-                "--decode: a grammar run decodes with its chart (CKY), as it was scored",
-            ));
-        }
-        return eval_grammar(&model, data.as_deref(), json);
+    let run = crate::run::kinds::open(&model)?;
+    for w in run.warnings() {
+        eprintln!("warning: {w}");
     }
-    let data = data.ok_or_else(|| Error::invalid("eval needs --data FILE"))?;
-    let run = open_run(&model)?.decoding_with(decode);
-    let corpus = run.family.read(&data)?;
-    let m = evaluate(run.family.as_ref(), &run.theta, &corpus, &run.inference)?;
-    if json {
-        outln!("{}", serde_json::to_string_pretty(&m).unwrap())?;
-    } else {
-        out!("{}", m.report())?;
-    }
-    Ok(())
-}
-
-/// `eval` on a grammar run: EVALB's scores (COLLINS.prm) of its parses of `data`'s trees, or
-/// of its test trees, with its own length bound; on its test trees, its summary's numbers.
-fn eval_grammar(dir: &Path, data: Option<&Path>, json: bool) -> Result<()> {
-    let run = crate::grammar::run::GrammarRun::open(dir)?;
-    let gold = match data {
-        Some(d) => match ParseInput::read(d)? {
-            ParseInput::Trees(t) => t,
-            ParseInput::Tokens(_) => {
-                return Err(Error::file(
-                    d.display().to_string(),
-                    "token lines have no gold trees to score against: give trees, or write \
-                     the parses with `parse`",
-                ))
-            }
-        },
-        None => match &run.spec.test {
-            Some(_) => run.test.clone(),
-            None => {
-                return Err(Error::invalid(format!(
-                    "{}: the run has no test trees; give --data TREES",
-                    dir.display()
-                )))
-            }
-        },
-    };
-    let max_length = run.max_length(None)?;
-    let m = run.score(&gold, max_length)?;
+    let m = run.score(data.as_deref(), decode)?;
     if json {
         let text = serde_json::to_string_pretty(&m)
             .map_err(|e| Error::invalid(format!("the metrics as JSON: {e}")))?;
         outln!("{text}")?;
-        return Ok(());
+    } else {
+        out!("{}", run.report(&m))?;
     }
-    let fallbacks = m.decoders.get("flat (no parse)").copied().unwrap_or(0);
-    outln!(
-        "{} ({}): {} sentences parsed, {} of them flat trees (no parse); {} skipped (more than \
-         {max_length} words)",
-        dir.display(),
-        run.estimator.paper_name(),
-        m.sequences,
-        fallbacks,
-        m.skipped
-    )?;
-    outln!(
-        "labelled brackets: P {:.2}  R {:.2}  F1 {:.2}  (matched {}, gold {}, test {})",
-        m.segments.precision,
-        m.segments.recall,
-        m.segments.f1,
-        m.segments.correct,
-        m.segments.gold,
-        m.segments.predicted
-    )?;
-    outln!("tagging: {:.2} over {} words", m.token_accuracy, m.tokens)?;
     Ok(())
 }
 
@@ -171,7 +110,7 @@ pub struct ParseArgs {
 /// grammar cannot span gets a flat tree, as when the run scored its test set; a skipped or
 /// empty sentence an empty line. The counts go to standard error.
 pub fn parse(a: ParseArgs) -> Result<()> {
-    let run = crate::grammar::run::GrammarRun::open(&a.run)?;
+    let run = crate::run::grammar::GrammarRun::open(&a.run)?;
     let max_length = run.max_length(a.max_length)?;
     let sentences = ParseInput::read(&a.data)?.sentences();
     let parsed = run.parse(&sentences, max_length)?;

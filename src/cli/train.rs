@@ -2,7 +2,7 @@
 
 use super::knobs::{merged, run_spec, EstimatorKnobs, RunKnobs};
 use crate::error::Result;
-use crate::train::{execute_in, Existing, RunEvent, RunSpec, RunSummary};
+use crate::run::{execute_in, Existing, RunEvent, RunSpec, RunSummary};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};

@@ -75,7 +75,7 @@ impl std::fmt::Display for Tree {
 /// Trees are walked recursively (normalising, binarising, scoring, printing, dropping), at
 /// up to about 1 KB of stack per level in the test profile: the bound keeps a tree at both
 /// bounds within a quarter of the 2 MB stack of rayon's workers and of test threads
-/// (`tests/tree_limits.rs` walks one on a 512 KB thread).
+/// (`tests/data/tree_limits.rs` walks one on a 512 KB thread).
 pub const MAX_TREE_DEPTH: usize = 500;
 /// The most words (leaves, `-NONE-` elements included) a tree may have, which bounds the
 /// children of a node too: binarisation turns a node with n children into a chain n deep, so

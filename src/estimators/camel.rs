@@ -1,5 +1,5 @@
 //! CAMEL's specification (002): which variant, and its outer- and inner-loop knobs. The fitting
-//! lives in `train::camel` (the dual, δ sweeps and the CCCP loop); this is what a run spec names.
+//! lives in [`super::camel_dual`] (the dual, δ sweeps and the CCCP loop); this is what a run spec names.
 
 use crate::error::{Error, Result};
 

@@ -4,11 +4,15 @@
 //! weights; [`crate::graph::Model::scatter`] does that for all. The term lists are data, so the
 //! GUI draws exactly what is computed.
 
+pub mod beta;
 pub mod camel;
+pub mod camel_dual;
 pub mod forest_term;
 pub mod local;
 pub mod memm;
 pub mod ml;
+pub mod objective;
+pub mod scaling;
 pub mod scl;
 pub mod settings;
 pub mod terms;
@@ -142,7 +146,7 @@ pub enum EstimatorSpec {
     },
     /// CAMEL (002): the factors as clusters, consistency multipliers δ per training instance and,
     /// for CCCP, the linearised sepset entropies g. Its clusters are piecewise's pieces (factor
-    /// as piece), so the term view shows them; training runs `train::camel::fit`.
+    /// as piece), so the term view shows them; training runs [`camel_dual::fit`].
     Camel {
         variant: camel::CamelVariant,
         #[serde(default)]

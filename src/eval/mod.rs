@@ -3,6 +3,8 @@
 pub mod asymptotic;
 pub mod evalb;
 pub mod metrics;
+pub mod parse_view;
+pub mod parsing;
 pub mod significance;
 
 pub use metrics::{score, Metrics, Prf, Scorer};

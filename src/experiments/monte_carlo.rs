@@ -5,10 +5,11 @@
 use crate::data::synth_loopy::boltzmann_samples;
 use crate::data::Corpus;
 use crate::error::{Error, Result};
+use crate::estimators::objective::DatasetObjective;
 use crate::estimators::{EstimatorSpec, SelectionPolicy};
 use crate::eval::asymptotic::{log_det, trace};
 use crate::graph::Family;
-use crate::train::{minimize, DatasetObjective, LbfgsSpec, Prior};
+use crate::optim::{minimize, LbfgsSpec, Prior};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -7,7 +7,7 @@
 //! run: stage k's lines may start once stage k − 1 has finished.
 
 use crate::error::{Error, Result};
-use crate::train::spec::RunSpec;
+use crate::run::spec::RunSpec;
 use crate::util::{write_atomic, write_json_atomic};
 use std::path::{Path, PathBuf};
 

@@ -10,10 +10,8 @@
 use crate::error::{Error, Result};
 use crate::estimators::scl::{ComponentFamily, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
-use crate::train::objective::Prior;
-use crate::train::run::{execute_in, RunSummary};
-use crate::train::spec::RunSpec;
-use crate::train::Existing;
+use crate::optim::Prior;
+use crate::run::{execute_in, Existing, RunFiles, RunSpec, RunSummary};
 use crate::util::{read_json, write_atomic, write_json_atomic};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -79,7 +77,7 @@ impl SweepSpec {
                 "{n} points: a sweep has at most {MAX_POINTS} (one run directory each)"
             )));
         }
-        crate::train::spec::check_threads(self.jobs, "jobs")?;
+        crate::util::check_threads(self.jobs, "jobs")?;
         for p in self.points() {
             self.try_policy(p.lambda, p.beta)?;
         }
@@ -179,8 +177,7 @@ fn open_index(
     }
     // A point is done when its run says so, whatever the index said when the sweep stopped.
     for p in &mut points {
-        let summary = dir.join(&p.dir).join("summary.json");
-        if let Ok(s) = read_json::<RunSummary>(&summary) {
+        if let Ok(s) = RunFiles::at(dir.join(&p.dir)).summary() {
             if s.status == "finished" {
                 p.status = "finished".into();
                 on_event(SweepEvent::Skipped(p.clone()));
@@ -259,8 +256,8 @@ pub fn run_sweep(
                 let p = index.lock().unwrap().points[i].clone();
                 // Another process (a second sweep on this folder) has it, or finished it.
                 let run_dir = dir.join(&p.dir);
-                if crate::train::run_dir::is_claimed(&run_dir)
-                    || crate::train::run::run_status(&run_dir).as_deref() == Some("finished")
+                if crate::run::store::is_claimed(&run_dir)
+                    || crate::run::RunFiles::at(&run_dir).status().as_deref() == Some("finished")
                 {
                     refresh(dir, &mut index.lock().unwrap());
                     continue;
@@ -309,9 +306,10 @@ pub fn run_sweep(
 fn refresh(dir: &Path, index: &mut SweepIndex) {
     for p in &mut index.points {
         let run = dir.join(&p.dir);
-        if crate::train::run_dir::is_claimed(&run) {
+        if crate::run::store::is_claimed(&run) {
             p.status = "running".into();
-        } else if read_json::<RunSummary>(&run.join("summary.json"))
+        } else if RunFiles::at(&run)
+            .summary()
             .is_ok_and(|s| s.status == "finished")
         {
             p.status = "finished".into();
@@ -320,6 +318,78 @@ fn refresh(dir: &Path, index: &mut SweepIndex) {
             p.status = "pending".into();
         }
     }
+}
+
+/// Whether the sweep `name` of the workspace has every point finished.
+pub fn sweep_finished(workspace: &Path, name: &str) -> bool {
+    let dir = workspace.join("sweeps").join(name);
+    let Ok(index) = read_json::<SweepIndex>(&dir.join("sweep.json")) else {
+        return false;
+    };
+    index.points.iter().all(|p| {
+        RunFiles::at(dir.join(&p.dir))
+            .summary()
+            .is_ok_and(|s| s.status == "finished")
+    })
+}
+
+/// One finished point of a sweep.
+#[derive(Clone, Debug)]
+pub struct SweepRun {
+    pub lambda: f64,
+    pub beta: f64,
+    pub sigma2: Option<f64>,
+    pub dir: String,
+    pub summary: RunSummary,
+}
+
+/// A sweep read from disk.
+#[derive(Clone, Debug)]
+pub struct SweepData {
+    pub name: String,
+    pub families: String,
+    pub runs: Vec<SweepRun>,
+    pub total: usize,
+}
+
+/// Reads every sweep under `workspace/sweeps` (the Frontier pane calls it off the GUI thread).
+pub fn read_sweeps(workspace: &Path) -> Vec<SweepData> {
+    let root = workspace.join("sweeps");
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    dirs.sort();
+    for dir in dirs {
+        let Ok(index) = read_json::<SweepIndex>(&dir.join("sweep.json")) else {
+            continue;
+        };
+        let runs = index
+            .points
+            .iter()
+            .filter_map(|p| {
+                let s = RunFiles::at(dir.join(&p.dir)).summary().ok()?;
+                (s.status == "finished").then(|| SweepRun {
+                    lambda: p.lambda,
+                    beta: p.beta,
+                    sigma2: p.sigma2,
+                    dir: p.dir.clone(),
+                    summary: s,
+                })
+            })
+            .collect();
+        out.push(SweepData {
+            name: dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            families: format!("{}/{}", index.spec.low, index.spec.high),
+            runs,
+            total: index.points.len(),
+        });
+    }
+    out
 }
 
 /// The results of every finished point, one row each.
@@ -346,7 +416,7 @@ pub fn sweep_csv(dir: &Path, index: &SweepIndex) -> String {
         .points
         .iter()
         .map(|p| {
-            let s: Option<RunSummary> = read_json(&dir.join(&p.dir).join("summary.json")).ok();
+            let s = RunFiles::at(dir.join(&p.dir)).summary().ok();
             let s = s.as_ref();
             vec![
                 p.lambda.to_string(),

@@ -14,9 +14,8 @@
 //! (`UNK-C-num-ing`), so the lexicon has forms for words it never saw.
 
 pub mod chart;
-pub mod run;
+pub mod parse;
 pub mod train;
-pub mod view;
 
 use crate::data::treebank::{binarise, normalise, Binarisation, Tree, ROOT};
 use crate::error::{Error, Result};

@@ -18,8 +18,8 @@ use super::chart::{
 use super::{len_class, Grammar, Sentence};
 use crate::error::{Error, Result};
 use crate::estimators::NotaSelection;
-use crate::train::lbfgs::{minimize, IterReport, LbfgsSpec, OptimResult};
-use crate::train::objective::{Evaluation, Objective, Prior};
+use crate::optim::lbfgs::{minimize, IterReport, LbfgsSpec, OptimResult};
+use crate::optim::{Evaluation, Objective, Prior};
 use rayon::prelude::*;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
@@ -451,7 +451,7 @@ impl<'a> GrammarObjective<'a> {
         prior: Prior,
         threads: usize,
     ) -> Result<Self> {
-        let pool = crate::train::spec::thread_pool(threads)?;
+        let pool = crate::util::thread_pool(threads)?;
         let workers = pool.current_num_threads();
         // Contiguous ranges balanced by the cubic cost of a chart, summed in order.
         let cost: Vec<f64> = sentences
@@ -641,7 +641,7 @@ pub struct TrainReport {
     /// The threshold chosen to meet a per-sentence count of NOTA edges.
     pub nota_threshold: Option<f64>,
     /// Why the optimiser stopped (`None`: the closed-form PCFG).
-    pub stop: Option<crate::train::lbfgs::StopReason>,
+    pub stop: Option<crate::optim::lbfgs::StopReason>,
     /// The optimiser's last iteration.
     #[serde(skip)]
     pub last: Option<IterReport>,
@@ -724,7 +724,7 @@ pub fn train(
                         &first,
                         observer,
                     )?;
-                    if r.reason == crate::train::lbfgs::StopReason::Cancelled {
+                    if r.reason == crate::optim::lbfgs::StopReason::Cancelled {
                         return Err(Error::Cancelled);
                     }
                     let t0 = std::time::Instant::now();
@@ -799,7 +799,7 @@ fn wrong_edges(
 }
 
 fn pool(threads: usize) -> Result<rayon::ThreadPool> {
-    crate::train::spec::thread_pool(threads)
+    crate::util::thread_pool(threads)
 }
 
 /// The ratio threshold that selects about `per_sentence` wrong edges per sentence: the

@@ -2,7 +2,7 @@
 //!
 //! A family is data — a [`ModelSpec`] variant in the run spec — and code behind [`Family`]:
 //! fitting (label sets, feature dictionaries, templates and the parameter layout from training
-//! data) is [`ModelSpec::fit`] in the registry (`registry.rs`); everything after it — reading data, unrolling items into
+//! data) is `ModelSpec::fit` in the run layer's registry (`run/registry.rs`); everything after it — reading data, unrolling items into
 //! [`Instance`]s, naming labels and weights, saving, writing predictions, laying instances out
 //! for drawing — goes through the trait, so runs, evaluation, the commands and the GUI never
 //! name a concrete family. Adding a family is one file under `graph/` and one arm here.
@@ -15,7 +15,6 @@ use super::{Instance, LabelSet, Model};
 use crate::data::{Corpus, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
-use std::sync::Arc;
 
 /// A fitted model of some family.
 pub trait Family: Send + Sync + std::fmt::Debug {
@@ -211,55 +210,4 @@ pub fn read_weights(family: &dyn Family, text: &str, file: &str) -> Result<Vec<f
         }
     }
     Ok(theta)
-}
-
-/// Writes `model.json` and `weights.bin` (little-endian f64) into a run directory.
-/// The weights and the model file are written side by side (on the caller's rayon pool):
-/// with millions of weights and features each takes a noticeable, serial moment.
-pub fn save(dir: &Path, family: &dyn Family, theta: &[f64]) -> Result<()> {
-    let (weights, model) = rayon::join(
-        || {
-            let bytes: Vec<u8> = theta.iter().flat_map(|w| w.to_le_bytes()).collect();
-            crate::util::write_atomic(&dir.join("weights.bin"), &bytes)
-        },
-        || {
-            let value = crate::util::versioned(family.to_json()?);
-            let text = serde_json::to_string(&value).map_err(|e| Error::invalid(e.to_string()))?;
-            crate::util::write_atomic(&dir.join("model.json"), text.as_bytes())
-        },
-    );
-    weights.and(model)
-}
-
-/// Reads a model saved by [`save`] (a run directory).
-pub fn load(dir: &Path) -> Result<(Arc<dyn Family>, Vec<f64>)> {
-    let mpath = dir.join("model.json");
-    if !mpath.exists() {
-        return Err(Error::file(
-            dir.display().to_string(),
-            "no model.json here: not a finished run directory",
-        ));
-    }
-    let value: serde_json::Value = crate::util::read_json(&mpath)?;
-    let family = super::registry::from_json(value, &mpath.display().to_string())?;
-    let wpath = dir.join("weights.bin");
-    let bytes = crate::util::read_bytes(&wpath)?;
-    let n = family.model().n_params;
-    if bytes.len() != n * 8 {
-        return Err(Error::file(
-            wpath.display().to_string(),
-            format!("{} bytes, expected {n} weights", bytes.len()),
-        ));
-    }
-    let theta: Vec<f64> = bytes
-        .chunks_exact(8)
-        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    if let Some(k) = theta.iter().position(|w| !w.is_finite()) {
-        return Err(Error::file(
-            wpath.display().to_string(),
-            format!("weight {k} is {}, not a finite number", theta[k]),
-        ));
-    }
-    Ok((family, theta))
 }

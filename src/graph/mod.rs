@@ -15,7 +15,6 @@ pub mod family;
 pub mod grid;
 pub mod instance;
 pub mod pieces;
-pub mod registry;
 pub mod subset;
 pub mod uai;
 
@@ -23,7 +22,6 @@ pub use family::Family;
 pub use instance::{
     ChainLayout, Factor, Instance, InstanceBuilder, Part, ProductLayout, Slot, MAX_PRODUCT_STATES,
 };
-pub use registry::{FamilyKind, ModelSpec};
 pub use subset::{RowMaps, TableReads, TableScratch};
 
 use crate::error::{Error, Result};

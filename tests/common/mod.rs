@@ -215,7 +215,7 @@ pub fn lse(xs: impl Iterator<Item = f64>) -> f64 {
 /// Central finite differences (step 1e-5) of the objective against its gradient, for every
 /// `step`-th parameter: agreement to 1e-6 relative.
 pub fn assert_gradient_matches_fd(
-    obj: &piecewise_lab::train::DatasetObjective<'_>,
+    obj: &piecewise_lab::estimators::objective::DatasetObjective<'_>,
     theta: &[f64],
     step: usize,
     what: &str,

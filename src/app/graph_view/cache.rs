@@ -10,6 +10,7 @@ use crate::estimators::EstimatorSpec;
 use crate::graph::instance::Instance;
 use crate::graph::pieces::{node_split, NodeSplitGraph, Pieces};
 use crate::inference::bp::BpSnapshot;
+use crate::run::inspect::Learned;
 use std::sync::Arc;
 
 pub(super) type CacheKey = (usize, Split, usize, String, String);
@@ -61,71 +62,7 @@ impl std::fmt::Debug for GraphCache {
     }
 }
 
-/// A trained model's view of one item: per factor, its log-potential table, its exact marginal
-/// table where exact inference is possible (and how it was computed), and loopy BP's beliefs on
-/// graphs that are not chains.
-pub struct Learned {
-    pub phi: Vec<Vec<f64>>,
-    pub marginals: Option<(Vec<Vec<f64>>, &'static str)>,
-    pub beliefs: Option<(Vec<Vec<f64>>, crate::inference::BpReport)>,
-    /// The model's BP schedule (its beliefs' sweeps count in it).
-    pub schedule: crate::inference::bp::Schedule,
-    /// The run's per-state scales (001 §3) with the source states' names, start last.
-    pub scales: Option<Vec<(String, f64)>>,
-}
-
-pub(super) fn learned_for(
-    model: &crate::train::TrainedRun,
-    seq: &crate::data::Sequence,
-) -> Result<Learned, String> {
-    let inst = model.family.instance(seq).map_err(|e| e.to_string())?;
-    let mut phi = vec![0.0; inst.table_len];
-    model
-        .family
-        .model()
-        .build_tables(&model.theta, &inst, &mut phi, &mut vec![]);
-    let tables: Vec<Vec<f64>> = inst
-        .factors
-        .iter()
-        .map(|f| inst.table(f, &phi).to_vec())
-        .collect();
-    let m = crate::inference::factor_marginals(&inst, &phi, &model.inference.bp);
-    let scales = model.inference.scaling.as_ref().and_then(|a| {
-        let names = &model.family.labels(&inst, 0).names;
-        (a.len() == names.len() + 1).then(|| {
-            names
-                .iter()
-                .cloned()
-                .chain(std::iter::once("start".to_string()))
-                .zip(a.iter().copied())
-                .collect()
-        })
-    });
-    Ok(Learned {
-        phi: tables,
-        marginals: m.exact,
-        beliefs: m.beliefs,
-        schedule: model.inference.bp.schedule,
-        scales,
-    })
-}
-
 pub(super) type BpKey = (String, Split, usize, usize);
-
-pub(super) fn bp_snapshot(
-    model: &crate::train::TrainedRun,
-    seq: &crate::data::Sequence,
-    sweeps: usize,
-) -> Result<BpSnapshot, String> {
-    let inst = model.family.instance(seq).map_err(|e| e.to_string())?;
-    let phi = crate::eval::tables(model.family.as_ref(), &model.theta, &inst);
-    Ok(crate::inference::bp::snapshot(
-        &inst,
-        &phi,
-        model.inference.bp.damping,
-        sweeps,
-    ))
-}
 
 /// A run's trained model (loaded in the background on first use) and the shown item.
 pub(super) fn model_and_item(
@@ -133,7 +70,7 @@ pub(super) fn model_and_item(
     pane: &GraphPane,
     ctx: &egui::Context,
     run: &str,
-) -> Option<(Arc<crate::train::TrainedRun>, crate::data::Sequence)> {
+) -> Option<(Arc<crate::run::TrainedRun>, crate::data::Sequence)> {
     let model = state.model(ctx, run)?;
     let seq = state
         .data
@@ -176,7 +113,9 @@ pub(super) fn poll_bp(state: &mut AppState, pane: &mut GraphPane, ctx: &egui::Co
     let sweeps = key.3;
     pane.cache.bp_job = Some((
         key,
-        crate::app::jobs::Job::spawn(ctx, "BP sweeps", move || bp_snapshot(&model, &seq, sweeps)),
+        crate::app::jobs::Job::spawn(ctx, "BP sweeps", move || {
+            model.bp_snapshot(&seq, sweeps).map_err(|e| e.to_string())
+        }),
     ));
 }
 
@@ -212,7 +151,7 @@ pub(super) fn poll_learned(state: &mut AppState, pane: &mut GraphPane, ctx: &egu
     };
     pane.cache.learned = None;
     pane.cache.learned_job = Some(crate::app::jobs::Job::spawn(ctx, "marginals", move || {
-        learned_for(&model, &seq)
+        model.learned(&seq).map_err(|e| e.to_string())
     }));
 }
 

@@ -28,7 +28,7 @@ struct Scene<'a> {
     node_split: bool,
     term: Option<Term<'a>>,
     /// The role a lesson's question asks for, not coloured until answered.
-    quiz: Option<crate::app::lessons::Check>,
+    quiz: Option<crate::app::lesson_format::Check>,
     visuals: egui::Visuals,
     /// Per variable, its labels in display order (from the graph cache).
     label_orders: &'a [Vec<usize>],
@@ -88,7 +88,7 @@ impl Scene<'_> {
     /// The variable's role in the shown term: free, clamped (at a wrong state for NOTA) or
     /// summed out.
     fn var_role(&self, v: u32) -> Option<Color32> {
-        use crate::app::lessons::Check;
+        use crate::app::lesson_format::Check;
         let t = self.term.as_ref()?;
         let hidden = |c: Check| self.quiz == Some(c);
         if hidden(Check::Free) && t.free.contains(&v)

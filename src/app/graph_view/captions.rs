@@ -156,7 +156,7 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
             .collect::<Vec<_>>()
             .join(", "),
     };
-    use crate::app::lessons::Check;
+    use crate::app::lesson_format::Check;
     // A lesson's question asks for these variables: the formula keeps their place, not
     // their names, until it is answered (the caption gave the answer away).
     let asked = |c: Check| pane.quiz_role() == Some(c);

@@ -22,7 +22,7 @@ use layout::*;
 /// A lesson's click question on one term: which role it asks for.
 #[derive(Clone, Debug)]
 pub struct Quiz {
-    pub check: crate::app::lessons::Check,
+    pub check: crate::app::lesson_format::Check,
     pub term: usize,
     pub estimator: String,
     pub sequence: usize,
@@ -108,7 +108,7 @@ impl GraphPane {
     /// no term is shown.
     /// The role a lesson's question hides, while the pane still shows the question's term
     /// (stepping to another term, estimator or sequence shows everything again).
-    pub fn quiz_role(&self) -> Option<crate::app::lessons::Check> {
+    pub fn quiz_role(&self) -> Option<crate::app::lesson_format::Check> {
         self.quiz
             .as_ref()
             .filter(|q| {
@@ -117,8 +117,8 @@ impl GraphPane {
             .map(|q| q.check)
     }
 
-    pub fn term_vars(&self, role: crate::app::lessons::Check) -> Option<Vec<u32>> {
-        use crate::app::lessons::Check;
+    pub fn term_vars(&self, role: crate::app::lesson_format::Check) -> Option<Vec<u32>> {
+        use crate::app::lesson_format::Check;
         if !self.show_terms || self.cache.terms.is_empty() {
             return None;
         }

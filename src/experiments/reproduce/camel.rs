@@ -13,8 +13,8 @@ use crate::estimators::camel::CamelVariant;
 use crate::estimators::EstimatorSpec;
 use crate::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet, SkipOptions};
 use crate::graph::grid::{GridOptions, Neighbourhood, Pairwise};
-use crate::graph::ModelSpec;
-use crate::train::Prior;
+use crate::optim::Prior;
+use crate::run::ModelSpec;
 use crate::util::write_atomic;
 
 /// The factorisations of Table 2's controlled experiment: (name, factorisation).
@@ -215,7 +215,7 @@ pub(super) fn table1(o: &Options) -> Result<Experiment> {
         title: "002 Table 1: CAMEL on named entities, skip-chain CRF".into(),
         protocol: vec![
             "Data: CoNLL-2002 Dutch, trained on `ned.train`, tested on `ned.testb`; 002 used English CoNLL-2003 (947 documents, tested on its 231), which is not in ../shared/data: compare orders, not levels.".into(),
-            format!("Training data: {}.", super::catalogue::sizes(o, "all 15,806 sentences", "the first 60 sentences, 40 test sentences, 5 iterations (quick)")),
+            format!("Training data: {}.", super::tasks::sizes(o, "all 15,806 sentences", "the first 60 sentences, 40 test sentences, 5 iterations (quick)")),
             "Model: the skip-chain CRF (000 eq. 41): the linear chain with edge factors Ψ_t(y_t, y_{t−1}, x) (observation weights per label pair, observed pairs; 000 Table 1's features, name lists) plus a skip factor between identical capitalised words of a sentence. 002 used Finkel et al.'s features, which we do not have.".into(),
             "Estimators: pw, camel0, bp (loopy BP, started from the trained linear chain, whose exact ML row is shown), cccp-camel (from g = 0) and cccp-camel-empirical (g from the smoothed empirical marginals), CCCP capped at 3 linearisations (002 reports 2 on this task; the cap is not chosen on test scores). The CAMEL runs start from the trained pw run's weights: their first fit is piecewise training itself, so it converges at once to the same optimum (checked on 1,000 training sentences: the same F1 to the last digit, the objective to 3e-7 relative), and their iterations and seconds count the CAMEL fits only. σ² = 10 (002 §4's setting for text). L-BFGS to convergence (at most 1,000 iterations per fit). Decoding: max-product BP (002 used RBP).".into(),
             "Macro F1: the mean of the four entity types' F1 (conlleval); micro F1: conlleval's overall F1. Outer loops: CAMEL fits after the piecewise start (CCCP: linearisations of g).".into(),
@@ -329,7 +329,7 @@ pub(super) fn table2(o: &Options) -> Result<Experiment> {
         title: "002 Table 2: CAMEL on seminar announcements, skip-chain CRF".into(),
         protocol: vec![
             "Data: the CMU seminar announcements (485 e-mails) pooled, permuted (seed 2002) and cut into four folds; each fold tests on its quarter and trains on the other three (002: \"averaged over four folds\").".into(),
-            super::catalogue::sizes(o, "Full: four folds, L-BFGS to convergence (at most 1,000 iterations per fit).", "Quick: one fold, 8 training and 6 test e-mails, 5 iterations."),
+            super::tasks::sizes(o, "Full: four folds, L-BFGS to convergence (at most 1,000 iterations per fit).", "Quick: one fold, 8 training and 6 test e-mails, 5 iterations."),
             "Model: the skip-chain CRF (000 eq. 41): edge factors Ψ_t(y_t, y_{t−1}, x) (observation weights per label pair, observed pairs), 000 Table 3's features, a skip factor between identical capitalised words of an e-mail. 002 used Finkel et al.'s features.".into(),
             "Estimators: pw, camel0, bp (loopy BP, started from the trained linear chain — its exact ML row is shown), cccp-camel and cccp-camel-empirical, CCCP capped at 3 linearisations (002 reports 2 and 1; not chosen on test scores). σ² = 10. Decoding: max-product BP.".into(),
             "Macro F1: the mean of the four fields' token F1; micro F1: token F1 pooled over the four fields (correct, predicted and gold tokens summed). Outer loops: CAMEL fits after the piecewise start.".into(),
@@ -471,7 +471,7 @@ pub(super) fn table3(o: &Options) -> Result<Experiment> {
         title: "002 Table 3: CAMEL on segmentation with heavy weight sharing".into(),
         protocol: vec![
             "Data: generated (the Corel images and their super-pixels are not available): label images of K = 7 classes (the class of the largest of 7 smooth random fields), each pixel observed through a weak per-pixel classifier's log-probabilities log softmax(one-hot + N(0, 1.3²)) — 002's pre-trained node potentials. Three folds of 40 training and 40 test images (seeds 21, 22, 23), as 002's \"three folds of 40 training and 40 test images\".".into(),
-            super::catalogue::sizes(o, "Full: 10×10 images, three folds.", "Quick: 6×6 images, 10 and 10, one fold, 5 iterations."),
+            super::tasks::sizes(o, "Full: 10×10 images, three folds.", "Quick: 6×6 images, 10 and 10, one fold, 5 iterations."),
             "Model: a grid CRF with one symmetric 7×7 edge table shared by every edge (28 weights; 002: 21 + the diagonal) and per class a weight on each of the 7 classifier scores plus a bias (56 weights) — 84 in all, as 002's. 8-connected (the paper's super-pixel graph is dense with tight loops); the 4-connected rows change only the neighbourhood.".into(),
             "Estimators: pw, camel0, bp (loopy BP training from zero), cccp-camel and cccp-camel-empirical, CCCP capped at 8 linearisations (002: \"essentially converged after seven linearizations\"). No prior (002 §4's vision setting). CAMEL's δ sweeps and g to 1e-4. Decoding: max-product loopy BP. Accuracy per pixel.".into(),
             "Controlled experiment, one change: the classifier's strength. The same images (seeds, sizes, classes) observed through less noise, σ = 0.8 and 0.5 (the classifier alone ≈ 50 % and ≈ 73 % by its noise; 002's boosted super-pixel classifiers are strong enough that its CRFs reach 78–84 %), 8-connected. The σ values were fixed by the classifier's own accuracy, before any run.".into(),
@@ -634,7 +634,7 @@ fn classifier_alone(e: &Experiment, _o: &Options, results: &Results) -> Result<S
             let mut div = vec![];
             let mut ratios = vec![];
             for ((dir, _), (spec, test)) in runs.iter().zip(group.runs.iter().zip(tests)) {
-                let (fam, theta) = crate::graph::family::load(dir)?;
+                let (fam, theta) = crate::run::RunFiles::at(dir).model()?;
                 for y in crate::eval::predict(fam.as_ref(), &theta, test, &spec.inference())? {
                     div.push(diversity(&y));
                 }

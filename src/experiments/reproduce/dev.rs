@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::data::Corpus;
-use crate::train::TrainedRun;
+use crate::run::TrainedRun;
 
 /// The σ² grid the development split chooses from (a decade either side of the papers' 10).
 pub(super) const PRIORS: [f64; 3] = [1.0, 10.0, 100.0];
@@ -36,7 +36,7 @@ pub(super) fn prior_variants(base: &Group, prefix: &str, key: &str) -> Vec<Group
                     .enumerate()
                     .map(|(k, s)| {
                         let mut s = s.clone();
-                        s.prior = crate::train::objective::Prior {
+                        s.prior = crate::optim::Prior {
                             sigma2: Some(sigma2),
                         };
                         s.name = Some(format!("{name}-{k}"));

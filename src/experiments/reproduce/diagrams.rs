@@ -10,7 +10,8 @@ use crate::estimators::terms::{Nota, TermList};
 use crate::estimators::EstimatorSpec;
 use crate::experiments::charts::{esc, svg_open, PALETTE};
 use crate::graph::chain::{ChainOptions, Factorisation};
-use crate::graph::{Instance, ModelSpec};
+use crate::graph::Instance;
+use crate::run::ModelSpec;
 use std::fmt::Write;
 
 /// The diagrams: estimator name, 003's title, what each piece normalises.

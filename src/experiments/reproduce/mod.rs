@@ -9,113 +9,26 @@
 //! it checks the machinery, not the numbers, and is what the tests run.
 
 mod camel;
-mod catalogue;
 mod dev;
 mod diagrams;
 mod nota;
+mod paper000;
 pub mod parsing;
+mod registry;
 mod report;
 mod runner;
 mod scl;
 mod scl_text;
 mod tasks;
 
-pub use catalogue::experiment;
+pub use registry::{entry, experiment, experiment_knobs, Build, Entry, EXPERIMENTS};
 pub use report::{figure, machine, report};
 pub use runner::{plan, run_all, run_dir, Event};
 
 use crate::error::Result;
-use crate::train::run::RunSummary;
-use crate::train::spec::RunSpec;
+use crate::run::spec::RunSpec;
+use crate::run::summary::RunSummary;
 use std::path::PathBuf;
-
-/// The experiments by name, with one line each.
-pub const EXPERIMENTS: &[(&str, &str)] = &[
-    (
-        "000-table4",
-        "linear-chain CRF, named entities: PW, PL, per-edge PL, exact ML",
-    ),
-    (
-        "000-table5",
-        "factorial CRF, POS + NP chunking: PW, PL, per-edge PL, BP, exact ML",
-    ),
-    (
-        "000-table6",
-        "skip-chain CRF, seminars: PW, PL, per-edge PL, BP; linear-chain ML",
-    ),
-    (
-        "000-table7",
-        "basic vs reweighted PW on linear-chain, factorial and skip-chain CRFs",
-    ),
-    (
-        "000-table8",
-        "PWPL vs ML, PL, PW on POS tagging, chunking and named entities",
-    ),
-    (
-        "000-table9",
-        "skip-chain CRF, seminars, four fields: BP, PL, PW, PWPL",
-    ),
-    (
-        "000-fig3",
-        "PW against PL (and PWPL) on the α-mixture HMM data, one point per data set",
-    ),
-    (
-        "000-fig4",
-        "PWPL vs PL learning curves on the α-mixture HMM data",
-    ),
-    (
-        "001-table1-ner",
-        "MEMM, CRF and CRF-PT (NOTA: exhaustive, sampled, error-driven; per-state scales; local and global decoding) on Dutch NER",
-    ),
-    (
-        "001-table1-pos",
-        "MEMM, CRF and CRF-PT on POS tagging, the Penn Treebank sample",
-    ),
-    (
-        "003-fig1",
-        "parameter independence diagrams of MEMM, PL, CRF, PW and CRF-PT, from the estimators' terms",
-    ),
-    (
-        "004-fig1",
-        "three SCL policies on a 5-node Boltzmann machine: FLOPs and relative efficiency",
-    ),
-    (
-        "004-fig2",
-        "asymptotic variance of PL(k+1)/PL(k) mixtures against λ, m = 5, both forms",
-    ),
-    (
-        "004-fig3",
-        "accuracy–complexity frontier of PL1/PL2, PL1/PL3, PL2/PL3 policies, m = 9",
-    ),
-    (
-        "004-consistency",
-        "Boltzmann machines, m = 5 and 9: ‖θ̂ − θ0‖ of ML, PL, BP and SCL as n grows",
-    ),
-    (
-        "002-table1",
-        "CAMEL on named entities (Dutch), skip-chain CRF: PW, CAMEL(0), LBP, CCCP-CAMEL (both starts)",
-    ),
-    (
-        "002-table2",
-        "CAMEL on seminar announcements, skip-chain CRF, four folds",
-    ),
-    (
-        "002-table3",
-        "CAMEL on segmentation (generated, 84 shared weights), 8- and 4-connected grids, three folds",
-    ),
-    (
-        "004-crf",
-        "SCL for the CRF on CoNLL-2000: PL1/FL and PL1/PL2 grids, the β heuristic, win–win",
-    ),
-    (
-        "004-boltzmann-chain",
-        "SCL for the Boltzmann chain on CoNLL-2000: PL1/FL and PL1/PL2 grids, the β heuristic, win–win, <unk>",
-    ),
-    (
-        "001-table2",
-        "parsing the WSJ sample: GENERATIVE, MECFG, PT-CFG and the global CRF-CFG",
-    ),
-];
 
 /// Where the data are, where the report goes, and how hard to try.
 #[derive(Clone, Debug)]
@@ -126,6 +39,8 @@ pub struct Options {
     pub out: PathBuf,
     /// Threads per run (0: all cores).
     pub threads: usize,
+    /// The experiment's own options ([`Build::InProcess`]'s knobs), as given.
+    pub settings: crate::settings::KnobValues,
 }
 
 /// What is read off a finished run.

@@ -13,8 +13,8 @@ use crate::estimators::memm::NotaSelection;
 use crate::estimators::EstimatorSpec;
 use crate::eval::Decoder;
 use crate::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet};
-use crate::graph::ModelSpec;
-use crate::train::spec::RunSpec;
+use crate::run::spec::RunSpec;
+use crate::run::ModelSpec;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Task {
@@ -377,7 +377,7 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
             ) else {
                 continue;
             };
-            let run = crate::train::trained::TrainedRun::open(dir)?;
+            let run = crate::run::trained::TrainedRun::open(dir)?;
             let Some(test) = group.runs[0].test.as_ref() else {
                 continue;
             };
@@ -482,7 +482,7 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
 }
 
 pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
-    let sizes = |full: &str, quick: &str| super::catalogue::sizes(o, full, quick);
+    let sizes = |full: &str, quick: &str| super::tasks::sizes(o, full, quick);
     let (prefix, name) = match task {
         Task::Ner => ("nota-ner/", "001-table1-ner"),
         Task::Pos => ("nota-pos/", "001-table1-pos"),
@@ -523,7 +523,7 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
             })
         }
         Task::Pos => {
-            let (pool, test) = super::catalogue::ptb_pool(o)?;
+            let (pool, test) = super::tasks::ptb_pool(o)?;
             let template = Some(bundled_template(o, "pos.tpl", POS_TEMPLATE)?);
             // The development split: the pool's sentences the training sample leaves out.
             let (sample, rest) = read(&pool)?.sample_split(pos_sample(o), 1);
@@ -561,7 +561,7 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
             for sigma2 in PRIORS.into_iter().filter(|&v| v != 10.0) {
                 let name = prior_group(prefix, r.key, sigma2);
                 let mut s = s.clone();
-                s.prior = crate::train::objective::Prior {
+                s.prior = crate::optim::Prior {
                     sigma2: Some(sigma2),
                 };
                 s.name = Some(name.clone());

@@ -17,8 +17,10 @@ use crate::estimators::NotaSelection;
 use crate::eval::evalb::{evalb, per_label, EvalbParams, EvalbScore};
 use crate::grammar::train::{train, GrammarEstimator, TrainReport};
 use crate::grammar::{Grammar, GrammarOptions, Sentence};
-use crate::train::lbfgs::LbfgsSpec;
-use crate::train::objective::Prior;
+use crate::optim::lbfgs::LbfgsSpec;
+use crate::optim::Prior;
+use crate::run::registry::{HORIZONTAL, NOTA_PER_SENTENCE, PARENT};
+use crate::settings::{choices, Applies, Kind, Knob, KnobValues};
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
@@ -29,7 +31,7 @@ const PAPER: [(&str, Option<u64>, f64, f64); 3] = [
     ("PT-CFG", Some(1_564_827), 81.7, 83.2),
 ];
 
-pub use crate::grammar::run::{bare_length, parse_all};
+pub use crate::grammar::parse::{bare_length, parse_all};
 
 /// Every tree of the WSJ sample, normalised, with its file's number.
 pub fn wsj_trees(zip: &std::path::Path) -> Result<Vec<(u32, Tree)>> {
@@ -161,6 +163,138 @@ pub struct Table2Options {
     pub only: Vec<String>,
     /// Cross-validation over this many blocks of files for ± figures (0: none).
     pub folds: usize,
+}
+
+/// Which feature sets 001-table2 runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FeatureSets {
+    /// The paper's (span boundary words).
+    Paper,
+    /// With the split point's features too.
+    Split,
+    /// Both, side by side.
+    Both,
+}
+
+const TABLE2: &str = "001-table2";
+pub static NOTA_THRESHOLD: Knob = Knob {
+    row: TABLE2,
+    name: "nota-threshold",
+    label: "NOTA threshold",
+    help: "001-table2: PT-CFG's NOTA threshold on an edge's score ratio to the best edge of its \
+           length (default: the threshold that selects --nota-per-sentence edges)",
+    kind: Kind::Real { min: 0.0, max: 1.0 },
+    default: "",
+    applies: Applies::Always,
+};
+pub static FEATURES: Knob = Knob {
+    row: TABLE2,
+    name: "features",
+    label: "feature sets",
+    help: "001-table2: which feature sets: `paper` (span boundary words), `split` (the split \
+           point's too) or `both`",
+    kind: Kind::Choice(choices::<FeatureSets>),
+    default: "both",
+    applies: Applies::Always,
+};
+pub static GRAMMAR_SHORT: Knob = Knob {
+    row: TABLE2,
+    name: "grammar-short",
+    label: "rules of short trees",
+    help: "001-table2: read the grammar's rules off the ≤ 15-word training trees only (default: \
+           every training tree)",
+    kind: Kind::Flag,
+    default: "false",
+    applies: Applies::Always,
+};
+pub static DEV: Knob = Knob {
+    row: TABLE2,
+    name: "dev",
+    label: "development split",
+    help: "001-table2: the development split (files 0001–0139 against 0140–0159)",
+    kind: Kind::Flag,
+    default: "false",
+    applies: Applies::Always,
+};
+pub static ESTIMATORS: Knob = Knob {
+    row: TABLE2,
+    name: "estimators",
+    label: "estimators",
+    help: "001-table2: the estimators to run, comma-separated (default: all four)",
+    kind: Kind::Text,
+    default: "",
+    applies: Applies::Always,
+};
+pub static FOLDS: Knob = Knob {
+    row: TABLE2,
+    name: "folds",
+    label: "folds",
+    help: "001-table2: cross-validation over this many blocks of files for ± figures (0: none)",
+    kind: Kind::Count { min: 0, max: 1000 },
+    default: "0",
+    applies: Applies::Always,
+};
+pub static MAX_ITER: Knob = Knob {
+    row: TABLE2,
+    name: "max-iter",
+    label: "max iterations",
+    help: "001-table2: L-BFGS iteration cap",
+    kind: Kind::Count {
+        min: 0,
+        max: 1_000_000,
+    },
+    default: "300",
+    applies: Applies::Always,
+};
+
+/// 001-table2's options in the settings schema; the grammar's own (binarisation, parent
+/// labels, NOTA edges per sentence) are the model registry's knobs.
+pub static TABLE2_KNOBS: &[&Knob] = &[
+    &NOTA_THRESHOLD,
+    &NOTA_PER_SENTENCE,
+    &FEATURES,
+    &PARENT,
+    &GRAMMAR_SHORT,
+    &HORIZONTAL,
+    &DEV,
+    &ESTIMATORS,
+    &FOLDS,
+    &MAX_ITER,
+];
+
+impl Table2Options {
+    /// The options the settings give (the others at their defaults).
+    pub fn from_settings(s: &KnobValues) -> Result<Table2Options> {
+        let mut grammar = GrammarOptions::default();
+        grammar.binarisation.parent = s.flag(&PARENT);
+        grammar.binarisation.horizontal = s.parse(&HORIZONTAL)?;
+        let split = match s.choice(&FEATURES)?.unwrap_or(FeatureSets::Both) {
+            FeatureSets::Paper => vec![false],
+            FeatureSets::Split => vec![true],
+            FeatureSets::Both => vec![false, true],
+        };
+        Ok(Table2Options {
+            grammar,
+            split,
+            nota_threshold: s.opt(&NOTA_THRESHOLD)?,
+            nota_per_sentence: s.parse(&NOTA_PER_SENTENCE)?,
+            max_iter: s.parse(&MAX_ITER)?,
+            grammar_on_all: !s.flag(&GRAMMAR_SHORT),
+            folds: s.parse(&FOLDS)?,
+            dev: s.flag(&DEV),
+            only: s
+                .get(&ESTIMATORS)
+                .split(',')
+                .map(|e| e.trim().to_string())
+                .filter(|e| !e.is_empty())
+                .collect(),
+        })
+    }
+}
+
+/// 001-table2 as the registry runs it: [`table2`] with the options of `o.settings`.
+pub fn table2_from_settings(o: &Options, progress: &mut dyn FnMut(&str)) -> Result<String> {
+    table2(o, &Table2Options::from_settings(&o.settings)?, progress)
 }
 
 /// Runs the four estimators and writes `001-table2.{md,json}` into `o.out`; returns the
@@ -304,7 +438,7 @@ fn run_split(
             );
             progress(&format!("{name}: training on {} trees", train_sents.len()));
             let mut iter_seconds = Vec::new();
-            let mut observer = |r: &crate::train::lbfgs::IterReport, _: &[f64]| {
+            let mut observer = |r: &crate::optim::lbfgs::IterReport, _: &[f64]| {
                 iter_seconds.push(r.seconds);
             };
             let (theta, report) = train(
@@ -405,7 +539,7 @@ fn cross_validate(
 }
 
 fn pool(threads: usize) -> rayon::ThreadPool {
-    crate::train::spec::thread_pool(threads).expect("a thread pool")
+    crate::util::thread_pool(threads).expect("a thread pool")
 }
 
 /// The paper's claims (and the issue's target) checked against the rows, one sentence each.

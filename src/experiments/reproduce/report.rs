@@ -166,8 +166,10 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     }
     let _ = writeln!(
         md,
-        "\n![{}]({}.svg)\n\nRuns: `runs/TASK/ESTIMATOR/REP/` (each a run directory with `spec.json`, `summary.json`, `curve.jsonl`).",
-        e.title, e.name
+        "\n![{}]({}.svg)\n\nRuns: `runs/TASK/ESTIMATOR/REP/` (each a run directory with {}).",
+        e.title,
+        e.name,
+        crate::run::store::listed_files()
     );
     let runs_json: serde_json::Map<String, serde_json::Value> = results
         .iter()

@@ -3,9 +3,9 @@
 
 use super::*;
 use crate::error::{Error, Result};
-use crate::train::run::{execute_in, RunSummary};
-use crate::train::spec::RunSpec;
-use crate::train::Existing;
+use crate::run::spec::RunSpec;
+use crate::run::Existing;
+use crate::run::{execute_in, RunSummary};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -61,8 +61,9 @@ pub fn run_dir(o: &Options, group: &str, k: usize) -> PathBuf {
 /// which changes how long a run takes, not what it computes (so runs planned with
 /// `--threads 1` for GNU parallel are reused by a `reproduce` on all cores).
 pub(super) fn finished(dir: &Path, spec: &RunSpec) -> Option<RunSummary> {
-    let s: RunSummary = crate::util::read_json(&dir.join("summary.json")).ok()?;
-    let mut old: serde_json::Value = crate::util::read_json(&dir.join("spec.json")).ok()?;
+    let files = crate::run::RunFiles::at(dir);
+    let s = files.summary().ok()?;
+    let mut old = files.spec_value().ok()?;
     let mut new = crate::util::versioned(serde_json::to_value(spec).ok()?);
     for v in [&mut old, &mut new] {
         if let Some(m) = v.as_object_mut() {

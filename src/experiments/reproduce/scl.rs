@@ -9,8 +9,8 @@ use crate::estimators::EstimatorSpec;
 use crate::eval::asymptotic::Efficiency;
 use crate::experiments::scl_theory::{fig2_curves, Machine, TheoryCurve};
 use crate::graph::boltzmann::{samples_with_theta, BoltzmannOptions};
-use crate::graph::ModelSpec;
-use crate::train::LbfgsSpec;
+use crate::optim::LbfgsSpec;
+use crate::run::ModelSpec;
 use std::path::PathBuf;
 
 /// The estimators of 004-consistency: name in the report, and the estimator for seed `k`.

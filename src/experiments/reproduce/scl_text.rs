@@ -16,8 +16,8 @@ use crate::estimators::scl::{Selection, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
 use crate::graph::boltzmann_chain::BoltzmannChainOptions;
 use crate::graph::chain::ChainOptions;
-use crate::graph::ModelSpec;
-use crate::train::Prior;
+use crate::optim::Prior;
+use crate::run::ModelSpec;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Model {
@@ -277,7 +277,7 @@ pub(super) fn experiment(o: &Options, model: Model) -> Result<Experiment> {
         name,
         title: title.into(),
         protocol: vec![
-            format!("Data (004 §8.3): {} training sentences drawn without replacement (seed 0) from the CoNLL-2000 training set; {}.", g.n, super::catalogue::sizes(o, "the whole test set (2,012 sentences)", "the first 40 test sentences (quick)")),
+            format!("Data (004 §8.3): {} training sentences drawn without replacement (seed 0) from the CoNLL-2000 training set; {}.", g.n, super::tasks::sizes(o, "the whole test set (2,012 sentences)", "the first 40 test sentences (quick)")),
             match model {
                 Model::BoltzmannChain => "Model: the Boltzmann chain MRF of 004 Fig. 8: p(x, y) ∝ exp(s[y1] + Σ A[y_{t−1}, y_t] + Σ B[y_t, x_t]), words and labels both modelled; vocabulary: the training words plus `<unk>` for every other word. Components: PL1 = p(x_t, y_t | y_{t−1}, y_{t+1}), PL2 = two consecutive (word, label) pairs, FL the full likelihood.".into(),
                 Model::Crf => "Model: the linear-chain CRF with the built-in CRF++ chunking template (words, POS tags, their windows). Components: PL1 = p(y_t | y_{t−1}, y_{t+1}, x), PL2 = two consecutive labels, FL the full conditional likelihood.".into(),
@@ -305,7 +305,7 @@ fn analysis_crf(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
 }
 
 /// The finished run of a one-run group.
-fn summary<'r>(r: &'r Results, g: &str) -> Option<&'r crate::train::run::RunSummary> {
+fn summary<'r>(r: &'r Results, g: &str) -> Option<&'r crate::run::summary::RunSummary> {
     r.get(g)?.first().map(|(_, s)| s)
 }
 
@@ -315,8 +315,8 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
     use std::fmt::Write;
     let g = grid(o);
     let sig = model.sigma2s();
-    let nll = |s: &crate::train::run::RunSummary| Metric::SentenceNll.of(s);
-    let train_nll = |s: &crate::train::run::RunSummary| Metric::TrainSentenceNll.of(s);
+    let nll = |s: &crate::run::summary::RunSummary| Metric::SentenceNll.of(s);
+    let train_nll = |s: &crate::run::summary::RunSummary| Metric::TrainSentenceNll.of(s);
     let mut md = String::new();
     let mut claims = vec![];
     let mut json = serde_json::Map::new();
@@ -335,7 +335,7 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
         );
         let mut rows = vec![];
         for &l in &g.lambdas {
-            let pts: Vec<(f64, &crate::train::run::RunSummary)> = g
+            let pts: Vec<(f64, &crate::run::summary::RunSummary)> = g
                 .betas
                 .iter()
                 .filter_map(|&b| Some((b, summary(r, &point(model, high, s2, l, b))?)))

@@ -9,9 +9,9 @@ use crate::estimators::EstimatorSpec;
 use crate::eval::Decoder;
 use crate::graph::chain::{ChainOptions, Extractor, Factorisation, FeatureSet, SkipOptions};
 use crate::graph::factorial::FactorialOptions;
-use crate::graph::ModelSpec;
-use crate::train::spec::RunSpec;
-use crate::train::{LbfgsSpec, Prior};
+use crate::optim::{LbfgsSpec, Prior};
+use crate::run::spec::RunSpec;
+use crate::run::ModelSpec;
 use crate::util::write_atomic;
 use std::path::{Path, PathBuf};
 
@@ -299,4 +299,39 @@ pub(super) fn seminar_groups(
 
 pub(super) fn p(mean: f64, sd: Option<f64>) -> Option<(f64, Option<f64>)> {
     Some((mean, sd))
+}
+
+/// `full` for the paper's protocol, `quick` for `--quick`.
+pub(super) fn sizes(o: &Options, full: &str, quick: &str) -> String {
+    if o.quick {
+        quick.to_string()
+    } else {
+        full.to_string()
+    }
+}
+
+/// The Penn Treebank sample with `augment`'s word columns: its first 3,000 sentences the pool
+/// that training sets are drawn from, the rest the test set (quick: 60 and 30).
+pub(super) fn ptb_pool(o: &Options) -> Result<(std::path::PathBuf, std::path::PathBuf)> {
+    let ptb = need(o.data.join("ptb-wsj-sample").join("treebank.tsv"))?;
+    let mut c = read_conll_with(&ptb, LabelColumn::Last)?;
+    for s in &mut c.sequences {
+        for cols in &mut s.columns {
+            let extra = crate::data::word_columns(&cols[0]);
+            cols.splice(1..1, extra);
+        }
+    }
+    let w = o.out.join("data");
+    let (pool_n, test_n) = if o.quick {
+        (60, 30)
+    } else {
+        (3000, usize::MAX)
+    };
+    let pool = write_items(
+        &c.sequences[..pool_n.min(c.sequences.len())],
+        &w.join("ptb-pool.conll"),
+    )?;
+    let rest = &c.sequences[3000.min(c.sequences.len())..];
+    let ptest = write_items(&rest[..test_n.min(rest.len())], &w.join("ptb-test.conll"))?;
+    Ok((pool, ptest))
 }

@@ -1,0 +1,305 @@
+//! The dataset objective: Σ over instances of an estimator's value, evaluated in parallel with
+//! one gradient buffer per worker thread (reused across evaluations), plus a Gaussian prior.
+
+use crate::error::{Error, Result};
+use crate::estimators::terms::table_reads;
+use crate::estimators::{evaluate_terms, Estimator, TermList, Workspace};
+use crate::graph::{Instance, Model, RowMaps, TableReads, TableScratch};
+use crate::inference::BpMessages;
+use crate::optim::{Evaluation, Objective, Prior};
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+struct Local {
+    grad: Vec<f64>,
+    phi: Vec<f64>,
+    /// Zero between instances: each instance zeroes the entries it wrote.
+    dphi: Vec<f64>,
+    scratch: TableScratch,
+    ws: Workspace,
+    /// BP messages of each instance in this worker's range, kept to warm-start the next
+    /// evaluation (002 §4).
+    msgs: Vec<BpMessages>,
+    value: f64,
+    ops: u64,
+    unconverged: u64,
+}
+
+impl Objective for DatasetObjective<'_> {
+    fn pool(&self) -> Option<&rayon::ThreadPool> {
+        Some(&self.pool)
+    }
+    fn n_params(&self) -> usize {
+        self.model.n_params
+    }
+    fn evaluate(&self, x: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
+        DatasetObjective::evaluate(self, x, grad)
+    }
+    fn paper_flops(&self) -> Option<f64> {
+        self.paper_flops
+    }
+}
+
+pub struct DatasetObjective<'a> {
+    pub model: &'a Model,
+    pub instances: &'a [Instance],
+    pub estimator: &'a dyn Estimator,
+    pub prior: Prior,
+    pool: rayon::ThreadPool,
+    /// One contiguous range of instances per worker, balanced by table size, so the sums are
+    /// taken in a fixed order and a run is bit-for-bit reproducible for a given thread count.
+    ranges: Vec<std::ops::Range<usize>>,
+    locals: Vec<Mutex<Local>>,
+    /// Per instance, its terms and the table entries they read. Both depend on the gold labels
+    /// and the graph only, not on θ, so they are built once.
+    plans: Vec<Plan>,
+    maps: RowMaps,
+    /// The paper's FLOPs of one evaluation (004 §3.1), for estimators that count them.
+    pub paper_flops: Option<f64>,
+}
+
+struct Plan {
+    terms: TermList,
+    reads: TableReads,
+}
+
+impl<'a> DatasetObjective<'a> {
+    /// `threads = 0` uses every core.
+    pub fn new(
+        model: &'a Model,
+        instances: &'a [Instance],
+        estimator: &'a dyn Estimator,
+        prior: Prior,
+        threads: usize,
+    ) -> Result<Self> {
+        for (i, inst) in instances.iter().enumerate() {
+            estimator
+                .check(inst)
+                .map_err(|e| Error::invalid(format!("sequence {}: {e}", i + 1)))?;
+        }
+        let pool = crate::util::thread_pool(threads)?;
+        let ranges = balanced_ranges(instances, pool.current_num_threads());
+        let plans = pool.install(|| {
+            instances
+                .par_iter()
+                .map(|inst| {
+                    let gold = inst.gold.as_deref().expect("checked: gold labels");
+                    let mut terms = TermList::default();
+                    estimator.terms(inst, &mut terms);
+                    terms.compact();
+                    let reads = table_reads(inst, gold, &terms);
+                    Plan { terms, reads }
+                })
+                .collect()
+        });
+        let locals = ranges
+            .iter()
+            .map(|r| {
+                Mutex::new(Local {
+                    grad: Vec::new(),
+                    phi: Vec::new(),
+                    dphi: Vec::new(),
+                    scratch: TableScratch::default(),
+                    ws: Workspace::default(),
+                    msgs: vec![BpMessages::default(); r.len()],
+                    value: 0.0,
+                    ops: 0,
+                    unconverged: 0,
+                })
+            })
+            .collect();
+        let paper_flops = instances
+            .iter()
+            .map(|i| estimator.paper_flops(i, model.n_params))
+            .sum::<Option<f64>>();
+        Ok(DatasetObjective {
+            paper_flops,
+            model,
+            instances,
+            estimator,
+            prior,
+            pool,
+            ranges,
+            locals,
+            plans,
+            maps: RowMaps::new(model),
+        })
+    }
+
+    pub fn n_params(&self) -> usize {
+        self.model.n_params
+    }
+
+    pub fn threads(&self) -> usize {
+        self.locals.len()
+    }
+
+    /// Table entries built per evaluation and the size of the full tables: local estimators
+    /// build only the entries their terms read.
+    pub fn table_entries(&self) -> (usize, usize) {
+        self.instances
+            .iter()
+            .zip(&self.plans)
+            .fold((0, 0), |(b, t), (inst, p)| {
+                (b + p.reads.built(inst), t + inst.table_len)
+            })
+    }
+
+    /// Evaluates the objective at θ; when `grad` is given, writes ∂objective/∂θ into it.
+    pub fn evaluate(&self, theta: &[f64], grad: Option<&mut [f64]>) -> Evaluation {
+        let want_grad = grad.is_some();
+        let n = self.model.n_params;
+        let mut grad = grad;
+        // The first worker adds straight into the caller's gradient; the others into their
+        // own buffers, added to it afterwards in worker order. Each worker zeroes its own.
+        for l in &self.locals {
+            let mut l = l.lock().unwrap();
+            l.value = 0.0;
+            l.ops = 0;
+            l.unconverged = 0;
+        }
+        let first = Mutex::new(grad.as_deref_mut());
+        let model = self.model;
+        self.pool.install(|| {
+            self.locals
+                .par_iter()
+                .zip(&self.ranges)
+                .enumerate()
+                .for_each(|(wi, (local, range))| {
+                    let mut guard = local.lock().unwrap();
+                    let l = &mut *guard;
+                    let first = if wi == 0 {
+                        first.lock().unwrap().take()
+                    } else {
+                        None
+                    };
+                    let mut own = std::mem::take(&mut l.grad);
+                    let g_out: &mut [f64] = match first {
+                        Some(g) => {
+                            g.fill(0.0);
+                            g
+                        }
+                        None => {
+                            if want_grad {
+                                own.clear();
+                                own.resize(n, 0.0);
+                            }
+                            &mut own
+                        }
+                    };
+                    for (i, (inst, plan)) in self.instances[range.clone()]
+                        .iter()
+                        .zip(&self.plans[range.clone()])
+                        .enumerate()
+                    {
+                        std::mem::swap(&mut l.ws.infer.msgs, &mut l.msgs[i]);
+                        let gold = inst.gold.as_deref().expect("checked: gold labels");
+                        let n = inst.table_len;
+                        if l.phi.len() < n {
+                            l.phi.resize(n, 0.0);
+                            l.dphi.resize(n, 0.0);
+                        }
+                        model.build_tables_subset(
+                            theta,
+                            inst,
+                            &plan.reads,
+                            &self.maps,
+                            &mut l.phi,
+                            &mut l.scratch,
+                        );
+                        let (ws, phi) = (&mut l.ws, &l.phi[..n]);
+                        let v = if want_grad {
+                            let d = &mut l.dphi[..n];
+                            let v = evaluate_terms(
+                                inst,
+                                phi,
+                                gold,
+                                &plan.terms,
+                                Some(&mut *d),
+                                &mut ws.term_work,
+                                &mut ws.infer,
+                            );
+                            model.scatter_subset(
+                                inst,
+                                &plan.reads,
+                                &self.maps,
+                                d,
+                                g_out,
+                                &mut l.scratch,
+                            );
+                            plan.reads.zero(inst, d);
+                            debug_assert!(
+                                d.iter().all(|&x| x == 0.0),
+                                "a term wrote a table entry it does not read"
+                            );
+                            v
+                        } else {
+                            evaluate_terms(
+                                inst,
+                                phi,
+                                gold,
+                                &plan.terms,
+                                None,
+                                &mut ws.term_work,
+                                &mut ws.infer,
+                            )
+                        };
+                        std::mem::swap(&mut l.ws.infer.msgs, &mut l.msgs[i]);
+                        l.value += v;
+                        let (ops, unconverged) = l.ws.take_counts();
+                        l.ops += ops;
+                        l.unconverged += unconverged;
+                    }
+                    l.grad = own;
+                });
+        });
+        let guards: Vec<_> = self.locals.iter().map(|l| l.lock().unwrap()).collect();
+        let value: f64 = guards.iter().map(|g| g.value).sum();
+        let ops: u64 = guards.iter().map(|g| g.ops).sum();
+        let unconverged: u64 = guards.iter().map(|g| g.unconverged).sum();
+        if let Some(grad) = grad {
+            let inv_s2 = self.prior.sigma2.map(|s| 1.0 / s).unwrap_or(0.0);
+            const CHUNK: usize = 1 << 14;
+            self.pool.install(|| {
+                grad.par_chunks_mut(CHUNK)
+                    .zip(theta.par_chunks(CHUNK))
+                    .enumerate()
+                    .for_each(|(ci, (g, th))| {
+                        let start = ci * CHUNK;
+                        for (j, (gj, &tj)) in g.iter_mut().zip(th).enumerate() {
+                            let mut s = *gj;
+                            for l in &guards[1..] {
+                                s += l.grad[start + j];
+                            }
+                            *gj = -s + tj * inv_s2;
+                        }
+                    });
+            });
+        }
+        let penalty = self.pool.install(|| self.prior.penalty(theta));
+        Evaluation {
+            objective: -value + penalty,
+            value,
+            ops,
+            unconverged,
+        }
+    }
+}
+
+/// Splits instances into at most `k` contiguous ranges of about equal total table size.
+pub(crate) fn balanced_ranges(instances: &[Instance], k: usize) -> Vec<std::ops::Range<usize>> {
+    let k = k.max(1);
+    let total: usize = instances.iter().map(|i| i.table_len.max(1)).sum();
+    let mut ranges = Vec::with_capacity(k);
+    let mut start = 0;
+    let mut acc = 0;
+    for (i, inst) in instances.iter().enumerate() {
+        acc += inst.table_len.max(1);
+        if acc * k >= total * (ranges.len() + 1) && ranges.len() + 1 < k {
+            ranges.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    ranges.push(start..instances.len());
+    ranges
+}

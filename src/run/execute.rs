@@ -1,0 +1,91 @@
+//! Executing a [`RunSpec`]: the run directory is claimed ([`RunDir::claim`]), the spec and a
+//! `running` summary are written, and the spec's model kind ([`super::kinds::for_model`]) trains
+//! into it; the summary then records how it ended. Every file goes through the run store
+//! ([`RunFiles`]), written to a temporary name and renamed.
+
+use super::kinds;
+use super::spec::RunSpec;
+use super::store::{Existing, RunDir, RunFiles};
+use super::summary::{RunEvent, RunSummary};
+use crate::error::{Error, Result};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+/// Executes `spec`, writing the new run directory `out` (refused when it holds a run or other
+/// files: see [`execute_in`]). Events go to `on_event` as they happen.
+pub fn execute(
+    spec: &RunSpec,
+    out: &Path,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary> {
+    execute_in(spec, out, Existing::Refuse, cancel, on_event)
+}
+
+/// [`execute`], saying what to do with what `out` already holds. The directory is claimed
+/// first ([`RunDir::claim`]): another process writing it, a path that is a file, or a
+/// directory that cannot be written are errors before anything is written.
+pub fn execute_in(
+    spec: &RunSpec,
+    out: &Path,
+    existing: Existing,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary> {
+    spec.check()?;
+    let _claim = RunDir::claim(out, existing)?;
+    let files = RunFiles::at(out);
+    files.write_spec(spec)?;
+    let mut summary = RunSummary {
+        status: "running".into(),
+        estimator: spec.estimator.name().into(),
+        pid: Some(std::process::id()),
+        ..Default::default()
+    };
+    files.write_summary(&summary)?;
+    let kind = kinds::for_model(&spec.model);
+    let result = kind.train(spec, &files, cancel, on_event, &mut summary);
+    // A summary that cannot be written (a full disk) makes the run a failure, recorded as one.
+    let result = result.and_then(|()| files.write_summary(&summary));
+    match result {
+        Ok(()) => {
+            on_event(RunEvent::Finished(Box::new(summary.clone())));
+            Ok(summary)
+        }
+        Err(e) => {
+            summary.status = if matches!(e, Error::Cancelled) {
+                "cancelled"
+            } else {
+                "failed"
+            }
+            .into();
+            summary.error = Some(e.to_string());
+            record_failure(&files, &summary)?;
+            on_event(RunEvent::Failed(e.to_string()));
+            Err(e)
+        }
+    }
+}
+
+/// Writes a failed (or cancelled) run's summary. When the atomic write fails too — a full
+/// disk has no room for the temporary copy — the old summary is overwritten in place with the
+/// status and error alone (truncating it first frees the blocks that write needs), so the run
+/// reads "failed" with its reason, never "interrupted".
+pub fn record_failure(files: &RunFiles, summary: &RunSummary) -> Result<()> {
+    let path = files.summary_path();
+    let Err(e) = files.write_summary(summary) else {
+        return Ok(());
+    };
+    let short = RunSummary {
+        status: summary.status.clone(),
+        model: summary.model.clone(),
+        estimator: summary.estimator.clone(),
+        error: summary.error.clone(),
+        pid: summary.pid,
+        ..Default::default()
+    };
+    let Ok(value) = serde_json::to_value(&short) else {
+        return Err(e);
+    };
+    std::fs::write(&path, crate::util::versioned(value).to_string()).map_err(|_| e)
+}

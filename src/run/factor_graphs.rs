@@ -1,0 +1,200 @@
+//! The factor-graph model kind: every [`Family`] of the registry. A run reads and fits its
+//! data ([`ModelSpec::fit`](super::registry::ModelSpec::fit)), builds the estimator's
+//! [`DatasetObjective`], fits through the estimator's schedule ([`super::schedule`]) and its
+//! post-steps, saves `model.json` and the weights, and scores its test data.
+
+use super::kind::{FinishedRun, ModelKind};
+use super::registry::ModelSpec;
+use super::schedule::{self, Context, Curve};
+use super::spec::RunSpec;
+use super::store::{check_space, RunFiles};
+use super::summary::{RunEvent, RunSummary};
+use super::trained::TrainedRun;
+use crate::error::{Error, Result};
+use crate::estimators::objective::DatasetObjective;
+use crate::eval::{evaluate, Decoder, Metrics};
+use crate::graph::family::{dump_weights, read_weights};
+use crate::graph::Family;
+use crate::optim::StopReason;
+use crate::util::thread_pool;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+pub struct FactorGraphs;
+
+impl ModelKind for FactorGraphs {
+    fn name(&self) -> &'static str {
+        "factor-graph"
+    }
+    fn trains(&self, model: &ModelSpec) -> bool {
+        model.kind().is_factor_graph()
+    }
+    fn holds(&self, files: &RunFiles) -> bool {
+        files.has_model()
+    }
+    fn opened_by(&self) -> &'static str {
+        "`predict`, `eval`, `dump` and `infer` read it, and the Graph pane shows it"
+    }
+    fn train(
+        &self,
+        spec: &RunSpec,
+        files: &RunFiles,
+        cancel: &AtomicBool,
+        on_event: &mut dyn FnMut(RunEvent),
+        summary: &mut RunSummary,
+    ) -> Result<()> {
+        train(spec, files, cancel, on_event, summary)
+    }
+    fn open(&self, files: &RunFiles) -> Result<Box<dyn FinishedRun>> {
+        Ok(Box::new(TrainedRun::read(files)?))
+    }
+}
+
+impl FinishedRun for TrainedRun {
+    fn score(&self, data: Option<&Path>, decode: Option<Decoder>) -> Result<Metrics> {
+        let data = data.ok_or_else(|| Error::invalid("eval needs --data FILE"))?;
+        let inference = self.inference_with(decode);
+        let corpus = self.family.read(data)?;
+        evaluate(self.family.as_ref(), &self.theta, &corpus, &inference)
+    }
+    fn report(&self, m: &Metrics) -> String {
+        m.report()
+    }
+    fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+/// The weights of the run in `dir` carried over to `fam` by name: the template, feature and
+/// label names of each weight (the weights TSV), so a skip-chain starts from a linear chain's
+/// `state`/`transition` weights and its `skip` weights at 0.
+pub fn initial_weights(fam: &dyn Family, dir: &Path) -> Result<Vec<f64>> {
+    let from_run = RunFiles::at(dir);
+    let (from, theta) = from_run.model()?;
+    let text = dump_weights(from.as_ref(), &theta);
+    read_weights(fam, &text, &from_run.weights_path().display().to_string())
+}
+
+fn train(
+    spec: &RunSpec,
+    files: &RunFiles,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+    summary: &mut RunSummary,
+) -> Result<()> {
+    let setup = Instant::now();
+    // Setup (feature extraction, unrolling) runs on the run's threads, as training does.
+    let pool = thread_pool(spec.threads)?;
+    let (train, fam, instances, test) = pool.install(|| -> Result<_> {
+        let mut train = spec.model.read(&spec.train)?;
+        if let Some(n) = spec.train_sample {
+            train = train.sample(n, spec.seed);
+        }
+        let (fam, instances) = spec.model.fit(&train, spec.template.as_deref())?;
+        let test = spec.test.as_deref().map(|p| fam.read(p)).transpose()?;
+        if let Some(t) = &test {
+            fam.check(t)?;
+        }
+        Ok((train, fam, instances, test))
+    })?;
+    let estimator = spec.estimator.build(fam.model())?;
+    let obj = DatasetObjective::new(
+        fam.model(),
+        &instances,
+        estimator.as_ref(),
+        spec.prior,
+        spec.threads,
+    )?;
+    summary.setup_seconds = setup.elapsed().as_secs_f64();
+    summary.n_params = fam.model().n_params;
+    summary.model = fam.kind().into();
+    summary.n_sequences = train.sequences.len();
+    summary.n_tokens = train.tokens();
+    summary.threads = obj.threads();
+    (summary.table_entries_built, summary.table_entries) = obj.table_entries();
+    summary.paper_flops = obj.paper_flops;
+    summary.model_description = fam.describe();
+    // Weights, and room for model.json and the curve: refused now rather than after training.
+    check_space(files.dir(), 16 * fam.model().n_params as u64 + (1 << 20))?;
+    let theta0 = match &spec.init_from {
+        Some(dir) => {
+            let th = initial_weights(fam.as_ref(), dir)?;
+            summary.init_weights = Some(th.iter().filter(|w| **w != 0.0).count());
+            th
+        }
+        None => vec![0.0; fam.model().n_params],
+    };
+    on_event(RunEvent::Started {
+        n_params: summary.n_params,
+        n_sequences: summary.n_sequences,
+        n_tokens: summary.n_tokens,
+        threads: summary.threads,
+    });
+    let inference = spec.inference();
+    let curve = Curve::new(
+        files.curve_path(),
+        fam.as_ref(),
+        test.as_ref(),
+        inference.clone(),
+        spec.eval_every,
+        on_event,
+    )?;
+    let mut cx = Context {
+        spec,
+        family: fam.as_ref(),
+        instances: &instances,
+        objective: &obj,
+        run: files,
+        cancel,
+        summary,
+        inference,
+        curve,
+    };
+    let t0 = Instant::now();
+    let result = schedule::for_spec(spec).fit(&mut cx, theta0)?;
+    if let Some(e) = cx.curve.take_error() {
+        return Err(e);
+    }
+    let cancelled = result.reason == StopReason::Cancelled;
+    if !cancelled {
+        for step in schedule::post_steps(spec) {
+            step.apply(&mut cx, &result.theta)?;
+        }
+    }
+    let Context {
+        summary,
+        inference,
+        curve,
+        ..
+    } = cx;
+    summary.nota_terms = curve.nota_terms;
+    summary.train_seconds = t0.elapsed().saturating_sub(curve.observed).as_secs_f64();
+    summary.iterations = result.iterations;
+    if let Some(l) = curve.last.as_ref().or(result.last.as_ref()) {
+        summary.evaluations = l.evaluations;
+        summary.ops = l.ops;
+        summary.final_objective = Some(l.objective);
+        summary.bp_unconverged = l.bp_unconverged;
+    }
+    summary.stop_reason = Some(result.reason);
+    pool.install(|| files.save_model(fam.as_ref(), &result.theta))?;
+    summary.param_error = fam.reference_theta(&spec.train).map(|t0| {
+        t0.iter()
+            .zip(&result.theta)
+            .map(|(a, b)| (a - b) * (a - b))
+            .sum::<f64>()
+            .sqrt()
+    });
+    if cancelled {
+        return Err(Error::Cancelled);
+    }
+    if let Some(t) = &test {
+        summary.test = Some(evaluate(fam.as_ref(), &result.theta, t, &inference)?);
+    }
+    if spec.eval_train {
+        summary.train = Some(evaluate(fam.as_ref(), &result.theta, &train, &inference)?);
+    }
+    summary.status = "finished".into();
+    Ok(())
+}

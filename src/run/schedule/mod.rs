@@ -1,0 +1,256 @@
+//! Training schedules: how a run's optimisation proceeds from θ0 to the fitted weights.
+//!
+//! Most estimators need one L-BFGS fit ([`Plain`]). Some need a procedure of their own: CAMEL's
+//! outer loop ([`Camel`]: piecewise, then the dual, relinearised), NOTA's error-driven rounds
+//! ([`Nota`], 003), SCL's resampled selections and 004's β heuristic ([`Scl`]). After the fit,
+//! post-steps may refine the model with the weights fixed ([`PerStateScaling`], 001 §3).
+//!
+//! Every schedule fits through one [`Context`], which owns the optimiser settings, the cancel
+//! flag, the run summary and the [`Curve`]: the curve records each iteration (and evaluates on
+//! the test set every `eval_every` iterations), and a schedule that fits several times calls
+//! [`Curve::continue_fit`] so iterations, evaluations, operations and seconds count on.
+//!
+//! Adding an estimator with a schedule of its own: its type here and a line in [`for_spec`].
+
+pub mod camel;
+mod nota;
+mod plain;
+mod scaling;
+mod scl;
+
+pub use camel::Camel;
+pub use nota::Nota;
+pub use plain::Plain;
+pub use scaling::PerStateScaling;
+pub use scl::{Scl, MAX_BETA_ROUNDS};
+
+use super::spec::RunSpec;
+use super::store::RunFiles;
+use super::summary::{CurvePoint, RunEvent, RunSummary};
+use crate::data::Corpus;
+use crate::error::{Error, Result};
+use crate::estimators::objective::DatasetObjective;
+use crate::estimators::EstimatorSpec;
+use crate::eval::{evaluate, Inference};
+use crate::graph::{Family, Instance};
+use crate::optim::{minimize, IterReport, LbfgsSpec, Objective, OptimResult};
+use crate::util::write_atomic;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
+/// A training procedure: fits the weights from `theta0`, recording every iteration through
+/// `cx.curve`.
+pub trait Schedule {
+    fn fit(&self, cx: &mut Context, theta0: Vec<f64>) -> Result<OptimResult>;
+}
+
+/// A step after the fit that refines the model with θ fixed (and may change how it decodes).
+pub trait PostStep {
+    fn apply(&self, cx: &mut Context, theta: &[f64]) -> Result<()>;
+}
+
+/// The schedule a spec's estimator trains with.
+pub fn for_spec(spec: &RunSpec) -> Box<dyn Schedule> {
+    match &spec.estimator {
+        EstimatorSpec::Camel { variant, camel } => Box::new(Camel {
+            variant: *variant,
+            options: *camel,
+        }),
+        EstimatorSpec::Nota { selection, weight } => Box::new(Nota {
+            selection: selection.clone(),
+            weight: *weight,
+        }),
+        EstimatorSpec::Scl { policy } if policy.resample_every > 0 || policy.auto_beta => {
+            Box::new(Scl {
+                policy: policy.clone(),
+            })
+        }
+        _ => Box::new(Plain),
+    }
+}
+
+/// The post-steps a spec asks for, in order.
+pub fn post_steps(spec: &RunSpec) -> Vec<Box<dyn PostStep>> {
+    let mut steps: Vec<Box<dyn PostStep>> = vec![];
+    if spec.per_state_scaling {
+        steps.push(Box::new(PerStateScaling));
+    }
+    steps
+}
+
+/// What every schedule fits with.
+pub struct Context<'a> {
+    pub spec: &'a RunSpec,
+    pub family: &'a dyn Family,
+    pub instances: &'a [Instance],
+    /// The spec's estimator over the training instances (what [`Plain`] minimises).
+    pub objective: &'a DatasetObjective<'a>,
+    /// The run directory, for records a schedule keeps (CAMEL's, the per-state scales).
+    pub run: &'a RunFiles,
+    pub cancel: &'a AtomicBool,
+    pub summary: &'a mut RunSummary,
+    /// How the run decodes; post-steps may change it (per-state scales).
+    pub inference: Inference,
+    pub curve: Curve<'a>,
+}
+
+impl Context<'_> {
+    /// L-BFGS on `obj` from `theta` with `opt`, every iteration recorded on the curve.
+    pub fn minimize(
+        &mut self,
+        obj: &dyn Objective,
+        theta: Vec<f64>,
+        opt: &LbfgsSpec,
+    ) -> Result<OptimResult> {
+        let curve = &mut self.curve;
+        minimize(obj, theta, opt, self.cancel, &mut |r, th| {
+            curve.observe(r, th)
+        })
+    }
+
+    /// The spec's optimiser settings with at most `max_iter` iterations.
+    pub fn optimiser_for(&self, max_iter: usize) -> LbfgsSpec {
+        LbfgsSpec {
+            max_iter: max_iter.min(self.spec.optimiser.max_iter),
+            ..self.spec.optimiser.clone()
+        }
+    }
+
+    /// `estimator` over the training instances with the spec's prior and threads.
+    pub fn objective_for<'e>(
+        &self,
+        estimator: &'e dyn crate::estimators::Estimator,
+    ) -> Result<DatasetObjective<'e>>
+    where
+        Self: 'e,
+    {
+        DatasetObjective::new(
+            self.family.model(),
+            self.instances,
+            estimator,
+            self.spec.prior,
+            self.spec.threads,
+        )
+    }
+}
+
+/// The run's learning curve: `curve.jsonl`, the progress events, and the test-set evaluations
+/// every `eval_every` iterations. Later fits continue it.
+pub struct Curve<'a> {
+    family: &'a dyn Family,
+    test: Option<&'a Corpus>,
+    inference: Inference,
+    eval_every: usize,
+    on_event: &'a mut dyn FnMut(RunEvent),
+    path: PathBuf,
+    text: String,
+    io_error: Option<Error>,
+    /// The counts the current fit starts from (the last point of the fits before it).
+    base: Option<IterReport>,
+    /// The last point recorded.
+    pub last: Option<IterReport>,
+    /// nota: the number of NOTA terms in the objective being fitted.
+    pub nota_terms: Option<usize>,
+    /// Time spent here (held-out evaluation, writing the curve): not training, so left out
+    /// of the run's seconds as the optimiser leaves it out of each point's.
+    pub observed: std::time::Duration,
+}
+
+impl<'a> Curve<'a> {
+    /// A curve written to `path` (emptied now).
+    pub fn new(
+        path: PathBuf,
+        family: &'a dyn Family,
+        test: Option<&'a Corpus>,
+        inference: Inference,
+        eval_every: usize,
+        on_event: &'a mut dyn FnMut(RunEvent),
+    ) -> Result<Self> {
+        write_atomic(&path, b"")?;
+        Ok(Curve {
+            family,
+            test,
+            inference,
+            eval_every,
+            on_event,
+            path,
+            text: String::new(),
+            io_error: None,
+            base: None,
+            last: None,
+            nota_terms: None,
+            observed: std::time::Duration::ZERO,
+        })
+    }
+
+    /// Sends an event to the run's listener.
+    pub fn send(&mut self, event: RunEvent) {
+        (self.on_event)(event)
+    }
+
+    /// The next fit's iterations, evaluations, operations, seconds and FLOPs count on from the
+    /// last point recorded.
+    pub fn continue_fit(&mut self) {
+        if self.last.is_some() {
+            self.base = self.last.clone();
+        }
+    }
+
+    /// Records one iteration of the current fit (its counts relative to the fit's start).
+    pub fn observe(&mut self, r: &IterReport, theta: &[f64]) {
+        let started = std::time::Instant::now();
+        self.record(r, theta);
+        self.observed += started.elapsed();
+    }
+
+    fn record(&mut self, r: &IterReport, theta: &[f64]) {
+        let r = match &self.base {
+            Some(b) => IterReport {
+                iteration: r.iteration + b.iteration,
+                evaluations: r.evaluations + b.evaluations,
+                ops: r.ops + b.ops,
+                seconds: r.seconds + b.seconds,
+                paper_flops: r.paper_flops.map(|f| f + b.paper_flops.unwrap_or(0.0)),
+                nota_terms: self.nota_terms,
+                ..r.clone()
+            },
+            None => IterReport {
+                nota_terms: self.nota_terms,
+                ..r.clone()
+            },
+        };
+        self.last = Some(r.clone());
+        let mut point = CurvePoint {
+            report: r.clone(),
+            test_token_accuracy: None,
+            test_segment_f1: None,
+            test_log_likelihood: None,
+        };
+        (self.on_event)(RunEvent::Progress(r.clone()));
+        if let (Some(t), true) = (
+            self.test,
+            self.eval_every > 0 && r.iteration.is_multiple_of(self.eval_every),
+        ) {
+            if let Ok(m) = evaluate(self.family, theta, t, &self.inference) {
+                point.test_token_accuracy = Some(m.token_accuracy);
+                point.test_segment_f1 = m.segment_f1();
+                point.test_log_likelihood = m.log_likelihood;
+                (self.on_event)(RunEvent::Eval {
+                    iteration: r.iteration,
+                    metrics: Box::new(m),
+                });
+            }
+        }
+        self.text
+            .push_str(&serde_json::to_string(&point).expect("curve point serialises"));
+        self.text.push('\n');
+        if let Err(e) = write_atomic(&self.path, self.text.as_bytes()) {
+            self.io_error.get_or_insert(e);
+        }
+    }
+
+    /// The first error writing `curve.jsonl`, if any.
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.io_error.take()
+    }
+}

@@ -1,0 +1,454 @@
+//! The run store: the one owner of a run directory. [`RunFiles`] names every file a run writes
+//! and reads and writes each as its type (the spec, the summary, the curve, the model and its
+//! weights, the records some schedules keep); every reader of a run directory — the commands,
+//! the GUI, sweeps and reproductions — goes through it. [`RunDir`] is the claim a run holds
+//! while it writes: taken before anything is written, so two runs (or two app windows) never
+//! write the same directory, a finished run or an unrelated folder is not overwritten unless
+//! asked, and a run killed mid-training is recognised afterwards.
+//!
+//! The claim is an exclusive `flock` on the directory itself: the kernel releases it when the
+//! process ends, however it ends, so a directory whose summary says `running` but which nobody
+//! holds was interrupted — and no lock file is left behind.
+
+use super::spec::RunSpec;
+use super::summary::{CurvePoint, RunSummary};
+use crate::error::{Error, Result};
+use crate::graph::Family;
+use crate::util::{read_json, write_atomic, write_json_atomic};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The spec the run was trained with.
+const SPEC: &str = "spec.json";
+/// Status (`running`, `finished`, `failed`, `cancelled`), timings, stop reason, final metrics.
+const SUMMARY: &str = "summary.json";
+/// One [`CurvePoint`] a line, rewritten atomically as the run goes.
+const CURVE: &str = "curve.jsonl";
+/// A factor-graph family's labels, template, feature dictionaries and parameter layout.
+const MODEL: &str = "model.json";
+/// θ as little-endian f64.
+const WEIGHTS: &str = "weights.bin";
+
+/// A record a run may keep beside its model: the file's name in the run directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record(&'static str);
+
+impl Record {
+    /// The per-state scales (001 §3) of a run trained with them.
+    pub const SCALING: Record = Record("scaling.json");
+    /// CAMEL's fits, δ and g per training item.
+    pub const CAMEL: Record = Record("camel.json");
+    /// The grammar's model file: the options and the training trees it is read off again.
+    pub const GRAMMAR: Record = Record("grammar.json");
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+/// The files a run writes (and `--force` clears before a new run writes them again).
+pub const RUN_FILES: &[&str] = &[
+    SPEC,
+    SUMMARY,
+    CURVE,
+    MODEL,
+    WEIGHTS,
+    Record::SCALING.0,
+    Record::CAMEL.0,
+    Record::GRAMMAR.0,
+];
+
+/// The files every run has, for reports that point at them: "`spec.json`, …".
+pub fn listed_files() -> String {
+    [SPEC, SUMMARY, CURVE].map(|f| format!("`{f}`")).join(", ")
+}
+
+/// A run directory's files, read and written as their types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFiles {
+    dir: PathBuf,
+}
+
+impl RunFiles {
+    pub fn at(dir: impl Into<PathBuf>) -> RunFiles {
+        RunFiles { dir: dir.into() }
+    }
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+    /// The path of the spec, for messages that name it.
+    pub fn spec_path(&self) -> PathBuf {
+        self.dir.join(SPEC)
+    }
+    pub fn summary_path(&self) -> PathBuf {
+        self.dir.join(SUMMARY)
+    }
+    pub fn curve_path(&self) -> PathBuf {
+        self.dir.join(CURVE)
+    }
+    pub fn weights_path(&self) -> PathBuf {
+        self.dir.join(WEIGHTS)
+    }
+    pub fn record_path(&self, r: Record) -> PathBuf {
+        self.dir.join(r.0)
+    }
+    /// Whether the run has a spec (a directory without one is not a run).
+    pub fn has_spec(&self) -> bool {
+        self.spec_path().exists()
+    }
+    pub fn has_summary(&self) -> bool {
+        self.summary_path().exists()
+    }
+    /// Whether a finished factor-graph model is here (`model.json`).
+    pub fn has_model(&self) -> bool {
+        self.dir.join(MODEL).exists()
+    }
+    pub fn has(&self, r: Record) -> bool {
+        self.record_path(r).exists()
+    }
+
+    pub fn spec(&self) -> Result<RunSpec> {
+        read_json(&self.spec_path())
+    }
+    pub fn write_spec(&self, spec: &RunSpec) -> Result<()> {
+        write_json_atomic(&self.spec_path(), spec)
+    }
+    /// The spec as JSON, for readers that compare specs field by field (sweeps, reports).
+    pub fn spec_value(&self) -> Result<serde_json::Value> {
+        read_json(&self.spec_path())
+    }
+    pub fn summary(&self) -> Result<RunSummary> {
+        read_json(&self.summary_path())
+    }
+    /// The summary as JSON, for readers of fields a newer build may have added.
+    pub fn summary_value(&self) -> Result<serde_json::Value> {
+        read_json(&self.summary_path())
+    }
+    pub fn write_summary(&self, summary: &RunSummary) -> Result<()> {
+        write_json_atomic(&self.summary_path(), summary)
+    }
+
+    /// The run's status as its summary records it, with `running` read as `interrupted` when
+    /// no process is writing the directory any more; `None` without a readable summary.
+    pub fn status(&self) -> Option<String> {
+        let s = self.summary().ok()?;
+        Some(match s.status.as_str() {
+            "running" if !is_claimed(&self.dir) => "interrupted".into(),
+            _ => s.status,
+        })
+    }
+
+    /// The learning curve, one point a line (empty before the first iteration is written); a
+    /// line that does not parse is an error naming it.
+    pub fn curve(&self) -> Result<Vec<CurvePoint>> {
+        let path = self.curve_path();
+        if !path.exists() {
+            return Ok(vec![]);
+        }
+        let text = crate::util::read_text(&path)?;
+        let shown = path.display().to_string();
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                serde_json::from_str(l).map_err(|e| Error::parse(&shown, i + 1, e.to_string()))
+            })
+            .collect()
+    }
+    /// Rewrites the curve with `text` (JSON lines).
+    pub fn write_curve(&self, text: &str) -> Result<()> {
+        write_atomic(&self.curve_path(), text.as_bytes())
+    }
+
+    /// A record as its type; `None` when the run did not keep it.
+    pub fn record<T: serde::de::DeserializeOwned>(&self, r: Record) -> Result<Option<T>> {
+        let p = self.record_path(r);
+        p.exists().then(|| read_json(&p)).transpose()
+    }
+    pub fn write_record<T: serde::Serialize>(&self, r: Record, value: &T) -> Result<()> {
+        write_json_atomic(&self.record_path(r), value)
+    }
+
+    /// Writes `model.json` and `weights.bin`. The weights and the model file are written side
+    /// by side (on the caller's rayon pool): with millions of weights and features each takes a
+    /// noticeable, serial moment.
+    pub fn save_model(&self, family: &dyn Family, theta: &[f64]) -> Result<()> {
+        let (weights, model) = rayon::join(
+            || self.write_weights(theta),
+            || {
+                let value = crate::util::versioned(family.to_json()?);
+                let text =
+                    serde_json::to_string(&value).map_err(|e| Error::invalid(e.to_string()))?;
+                write_atomic(&self.dir.join(MODEL), text.as_bytes())
+            },
+        );
+        weights.and(model)
+    }
+
+    /// The factor-graph model saved by [`RunFiles::save_model`]: its family (rebuilt through the
+    /// registry and validated) and θ.
+    pub fn model(&self) -> Result<(Arc<dyn Family>, Vec<f64>)> {
+        let mpath = self.dir.join(MODEL);
+        if !mpath.exists() {
+            return Err(Error::file(
+                self.dir.display().to_string(),
+                "no model.json here: not a finished run directory",
+            ));
+        }
+        let value: serde_json::Value = read_json(&mpath)?;
+        let family = super::registry::from_json(value, &mpath.display().to_string())?;
+        let theta = self.weights(family.model().n_params, &|k| format!("weight {k}"))?;
+        Ok((family, theta))
+    }
+
+    /// θ as little-endian f64.
+    pub fn write_weights(&self, theta: &[f64]) -> Result<()> {
+        let bytes: Vec<u8> = theta.iter().flat_map(|w| w.to_le_bytes()).collect();
+        write_atomic(&self.weights_path(), &bytes)
+    }
+
+    /// θ from `weights.bin`: exactly `n` weights (the size is checked before the bytes are
+    /// read), each a finite number; an error names the file and, through `name`, the weight.
+    pub fn weights(&self, n: usize, name: &dyn Fn(usize) -> String) -> Result<Vec<f64>> {
+        let path = self.weights_path();
+        let shown = path.display().to_string();
+        let len = std::fs::metadata(&path)
+            .map_err(|e| Error::io(&path, e))?
+            .len();
+        if len != 8 * n as u64 {
+            return Err(Error::file(
+                shown,
+                format!("{len} bytes; the model has {n} weights ({} bytes)", 8 * n),
+            ));
+        }
+        let bytes = crate::util::read_bytes(&path)?;
+        if bytes.len() != 8 * n {
+            return Err(Error::file(shown, "changed while it was read"));
+        }
+        let theta: Vec<f64> = bytes
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        if let Some(k) = theta.iter().position(|w| !w.is_finite()) {
+            return Err(Error::file(
+                shown,
+                format!("{} is {}, not a finite number", name(k), theta[k]),
+            ));
+        }
+        Ok(theta)
+    }
+}
+
+/// What to do with a directory that already holds files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Existing {
+    /// Refuse a finished (or failed, cancelled, interrupted) run and a non-empty directory.
+    #[default]
+    Refuse,
+    /// Replace a run's files; write beside other files.
+    Replace,
+}
+
+/// A claimed run directory; the claim ends when this is dropped (or the process ends).
+pub struct RunDir {
+    path: PathBuf,
+    _lock: std::fs::File,
+}
+
+impl RunDir {
+    /// Claims `out` for a new run: creates it, takes its lock (refusing a directory another
+    /// process is writing), checks it can be written, refuses existing contents unless
+    /// `existing` is [`Existing::Replace`], and removes temporary files a killed run left.
+    pub fn claim(out: &Path, existing: Existing) -> Result<RunDir> {
+        let name = out.display().to_string();
+        if out.exists() && !out.is_dir() {
+            return Err(Error::file(
+                &name,
+                "exists and is not a directory: a run directory is a folder",
+            ));
+        }
+        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+        let lock =
+            lock(out)?.ok_or_else(|| {
+                Error::file(
+                    &name,
+                    format!(
+                    "another run is writing this directory{}; wait for it or choose another --out",
+                    owner(out).map(|p| format!(" (process {p})")).unwrap_or_default()
+                ),
+                )
+            })?;
+        if existing == Existing::Refuse {
+            refuse_contents(out)?;
+        }
+        for entry in std::fs::read_dir(out)
+            .map_err(|e| Error::io(out, e))?
+            .flatten()
+        {
+            let f = entry.file_name().to_string_lossy().into_owned();
+            let ours = RUN_FILES.contains(&f.as_str());
+            if is_temporary(&f) || (existing == Existing::Replace && ours) {
+                std::fs::remove_file(entry.path()).map_err(|e| Error::io(&entry.path(), e))?;
+            }
+        }
+        // Can it be written? (A read-only directory fails here, before any training.)
+        let probe = out.join(format!(".write-test-{}", std::process::id()));
+        std::fs::write(&probe, b"")
+            .and_then(|()| std::fs::remove_file(&probe))
+            .map_err(|e| Error::file(&name, format!("cannot write here: {e}")))?;
+        Ok(RunDir {
+            path: out.to_path_buf(),
+            _lock: lock,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Refuses to start when the file system holding `dir` has less room than the run's files will
+/// take (`bytes`, with a margin): better an error before training than after it.
+pub fn check_space(dir: &Path, bytes: u64) -> Result<()> {
+    let Some(free) = free_bytes(dir) else {
+        return Ok(());
+    };
+    let need = bytes + bytes / 10 + (1 << 16);
+    if free < need {
+        return Err(Error::file(
+            dir.display().to_string(),
+            format!(
+                "the run's files need about {} and the file system has {} free",
+                human(need),
+                human(free)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a process holds `dir` (a run is writing it now).
+pub fn is_claimed(dir: &Path) -> bool {
+    matches!(lock(dir), Ok(None))
+}
+
+/// The writer's process id, as the run's summary records it.
+fn owner(dir: &Path) -> Option<u32> {
+    RunFiles::at(dir)
+        .summary_value()
+        .ok()?
+        .get("pid")?
+        .as_u64()
+        .map(|p| p as u32)
+}
+
+/// Takes the directory's exclusive lock without waiting: `None` when another process holds it.
+/// std's `File::try_lock` (flock on Unix, as before, so older binaries see the same claim).
+fn lock(dir: &Path) -> Result<Option<std::fs::File>> {
+    let f = lock_file(dir)?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(f)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(dir, e)),
+    }
+}
+
+/// What the claim locks: the directory itself on Unix.
+#[cfg(unix)]
+fn lock_file(dir: &Path) -> Result<std::fs::File> {
+    std::fs::File::open(dir).map_err(|e| Error::io(dir, e))
+}
+
+/// What the claim locks: elsewhere a directory cannot be opened as a file, so a `.claim` file
+/// inside it (ignored as the temporary files are).
+#[cfg(not(unix))]
+fn lock_file(dir: &Path) -> Result<std::fs::File> {
+    let p = dir.join(CLAIM_FILE);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&p)
+        .map_err(|e| Error::io(&p, e))
+}
+
+/// The lock file of a claim where directories cannot be locked (not Unix).
+#[cfg_attr(unix, allow(dead_code))]
+const CLAIM_FILE: &str = ".claim";
+
+/// Temporary files of [`crate::util::write_atomic`] (`.NAME.tmp-PID`) and of the write test.
+fn is_temporary(f: &str) -> bool {
+    f.starts_with('.') && (f.contains(".tmp-") || f.starts_with(".write-test-") || f == CLAIM_FILE)
+}
+
+fn refuse_contents(out: &Path) -> Result<()> {
+    let name = out.display().to_string();
+    let files = RunFiles::at(out);
+    if files.has_summary() {
+        let status = files
+            .summary_value()
+            .ok()
+            .and_then(|s| s.get("status")?.as_str().map(str::to_string))
+            .map(|s| {
+                if s == "running" {
+                    "interrupted".into()
+                } else {
+                    s
+                }
+            })
+            .unwrap_or_else(|| "damaged".into());
+        let a = if status.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
+        return Err(Error::file(
+            &name,
+            format!("holds {a} {status} run; --force replaces it (or choose another --out)"),
+        ));
+    }
+    let mut others: Vec<String> = std::fs::read_dir(out)
+        .map_err(|e| Error::io(out, e))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|f| !is_temporary(f))
+        .collect();
+    if !others.is_empty() {
+        others.sort();
+        let n = others.len();
+        others.truncate(3);
+        return Err(Error::file(
+            &name,
+            format!(
+                "is not empty ({n} entries: {}{}); --force writes the run's files beside them",
+                others.join(", "),
+                if n > 3 { ", …" } else { "" }
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes available to an unprivileged writer on the file system holding `dir`.
+#[cfg(unix)]
+fn free_bytes(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs writes only into the struct we pass; the path is NUL-terminated.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
+    (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+}
+
+/// Not measured off Unix: the free-space check before a run is skipped there.
+#[cfg(not(unix))]
+fn free_bytes(_dir: &Path) -> Option<u64> {
+    None
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.1} GB", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.1} MB", b as f64 / (1u64 << 20) as f64),
+        b => format!("{:.0} KB", (b as f64 / 1024.0).ceil()),
+    }
+}

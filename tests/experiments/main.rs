@@ -1,0 +1,5 @@
+//! Tests of sweeps, reproductions (quick forms) and what the bundled data shows. One test binary per layer (tests/README.md has the map).
+
+mod bundled_data;
+mod reproduce;
+mod sweep;
