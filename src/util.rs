@@ -351,7 +351,9 @@ pub fn next_assignment(digits: &mut [u32], card: &[u32]) -> bool {
     false
 }
 
-/// Stable log Σ exp(x).
+/// Stable log Σ exp(x) (−∞ for an empty slice): the one log-sum-exp of the engine (the terms'
+/// masked, NOTA-extended form builds on [`exp_shifted_into`]).
+#[inline]
 pub fn log_sum_exp(xs: &[f64]) -> f64 {
     let m = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     if m == f64::NEG_INFINITY {

@@ -14,6 +14,7 @@
 //! its state by habit — which is the learnable data the lessons train on.
 
 use crate::data::Sequence;
+use ndarray::{Array2, Array3};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma};
@@ -25,10 +26,25 @@ pub struct HmmMixture {
     pub alpha: f64,
     states: usize,
     init: Vec<f64>,
-    p1: Vec<Vec<f64>>, // [y_prev] -> y
-    p2: Vec<Vec<f64>>, // [y_prev2 * S + y_prev] -> y
-    e1: Vec<Vec<f64>>, // [y] -> x
-    e2: Vec<Vec<f64>>, // [y * O + x_prev] -> x
+    /// p(y | y_prev): [y_prev, y].
+    p1: Array2<f64>,
+    /// p(y | y_prev2, y_prev): [y_prev2, y_prev, y].
+    p2: Array3<f64>,
+    /// p(x | y): [y, x].
+    e1: Array2<f64>,
+    /// p(x | y, x_prev): [y, x_prev, x].
+    e2: Array3<f64>,
+}
+
+/// `rows` draws of a distribution over `n` outcomes, one after another (the order the random
+/// numbers are drawn in), as the rows of a table of shape `shape`.
+fn table<D: ndarray::Dimension>(
+    shape: impl ndarray::ShapeBuilder<Dim = D>,
+    rows: usize,
+    mut draw: impl FnMut() -> Vec<f64>,
+) -> ndarray::Array<f64, D> {
+    let flat: Vec<f64> = (0..rows).flat_map(|_| draw()).collect();
+    ndarray::Array::from_shape_vec(shape, flat).expect("rows × outcomes entries")
 }
 
 /// The number of states and the Dirichlet parameters of the drawn distributions: 1 is the
@@ -94,16 +110,20 @@ impl HmmMixture {
     /// Draws a generating distribution whose Dirichlets have concentration `c`.
     pub fn sample_with(alpha: f64, c: Concentration, rng: &mut StdRng) -> Self {
         let (t, e, n) = (c.transitions, c.emissions, c.states);
+        let o = OBSERVATIONS;
+        let init = dirichlet(rng, n);
+        let p1 = table((n, n), n, || dirichlet_c(rng, n, t));
+        let p2 = table((n, n, n), n * n, || dirichlet_c(rng, n, t));
+        let e1 = table((n, o), n, || dirichlet_c(rng, o, e));
+        let e2 = table((n, o, o), n * o, || dirichlet_c(rng, o, e));
         HmmMixture {
             alpha,
             states: n,
-            init: dirichlet(rng, n),
-            p1: (0..n).map(|_| dirichlet_c(rng, n, t)).collect(),
-            p2: (0..n * n).map(|_| dirichlet_c(rng, n, t)).collect(),
-            e1: (0..n).map(|_| dirichlet_c(rng, OBSERVATIONS, e)).collect(),
-            e2: (0..n * OBSERVATIONS)
-                .map(|_| dirichlet_c(rng, OBSERVATIONS, e))
-                .collect(),
+            init,
+            p1,
+            p2,
+            e1,
+            e2,
         }
     }
 
@@ -115,24 +135,25 @@ impl HmmMixture {
         for t in 0..len {
             let yt = match t {
                 0 => draw(rng, self.init.iter().cloned()),
-                1 => draw(rng, self.p1[y[0]].iter().cloned()),
+                1 => draw(rng, self.p1.row(y[0]).iter().cloned()),
                 _ => {
                     let (y1, y2) = (y[t - 1], y[t - 2]);
-                    let p2 = &self.p2[y2 * self.states + y1];
                     draw(
                         rng,
-                        (0..self.states).map(|s| a * p2[s] + (1.0 - a) * self.p1[y1][s]),
+                        (0..self.states)
+                            .map(|s| a * self.p2[(y2, y1, s)] + (1.0 - a) * self.p1[(y1, s)]),
                     )
                 }
             };
             y.push(yt);
             let xt = if t == 0 {
-                draw(rng, self.e1[yt].iter().cloned())
+                draw(rng, self.e1.row(yt).iter().cloned())
             } else {
-                let e2 = &self.e2[yt * OBSERVATIONS + x[t - 1]];
+                let xp = x[t - 1];
                 draw(
                     rng,
-                    (0..OBSERVATIONS).map(|o| a * e2[o] + (1.0 - a) * self.e1[yt][o]),
+                    (0..OBSERVATIONS)
+                        .map(|o| a * self.e2[(yt, xp, o)] + (1.0 - a) * self.e1[(yt, o)]),
                 )
             };
             x.push(xt);

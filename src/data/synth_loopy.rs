@@ -137,8 +137,7 @@ impl GridGen {
                     })
                     .collect();
                 let lse = if self.scores {
-                    let m = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    m + e.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+                    crate::util::log_sum_exp(&e)
                 } else {
                     0.0
                 };

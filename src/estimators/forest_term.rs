@@ -451,13 +451,7 @@ impl ForestWork {
     }
 }
 
-fn lse(x: &[f64]) -> f64 {
-    let m = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if m == f64::NEG_INFINITY {
-        return m;
-    }
-    m + x.iter().map(|&v| (v - m).exp()).sum::<f64>().ln()
-}
+use crate::util::log_sum_exp as lse;
 
 /// Value of a forest term, `w·μ·(log Σ_{summed} exp(S/μ) − log Σ_{free, summed} exp(S/μ))`;
 /// adds its gradient to `dphi` when given (part of it through `cache`'s deferred lines).

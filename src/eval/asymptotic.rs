@@ -16,16 +16,19 @@ use crate::estimators::{evaluate_terms, TermList, TermWork};
 use crate::graph::{Instance, Model};
 use crate::inference::enumerate::for_each_assignment;
 use crate::inference::InferWork;
+use linfa_linalg::cholesky::{CholeskyInplace, InverseC};
+use ndarray::linalg::general_mat_mul;
+use ndarray::{Array2, ArrayView1, ArrayView2, Axis};
 
 /// The asymptotic variance of √n(θ̂ − θ0), and the MLE's, at θ0.
 #[derive(Clone, Debug)]
 pub struct AsymptoticVariance {
     /// The paper's form (Proposition 2).
-    pub paper: Vec<Vec<f64>>,
+    pub paper: Array2<f64>,
     /// The exact form for random selection.
-    pub exact: Vec<Vec<f64>>,
+    pub exact: Array2<f64>,
     /// The MLE's: the inverse Fisher information.
-    pub ml: Vec<Vec<f64>>,
+    pub ml: Array2<f64>,
 }
 
 /// det and trace ratios to the MLE's (004 eq. 8 is the det ratio).
@@ -39,12 +42,12 @@ pub struct Efficiency {
 
 impl AsymptoticVariance {
     pub fn efficiency(&self) -> Result<Efficiency> {
-        let (dm, tm) = (log_det(&self.ml)?, trace(&self.ml));
+        let (dm, tm) = (log_det(self.ml.view())?, self.ml.diag().sum());
         Ok(Efficiency {
-            det_paper: (log_det(&self.paper)? - dm).exp(),
-            det_exact: (log_det(&self.exact)? - dm).exp(),
-            trace_paper: trace(&self.paper) / tm,
-            trace_exact: trace(&self.exact) / tm,
+            det_paper: (log_det(self.paper.view())? - dm).exp(),
+            det_exact: (log_det(self.exact.view())? - dm).exp(),
+            trace_paper: self.paper.diag().sum() / tm,
+            trace_exact: self.exact.diag().sum() / tm,
         })
     }
 }
@@ -98,8 +101,8 @@ pub fn asymptotic_variance(
     let all: Vec<u32> = (0..inst.n_vars() as u32).collect();
     // Per state: probability, each component's gradient, and the full likelihood's.
     let log_z = crate::inference::enumerate(inst, &phi)?.log_z;
-    let mut e_gg = vec![vec![vec![0.0; p * p]; k]; k];
-    let mut fisher = vec![0.0; p * p];
+    let mut e_gg = vec![vec![Array2::<f64>::zeros((p, p)); k]; k];
+    let mut fisher = Array2::<f64>::zeros((p, p));
     let (mut tw, mut iw, mut list) = (
         TermWork::default(),
         InferWork::default(),
@@ -127,21 +130,16 @@ pub fn asymptotic_variance(
             grad(&c.a, &c.b, x, &mut g[j]);
         }
         grad(&all, &[], x, &mut gf);
+        // E[g_j g_lᵀ] += w g_j g_lᵀ: the outer products as (p × 1)(1 × p) products in place.
+        let column = |v: &[f64]| ArrayView1::from(v).insert_axis(Axis(1)).to_owned();
+        let cols: Vec<Array2<f64>> = g.iter().map(|v| column(v)).collect();
         for j in 0..k {
             for l in 0..k {
-                let m = &mut e_gg[j][l];
-                for r in 0..p {
-                    for s in 0..p {
-                        m[r * p + s] += w * g[j][r] * g[l][s];
-                    }
-                }
+                general_mat_mul(w, &cols[j], &cols[l].t(), 1.0, &mut e_gg[j][l]);
             }
         }
-        for r in 0..p {
-            for s in 0..p {
-                fisher[r * p + s] += w * gf[r] * gf[s];
-            }
-        }
+        let cf = column(&gf);
+        general_mat_mul(w, &cf, &cf.t(), 1.0, &mut fisher);
         if !w.is_finite() {
             result = Err(Error::invalid("probabilities are not finite"));
         }
@@ -158,119 +156,55 @@ pub fn asymptotic_variance(
             Selection::Multinomial => cj.lambda * cl.lambda,
         }
     };
-    let mut upsilon = vec![0.0; p * p];
-    let (mut sig_paper, mut sig_exact) = (vec![0.0; p * p], vec![0.0; p * p]);
+    let mut upsilon = Array2::<f64>::zeros((p, p));
+    let (mut sig_paper, mut sig_exact) = (upsilon.clone(), upsilon.clone());
     for j in 0..k {
         let cj = &comps[j];
-        for (u, &v) in upsilon.iter_mut().zip(&e_gg[j][j]) {
-            *u += cj.beta * cj.lambda * v;
-        }
+        upsilon.scaled_add(cj.beta * cj.lambda, &e_gg[j][j]);
         for l in 0..k {
             let cl = &comps[l];
-            let (wp, we) = (
-                cj.beta * cj.lambda * cl.beta * cl.lambda,
-                cj.beta * cl.beta * ezz(j, l),
-            );
-            for ((sp, se), &v) in sig_paper
-                .iter_mut()
-                .zip(sig_exact.iter_mut())
-                .zip(&e_gg[j][l])
-            {
-                *sp += wp * v;
-                *se += we * v;
-            }
+            sig_paper.scaled_add(cj.beta * cj.lambda * cl.beta * cl.lambda, &e_gg[j][l]);
+            sig_exact.scaled_add(cj.beta * cl.beta * ezz(j, l), &e_gg[j][l]);
         }
     }
-    let ui = inverse(&to_rows(&upsilon, p))?;
-    let sandwich = |s: &[f64]| mul(&mul(&ui, &to_rows(s, p)), &ui);
+    let ui = inverse(upsilon.view())
+        .map_err(|_| Error::invalid("the matrix is singular (the components do not identify θ)"))?;
+    let sandwich = |s: &Array2<f64>| ui.dot(s).dot(&ui);
     Ok(AsymptoticVariance {
         paper: sandwich(&sig_paper),
         exact: sandwich(&sig_exact),
-        ml: inverse(&to_rows(&fisher, p))?,
+        ml: inverse(fisher.view())?,
     })
 }
 
-fn to_rows(m: &[f64], p: usize) -> Vec<Vec<f64>> {
-    m.chunks(p).map(|r| r.to_vec()).collect()
-}
+/// A pivot of a symmetric positive definite matrix's Cholesky factor below this fraction of its
+/// diagonal entry (`L_jj² < TOL·A_jj`) means the matrix is singular to working precision: the
+/// variable is (almost) a combination of the ones before it.
+const RELATIVE_PIVOT: f64 = 1e-12;
 
-fn mul(a: &[Vec<f64>], b: &[Vec<f64>]) -> Vec<Vec<f64>> {
-    let n = b[0].len();
-    a.iter()
-        .map(|r| {
-            (0..n)
-                .map(|j| r.iter().zip(b).map(|(x, row)| x * row[j]).sum())
-                .collect()
-        })
-        .collect()
-}
-
-pub fn trace(m: &[Vec<f64>]) -> f64 {
-    (0..m.len()).map(|i| m[i][i]).sum()
-}
-
-/// Gauss–Jordan elimination with partial pivoting.
-pub fn inverse(m: &[Vec<f64>]) -> Result<Vec<Vec<f64>>> {
-    let n = m.len();
-    let mut a: Vec<Vec<f64>> = m
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let mut row = r.clone();
-            row.extend((0..n).map(|j| (i == j) as u8 as f64));
-            row
-        })
-        .collect();
-    for c in 0..n {
-        let piv = (c..n)
-            .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
-            .expect("rows");
-        if a[piv][c].abs() < 1e-300 {
-            return Err(Error::invalid(
-                "the matrix is singular (the components do not identify θ)",
-            ));
-        }
-        a.swap(c, piv);
-        let d = a[c][c];
-        for x in a[c].iter_mut() {
-            *x /= d;
-        }
-        for r in 0..n {
-            if r != c {
-                let f = a[r][c];
-                if f != 0.0 {
-                    let pivot_row = a[c].clone();
-                    for (x, y) in a[r].iter_mut().zip(pivot_row) {
-                        *x -= f * y;
-                    }
-                }
-            }
+/// The Cholesky factor L (A = L Lᵀ) of a symmetric positive definite matrix, refusing one that
+/// is singular relative to its diagonal ([`RELATIVE_PIVOT`]).
+fn cholesky(m: ArrayView2<f64>) -> Result<Array2<f64>> {
+    let singular = || Error::invalid("the matrix is singular");
+    let mut l = m.to_owned();
+    l.cholesky_inplace().map_err(|_| singular())?;
+    for j in 0..l.nrows() {
+        let pivot = l[(j, j)] * l[(j, j)];
+        if pivot.is_nan() || pivot < RELATIVE_PIVOT * m[(j, j)].abs() {
+            return Err(singular());
         }
     }
-    Ok(a.into_iter().map(|r| r[n..].to_vec()).collect())
+    Ok(l)
 }
 
-/// log |det| by LU with partial pivoting.
-pub fn log_det(m: &[Vec<f64>]) -> Result<f64> {
-    let n = m.len();
-    let mut a = m.to_vec();
-    let mut ld = 0.0;
-    for c in 0..n {
-        let piv = (c..n)
-            .max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))
-            .expect("rows");
-        if a[piv][c].abs() < 1e-300 {
-            return Err(Error::invalid("the matrix is singular"));
-        }
-        a.swap(c, piv);
-        ld += a[c][c].abs().ln();
-        for r in c + 1..n {
-            let f = a[r][c] / a[c][c];
-            let pivot_row = a[c].clone();
-            for (x, y) in a[r].iter_mut().zip(pivot_row) {
-                *x -= f * y;
-            }
-        }
-    }
-    Ok(ld)
+/// The inverse of a symmetric positive definite matrix, through its Cholesky factor.
+pub fn inverse(m: ArrayView2<f64>) -> Result<Array2<f64>> {
+    cholesky(m)?;
+    m.invc()
+        .map_err(|_| Error::invalid("the matrix is singular"))
+}
+
+/// log det of a symmetric positive definite matrix: 2 Σ log L_jj.
+pub fn log_det(m: ArrayView2<f64>) -> Result<f64> {
+    Ok(2.0 * cholesky(m)?.diag().iter().map(|d| d.ln()).sum::<f64>())
 }

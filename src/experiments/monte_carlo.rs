@@ -7,9 +7,10 @@ use crate::data::Corpus;
 use crate::error::{Error, Result};
 use crate::estimators::objective::DatasetObjective;
 use crate::estimators::{EstimatorSpec, SelectionPolicy};
-use crate::eval::asymptotic::{log_det, trace};
+use crate::eval::asymptotic::log_det;
 use crate::graph::Family;
 use crate::optim::{minimize, LbfgsSpec, Prior};
+use ndarray::{Array2, Axis};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -38,22 +39,19 @@ pub struct MonteCarlo {
 /// the determinant only when there are more draws than parameters.
 fn spread(draws: &[Vec<f64>], idx: &[usize], p: usize) -> (f64, Option<f64>) {
     let r = idx.len();
-    let mean: Vec<f64> = (0..p)
-        .map(|j| idx.iter().map(|&i| draws[i][j]).sum::<f64>() / r as f64)
-        .collect();
-    let cov: Vec<Vec<f64>> = (0..p)
-        .map(|j| {
-            (0..p)
-                .map(|k| {
-                    idx.iter()
-                        .map(|&i| (draws[i][j] - mean[j]) * (draws[i][k] - mean[k]))
-                        .sum::<f64>()
-                        / (r - 1) as f64
-                })
-                .collect()
-        })
-        .collect();
-    (trace(&cov), if r > p { log_det(&cov).ok() } else { None })
+    // The draws as rows, centred: cov = XᵀX / (r − 1).
+    let mut x = Array2::from_shape_fn((r, p), |(i, j)| draws[idx[i]][j]);
+    let mean = x.sum_axis(Axis(0)) / r as f64;
+    x -= &mean;
+    let cov = x.t().dot(&x) / (r - 1) as f64;
+    (
+        cov.diag().sum(),
+        if r > p {
+            log_det(cov.view()).ok()
+        } else {
+            None
+        },
+    )
 }
 
 /// `est` ± 1.96 jackknife standard errors from the leave-one-out estimates `loo`.

@@ -84,7 +84,7 @@ impl Machine {
         cancel: &std::sync::atomic::AtomicBool,
         progress: &(dyn Fn(usize) + Sync),
     ) -> Result<RelativeMc> {
-        use crate::eval::asymptotic::{log_det, trace};
+        use crate::eval::asymptotic::log_det;
         let v = asymptotic_variance(self.bm.model(), &self.inst, &self.theta, policy)?;
         let mc = crate::experiments::monte_carlo::monte_carlo(
             &self.bm,
@@ -94,7 +94,7 @@ impl Machine {
             cancel,
             progress,
         )?;
-        let (dm, tm) = (log_det(&v.ml)?, trace(&v.ml));
+        let (dm, tm) = (log_det(v.ml.view())?, v.ml.diag().sum());
         Ok(RelativeMc {
             det: mc.log_det.map(|d| (d - dm).exp()),
             det_ci: mc.log_det_ci.map(|(a, b)| ((a - dm).exp(), (b - dm).exp())),

@@ -423,8 +423,8 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
     }
     let k = inst.card[1] as usize;
     // Per position t: the chunk-only scores of y_t (unary) and of (y_{t−1}, y_t) (pair).
-    let mut unary = vec![vec![0.0; k]; n];
-    let mut pair: Vec<Vec<f64>> = vec![vec![0.0; k * k]; n];
+    let mut unary = ndarray::Array2::<f64>::zeros((n, k));
+    let mut pair = ndarray::Array3::<f64>::zeros((n, k, k));
     for f in &inst.factors {
         let scope = inst.scope(f);
         let chunks: Vec<u32> = scope.iter().copied().filter(|v| v % 2 == 1).collect();
@@ -433,7 +433,7 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
             [] => {}
             [v] => {
                 let t = (*v / 2) as usize;
-                for (s, u) in unary[t].iter_mut().enumerate() {
+                for (s, u) in unary.row_mut(t).iter_mut().enumerate() {
                     y[*v as usize] = s as u32;
                     *u += phi[off + inst.entry(f, &y)];
                 }
@@ -445,7 +445,7 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
                     for s in 0..k {
                         y[*a as usize] = p as u32;
                         y[*b as usize] = s as u32;
-                        pair[t][p * k + s] += phi[off + inst.entry(f, &y)];
+                        pair[(t, p, s)] += phi[off + inst.entry(f, &y)];
                     }
                 }
                 y[*a as usize] = gold[*a as usize];
@@ -455,19 +455,19 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
         }
     }
     // Viterbi over the chunk chain.
-    let mut delta = unary[0].clone();
-    let mut back = vec![vec![0usize; k]; n];
+    let mut delta = unary.row(0).to_vec();
+    let mut back = ndarray::Array2::<usize>::zeros((n, k));
     for t in 1..n {
         let mut next = vec![f64::NEG_INFINITY; k];
         for s in 0..k {
             for p in 0..k {
-                let v = delta[p] + pair[t][p * k + s];
+                let v = delta[p] + pair[(t, p, s)];
                 if v > next[s] {
                     next[s] = v;
-                    back[t][s] = p;
+                    back[(t, s)] = p;
                 }
             }
-            next[s] += unary[t][s];
+            next[s] += unary[(t, s)];
         }
         delta = next;
     }
@@ -476,7 +476,7 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
         .unwrap_or(0);
     for t in (0..n).rev() {
         y[2 * t + 1] = s as u32;
-        s = back[t][s];
+        s = back[(t, s)];
     }
     Ok(y)
 }

@@ -658,15 +658,9 @@ fn pair_scaled(work: &mut BpWork, e: &[f64], _k: usize, semiring: Semiring) -> b
 
 /// Stable log Σ exp (sum-product) or max (max-product) of `xs`.
 fn reduce(xs: &[f64], semiring: Semiring) -> f64 {
-    let m = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     match semiring {
-        Semiring::MaxProduct => m,
-        Semiring::SumProduct => {
-            if m == f64::NEG_INFINITY {
-                return m;
-            }
-            m + xs.iter().map(|&x| (x - m).exp()).sum::<f64>().ln()
-        }
+        Semiring::MaxProduct => xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        Semiring::SumProduct => crate::util::log_sum_exp(xs),
     }
 }
 

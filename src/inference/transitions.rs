@@ -28,14 +28,7 @@ pub struct Transitions {
     row: Vec<f64>,
 }
 
-/// `log Σ exp` of a slice (−∞ for an empty one).
-fn lse(xs: &[f64]) -> f64 {
-    let mx = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if mx == f64::NEG_INFINITY {
-        return mx;
-    }
-    mx + xs.iter().map(|&x| (x - mx).exp()).sum::<f64>().ln()
-}
+use crate::util::log_sum_exp as lse;
 
 impl Transitions {
     fn off(&self, t: usize) -> usize {
