@@ -5,9 +5,11 @@
 pub mod appearance;
 pub mod bundled;
 pub mod camel_view;
+mod compare_view;
 pub mod data;
 mod data_view;
 pub mod export;
+mod fields_view;
 pub mod frontier;
 mod graph_view;
 pub mod jobs;
@@ -35,9 +37,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use fields_view::FieldsPane;
 pub use graph_view::GraphPane;
 pub use panes::{default_tree, AppCommand, Pane, PaneEntry, PaneKind, PANES};
-pub use plots::{CurvesPane, FieldsPane};
+pub use plots::CurvesPane;
 
 /// Where the app finds its bundled files and keeps its runs.
 #[derive(Clone, Debug)]

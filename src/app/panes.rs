@@ -2,8 +2,9 @@
 //! pane* menu, focus and dispatch. Adding a pane: its file under `app/`, a [`Pane`] variant, a
 //! [`PaneKind`] and a line in [`PANES`].
 
+use super::fields_view::FieldsPane;
 use super::graph_view::GraphPane;
-use super::plots::{CurvesPane, FieldsPane};
+use super::plots::CurvesPane;
 use super::{
     camel_view, data_view, frontier, graph_view, lessons, parse_view, plots, runs_view, theory,
     AppState,
@@ -178,8 +179,8 @@ impl Pane {
             Pane::Graph(p) => graph_view::ui(state, p, ui),
             Pane::Runs => runs_view::ui(state, ui),
             Pane::Curves(p) => plots::curves_ui(state, p, ui),
-            Pane::Fields(p) => plots::fields_ui(state, p, ui),
-            Pane::Compare(p) => plots::compare_ui(state, p, ui),
+            Pane::Fields(p) => super::fields_view::fields_ui(state, p, ui),
+            Pane::Compare(p) => super::compare_view::compare_ui(state, p, ui),
             Pane::Frontier(p) => frontier::ui(state, p, ui),
             Pane::Theory(p) => theory::ui(state, p, ui),
             Pane::Constraints(p) => camel_view::ui(state, p, ui),

@@ -1,0 +1,214 @@
+//! Fields: per-field / per-label P/R/F1 of the selected runs as grouped bars with a table.
+
+use super::plots::{category_axis, pane_plot, run_color, selected_runs};
+use super::runs::RunEntry;
+use super::AppState;
+use crate::experiments::charts::svg_bars;
+use egui::Color32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum FieldsBy {
+    SegmentType,
+    Label,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Score {
+    Precision,
+    Recall,
+    F1,
+}
+
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct FieldsPane {
+    pub by: FieldsBy,
+    pub score: Score,
+}
+
+impl Default for FieldsPane {
+    fn default() -> Self {
+        FieldsPane {
+            by: FieldsBy::Label,
+            score: Score::F1,
+        }
+    }
+}
+
+pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
+    ui.heading("Per-field scores");
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut p.by, FieldsBy::Label, "per label (token)");
+        ui.selectable_value(&mut p.by, FieldsBy::SegmentType, "per segment type");
+        ui.separator();
+        ui.selectable_value(&mut p.score, Score::Precision, "precision");
+        ui.selectable_value(&mut p.score, Score::Recall, "recall");
+        ui.selectable_value(&mut p.score, Score::F1, "F1");
+    });
+    // Colours as on the Curves pane: by position among every ticked run.
+    let ticked = selected_runs(state);
+    let runs: Vec<&RunEntry> = ticked
+        .iter()
+        .copied()
+        .filter(|r| r.metrics.is_some())
+        .collect();
+    if runs.is_empty() {
+        ui.weak("Tick finished runs with test data in the Runs pane.");
+        return;
+    }
+    // Each run's table, borrowed once (it was cloned per run, per cell, per frame).
+    let tables: Vec<_> = runs
+        .iter()
+        .map(|r| {
+            let m = r.metrics.as_ref().expect("filtered");
+            match p.by {
+                FieldsBy::Label => &m.labels,
+                FieldsBy::SegmentType => &m.segment_types,
+            }
+        })
+        .collect();
+    let mut cats: Vec<String> = tables
+        .iter()
+        .flat_map(|t| t.keys().cloned())
+        .filter(|c| !(p.by == FieldsBy::Label && c == "O"))
+        .collect();
+    cats.sort();
+    cats.dedup();
+    let pick = |prf: &crate::eval::metrics::Prf| match p.score {
+        Score::Precision => prf.precision,
+        Score::Recall => prf.recall,
+        Score::F1 => prf.f1,
+    };
+    let k = runs.len() as f64;
+    let w = 0.8 / k;
+    let charts: Vec<(String, Color32, Vec<f64>)> = runs
+        .iter()
+        .zip(&tables)
+        .map(|(r, t)| {
+            (
+                r.label(),
+                run_color(&ticked, &r.id),
+                cats.iter()
+                    .map(|c| t.get(c).map(pick).unwrap_or(0.0))
+                    .collect(),
+            )
+        })
+        .collect();
+    let names = cats.clone();
+    let score_name = format!("{:?}", p.score);
+    let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
+    let scope = ui.scope(|ui| {
+        // The legend above the plot (inside it needed headroom to 130 %).
+        let legend = ui
+            .horizontal_wrapped(|ui| {
+                for (name, color, _) in &charts {
+                    let (r, _) =
+                        ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+                    ui.painter().rect_filled(r, 1.0, *color);
+                    ui.label(name);
+                    ui.add_space(8.0);
+                }
+            })
+            .response
+            .rect;
+        pane_plot("fields-plot")
+            .height((h - legend.height() - 4.0).max(140.0))
+            .include_y(0.0)
+            .include_y(100.0)
+            .y_axis_label(format!("{score_name} %"))
+            .allow_scroll(false)
+            .x_axis_formatter(category_axis(names))
+            .show(ui, |plot| {
+                for (j, (name, color, vals)) in charts.iter().enumerate() {
+                    let bars: Vec<egui_plot::Bar> = vals
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            // Filled in the run's colour: the default 20 % fill was near
+                            // black on the dark theme and did not match the legend.
+                            egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
+                                .width(w * 0.95)
+                                .fill(color.gamma_multiply(0.75))
+                                .stroke(egui::Stroke::new(1.0, *color))
+                                .name(format!("{} · {}", cats[i], name))
+                        })
+                        .collect();
+                    plot.bar_chart(egui_plot::BarChart::new(name.clone(), bars).color(*color));
+                }
+            })
+    });
+    let rect = scope.response.rect;
+    // The table beneath: category × run × (P, R, F1).
+    let mut header = vec!["field".to_string()];
+    for r in &runs {
+        for s in ["P", "R", "F1"] {
+            header.push(format!("{} {s}", r.label()));
+        }
+    }
+    let rows: Vec<Vec<String>> = cats
+        .iter()
+        .map(|c| {
+            let mut row = vec![c.clone()];
+            for t in &tables {
+                match t.get(c) {
+                    Some(x) => {
+                        row.push(format!("{:.2}", x.precision));
+                        row.push(format!("{:.2}", x.recall));
+                        row.push(format!("{:.2}", x.f1));
+                    }
+                    None => row.extend(["–".into(), "–".into(), "–".into()]),
+                }
+            }
+            row
+        })
+        .collect();
+    // On screen the score the plot shows, one column per run (four runs' P, R and F1 were
+    // twelve columns, cut at 1280×800); the CSV keeps all three.
+    egui::ScrollArea::both()
+        .id_salt("fields-table")
+        .max_height((ui.available_height() - 50.0).max(60.0))
+        .show(ui, |ui| {
+            egui::Grid::new("fields-grid").striped(true).show(ui, |ui| {
+                ui.strong(format!("{score_name} %"));
+                for (name, color, _) in &charts {
+                    ui.colored_label(
+                        super::appearance::text_on(*color, ui.visuals()),
+                        egui::RichText::new(name).strong(),
+                    );
+                }
+                ui.end_row();
+                for c in &cats {
+                    ui.label(c);
+                    for t in &tables {
+                        ui.label(t.get(c).map_or("–".into(), |x| format!("{:.2}", pick(x))));
+                    }
+                    ui.end_row();
+                }
+            });
+        });
+    ui.weak("Precision, recall and F1 of every run: Save CSV.");
+    let title = format!(
+        "{score_name} per {}",
+        if p.by == FieldsBy::Label {
+            "label"
+        } else {
+            "segment type"
+        }
+    );
+    ui.horizontal(|ui| {
+        if ui.button("Save PNG").clicked() {
+            state.request_png(rect, "fields");
+        }
+        if ui.button("Save SVG").clicked() {
+            let bars: Vec<_> = charts
+                .iter()
+                .map(|(n, c, v)| (n.clone(), super::rgb(*c), v.clone()))
+                .collect();
+            let svg = svg_bars(&title, &format!("{score_name} %"), &cats, &bars);
+            state.save_svg("fields", &svg);
+        }
+        if ui.button("Save CSV").clicked() {
+            state.save_csv("fields", &header, &rows);
+        }
+    });
+}
