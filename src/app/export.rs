@@ -178,6 +178,179 @@ pub fn themed_svg(svg: &str, dark: bool) -> String {
     out
 }
 
+/// The workbench's side of exports: requests from the panes, screenshots arriving, the dialog
+/// that asks for each file name.
+impl super::AppState {
+    /// Requests an export of a screen region as PNG (served after the frame is drawn).
+    pub fn request_png(&mut self, rect: egui::Rect, stem: &str) {
+        self.command(super::AppCommand::ExportPng {
+            rect,
+            stem: stem.to_string(),
+        });
+    }
+
+    /// Screenshots arrive through a callback after the frame is rendered; the region then
+    /// waits in the export dialog for its file name.
+    pub(super) fn export_png(&mut self, ctx: &egui::Context, rect: egui::Rect, stem: String) {
+        let tx = self.shot_tx.clone();
+        let ctx2 = ctx.clone();
+        let ppp = ctx.pixels_per_point();
+        ctx.request_screenshot(move |image| {
+            let _ = tx.send((stem, image.region(&rect, Some(ppp))));
+            ctx2.request_repaint();
+        });
+    }
+
+    /// The workspace's exports folder: where exports are proposed, and where a relative path
+    /// typed in the export dialog goes.
+    pub fn exports_dir(&self) -> PathBuf {
+        self.config.workspace.join("exports")
+    }
+
+    /// Screenshots that arrived wait for their file name.
+    pub(super) fn collect_exports(&mut self) {
+        let done: Vec<(String, egui::ColorImage)> = self.shot_rx.try_iter().collect();
+        for (stem, image) in done {
+            let dir = self.exports_dir();
+            self.exports
+                .push_back(Pending::new(&dir, &stem, "png", Content::Png(image)));
+        }
+    }
+
+    /// Asks for a CSV table's file name, then saves it.
+    pub fn save_csv(&mut self, stem: &str, header: &[String], rows: &[Vec<String>]) {
+        let text = crate::util::csv(header, rows);
+        let dir = self.exports_dir();
+        self.exports
+            .push_back(Pending::new(&dir, stem, "csv", Content::Text(text)));
+    }
+
+    /// Asks for an SVG chart's file name, then saves it in the workbench's theme (as a PNG of
+    /// the same chart looks).
+    pub fn save_svg(&mut self, stem: &str, svg: &str) {
+        let text = themed_svg(svg, self.settings.dark);
+        let dir = self.exports_dir();
+        self.exports
+            .push_back(Pending::new(&dir, stem, "svg", Content::Text(text)));
+    }
+
+    /// The first waiting export's dialog: the file's path (prefilled), *Browse…*, *Save*,
+    /// *Cancel*. Enter saves, Esc cancels.
+    pub(super) fn export_dialog(&mut self, ctx: &egui::Context) {
+        match super::jobs::take_finished(&mut self.export_browse) {
+            Some(Ok(Some(p))) => {
+                if let Some(e) = self.exports.front_mut() {
+                    e.path = p.display().to_string();
+                    e.error = None;
+                }
+            }
+            Some(Ok(None)) => {
+                if let Some(e) = self.exports.front_mut() {
+                    e.error = Some(
+                        "No file chosen (cancelled, or no file dialog here): type the path above."
+                            .into(),
+                    );
+                }
+            }
+            Some(Err(err)) => {
+                if let Some(e) = self.exports.front_mut() {
+                    e.error = Some(format!(
+                        "The file dialog failed ({err}): type the path above."
+                    ));
+                }
+            }
+            None => {}
+        }
+        let dir = self.exports_dir();
+        let browsing = self.export_browse.is_some();
+        let Some(e) = self.exports.front_mut() else {
+            return;
+        };
+        let (mut save, mut cancel, mut browse) = (false, false, false);
+        let modal = egui::Modal::new(egui::Id::unique("export-dialog")).show(ctx, |ui| {
+            ui.set_width(560.0);
+            ui.heading(format!("Save {}", e.what()));
+            ui.label(format!(
+                "File (a name alone goes to {}):",
+                super::show_path(&dir)
+            ));
+            let field = ui.add(
+                egui::TextEdit::singleline(&mut e.path)
+                    .desired_width(f32::INFINITY)
+                    .id_salt("export-path"),
+            );
+            if !e.opened {
+                field.request_focus();
+                e.opened = true;
+            }
+            if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                save = true;
+            }
+            if let Ok(p) = e.target(&dir) {
+                if p.is_file() {
+                    ui.colored_label(
+                        ui.visuals().warn_fg_color,
+                        format!("{} exists: Save replaces it.", super::show_path(&p)),
+                    );
+                } else if Some(p.to_string_lossy().as_ref()) != Some(e.path.trim()) {
+                    ui.weak(format!("Saves {}", super::show_path(&p)));
+                }
+            }
+            if let Some(err) = &e.error {
+                ui.colored_label(ui.visuals().error_fg_color, err);
+            }
+            ui.add_space(4.0);
+            ui.horizontal(|ui| {
+                save |= ui.button("Save").clicked();
+                cancel = ui.button("Cancel").clicked();
+                browse = ui
+                    .add_enabled(!browsing, egui::Button::new("Browse…"))
+                    .on_hover_text("Choose the folder and name in the desktop's file dialog")
+                    .clicked();
+                if browsing {
+                    ui.spinner();
+                }
+            });
+        });
+        if browse {
+            let target = e.target(&dir).unwrap_or_else(|_| dir.join("export"));
+            let ext = e.ext;
+            let folder = target
+                .parent()
+                .filter(|d| d.is_dir())
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| self.config.workspace.clone());
+            let name = target
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            self.export_browse = Some(super::jobs::Job::spawn(ctx, "file dialog", move || {
+                Ok(rfd::FileDialog::new()
+                    .set_directory(folder)
+                    .set_file_name(name)
+                    .add_filter(ext, &[ext])
+                    .save_file())
+            }));
+            return;
+        }
+        if save {
+            match e.write(&dir) {
+                Ok(p) => {
+                    self.exports.pop_front();
+                    self.info(format!("saved {}", p.display()));
+                }
+                Err(err) => e.error = Some(err),
+            }
+        } else if cancel
+            || (modal.is_top_modal
+                && !browsing
+                && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape)))
+        {
+            self.exports.pop_front();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ pub mod camel_view;
 mod compare_view;
 pub mod data;
 mod data_view;
+mod dialogs;
 pub mod export;
 mod fields_view;
 pub mod frontier;
@@ -17,6 +18,7 @@ mod knob_widgets;
 pub mod launch;
 pub mod lesson_format;
 pub mod lessons;
+mod models;
 mod panes;
 pub mod papers;
 pub mod parse_view;
@@ -26,6 +28,7 @@ pub mod runs;
 mod runs_view;
 pub mod theory;
 mod welcome;
+mod window;
 
 use crate::run::TrainedRun;
 use data::{DataSource, GenerateForm, LoadedData, Split};
@@ -37,10 +40,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use dialogs::DialogTarget;
 pub use fields_view::FieldsPane;
 pub use graph_view::GraphPane;
 pub use panes::{default_tree, AppCommand, Pane, PaneEntry, PaneKind, PANES};
 pub use plots::CurvesPane;
+pub use window::{run_native, Opening, WorkbenchApp};
 
 /// Where the app finds its bundled files and keeps its runs.
 #[derive(Clone, Debug)]
@@ -231,15 +236,6 @@ pub struct AppState {
     pub about_open: bool,
     /// What the current lesson step points at (scrolled into view by the pane drawing it).
     pub focus: lesson_format::Focus,
-}
-
-/// Which form field a file dialog fills.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DialogTarget {
-    Train,
-    TrainFolder,
-    Test,
-    Template,
 }
 
 /// The whole app.
@@ -650,184 +646,6 @@ impl AppState {
         }
     }
 
-    /// Files dropped on the window: a folder or data file becomes the training data (a file
-    /// whose name says "test" the test data, a `.tpl` the template) and is loaded.
-    fn dropped_files(&mut self, ctx: &egui::Context) {
-        let dropped: Vec<PathBuf> = ctx.input(|i| {
-            i.raw
-                .dropped_files
-                .iter()
-                .map(|f| f.path().to_path_buf())
-                .collect()
-        });
-        if dropped.is_empty() {
-            return;
-        }
-        for p in dropped {
-            let name = p
-                .file_name()
-                .map(|s| s.to_string_lossy().to_lowercase())
-                .unwrap_or_default();
-            let s = p.display().to_string();
-            if name.ends_with(".tpl") || name.contains("template") {
-                self.form.template = s;
-            } else if name.contains("test") && !p.is_dir() {
-                self.form.test = s;
-            } else {
-                self.form.train = s;
-                if p.is_dir() {
-                    self.form.test.clear();
-                }
-            }
-        }
-        self.load(ctx);
-    }
-
-    /// Opens a native file dialog on a background thread (it blocks while open).
-    pub fn open_dialog(&mut self, ctx: &egui::Context, target: DialogTarget) {
-        if self.dialog.is_some() {
-            return;
-        }
-        let start = match target {
-            DialogTarget::Template => self.config.root.join("assets/templates"),
-            _ => self.config.root.join("sample_data"),
-        };
-        self.dialog = Some(Job::spawn(ctx, "file dialog", move || {
-            let d = rfd::FileDialog::new().set_directory(start);
-            let picked = match target {
-                DialogTarget::TrainFolder => d.pick_folder(),
-                _ => d.pick_file(),
-            };
-            Ok(picked.map(|p| (target, p)))
-        }));
-    }
-
-    /// A run's trained model, loading it in the background on first use.
-    pub fn model(&mut self, ctx: &egui::Context, run: &str) -> Option<Arc<TrainedRun>> {
-        if let Some(m) = self.models.get(run) {
-            return Some(m.clone());
-        }
-        if !self.model_jobs.contains_key(run) {
-            let entry = self.runs.get(run)?;
-            // A grammar run has no factor graph to load: the Parse pane opens it.
-            if entry.status == runs::RunStatus::Broken || !entry.spec.model.kind().is_factor_graph()
-            {
-                return None;
-            }
-            let dir = entry.dir.clone();
-            self.model_jobs.insert(
-                run.to_string(),
-                Job::spawn(ctx, format!("loading model {run}"), move || {
-                    TrainedRun::open(&dir).map_err(|e| e.to_string())
-                }),
-            );
-        }
-        None
-    }
-
-    /// A run's predicted labels for a corpus of the loaded data, computed in the background.
-    pub fn predictions(
-        &mut self,
-        ctx: &egui::Context,
-        run: &str,
-        split: Split,
-    ) -> Option<&Predictions> {
-        if let Some(i) = self
-            .predictions
-            .iter()
-            .position(|p| p.run == run && p.split == split)
-        {
-            return Some(&self.predictions[i]);
-        }
-        let key = (run.to_string(), split);
-        if self.prediction_jobs.contains_key(&key) {
-            return None;
-        }
-        let model = self.model(ctx, run)?;
-        let corpus = self.data.as_ref()?.corpus(split).clone();
-        let run_id = run.to_string();
-        self.prediction_jobs.insert(
-            key,
-            Job::spawn(ctx, format!("predicting with {run}"), move || {
-                let labels = crate::eval::predict(
-                    model.family.as_ref(),
-                    &model.theta,
-                    &corpus,
-                    &model.inference,
-                )
-                .map_err(|e| e.to_string())?;
-                Ok(Predictions {
-                    run: run_id,
-                    split,
-                    labels,
-                })
-            }),
-        );
-        None
-    }
-
-    /// Finished runs of the factor-graph families.
-    pub fn finished_runs(&self) -> Vec<String> {
-        self.finished_of(true)
-    }
-
-    /// The finished runs that can score the loaded data (the Data and Graph panes' model
-    /// pickers), and how many others are hidden. A run fits when it was trained on the same
-    /// training file, template and model (family and options): only then are its factors the
-    /// factors drawn, so its marginals belong to the picture (issue 24, 5.1).
-    pub fn runs_for_data(&self) -> (Vec<String>, usize) {
-        let all = self.finished_runs();
-        let Some(d) = &self.data else {
-            return (vec![], all.len());
-        };
-        let same_file = |a: &Path, b: &Path| {
-            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-        };
-        let model = d
-            .source
-            .model_spec()
-            .ok()
-            .and_then(|m| serde_json::to_value(m).ok());
-        let template = d.source.template_path();
-        let train = PathBuf::from(d.source.train.trim());
-        let fits: Vec<String> = all
-            .iter()
-            .filter(|id| {
-                self.runs.get(id).is_some_and(|e| {
-                    same_file(&e.spec.train, &train)
-                        && match (&e.spec.template, &template) {
-                            (Some(a), Some(b)) => same_file(a, b),
-                            (None, None) => true,
-                            _ => false,
-                        }
-                        && model.is_some()
-                        && serde_json::to_value(&e.spec.model).ok() == model
-                })
-            })
-            .cloned()
-            .collect();
-        let hidden = all.len() - fits.len();
-        (fits, hidden)
-    }
-
-    /// Finished grammar runs (the Parse pane's).
-    pub fn finished_grammar_runs(&self) -> Vec<String> {
-        self.finished_of(false)
-    }
-
-    fn finished_of(&self, factor_graph: bool) -> Vec<String> {
-        self.runs
-            .entries
-            .iter()
-            .filter(|e| {
-                e.status == runs::RunStatus::Finished
-                    && crate::run::RunFiles::at(&e.dir).weights_path().exists()
-                    && e.spec.model.kind().is_factor_graph() == factor_graph
-            })
-            .map(|e| e.id.clone())
-            .collect()
-    }
-
     /// The last message on the left; the frame time at the right, where nothing else is drawn
     /// (issue 24, 5.2: it overlapped the data set's name in the top bar).
     fn message_bar(&mut self, ui: &mut egui::Ui) {
@@ -869,184 +687,6 @@ impl AppState {
     /// Asks the workbench for something at the end of the frame.
     pub fn command(&mut self, command: AppCommand) {
         self.commands.push(command);
-    }
-
-    /// Requests an export of a screen region as PNG (served after the frame is drawn).
-    pub fn request_png(&mut self, rect: egui::Rect, stem: &str) {
-        self.command(AppCommand::ExportPng {
-            rect,
-            stem: stem.to_string(),
-        });
-    }
-
-    /// Screenshots arrive through a callback after the frame is rendered; the region then
-    /// waits in the export dialog for its file name.
-    fn export_png(&mut self, ctx: &egui::Context, rect: egui::Rect, stem: String) {
-        let tx = self.shot_tx.clone();
-        let ctx2 = ctx.clone();
-        let ppp = ctx.pixels_per_point();
-        ctx.request_screenshot(move |image| {
-            let _ = tx.send((stem, image.region(&rect, Some(ppp))));
-            ctx2.request_repaint();
-        });
-    }
-
-    /// The workspace's exports folder: where exports are proposed, and where a relative path
-    /// typed in the export dialog goes.
-    pub fn exports_dir(&self) -> PathBuf {
-        self.config.workspace.join("exports")
-    }
-
-    /// Screenshots that arrived wait for their file name.
-    fn collect_exports(&mut self) {
-        let done: Vec<(String, egui::ColorImage)> = self.shot_rx.try_iter().collect();
-        for (stem, image) in done {
-            let dir = self.exports_dir();
-            self.exports.push_back(export::Pending::new(
-                &dir,
-                &stem,
-                "png",
-                export::Content::Png(image),
-            ));
-        }
-    }
-
-    /// Asks for a CSV table's file name, then saves it.
-    pub fn save_csv(&mut self, stem: &str, header: &[String], rows: &[Vec<String>]) {
-        let text = crate::util::csv(header, rows);
-        let dir = self.exports_dir();
-        self.exports.push_back(export::Pending::new(
-            &dir,
-            stem,
-            "csv",
-            export::Content::Text(text),
-        ));
-    }
-
-    /// Asks for an SVG chart's file name, then saves it in the workbench's theme (as a PNG of
-    /// the same chart looks).
-    pub fn save_svg(&mut self, stem: &str, svg: &str) {
-        let text = export::themed_svg(svg, self.settings.dark);
-        let dir = self.exports_dir();
-        self.exports.push_back(export::Pending::new(
-            &dir,
-            stem,
-            "svg",
-            export::Content::Text(text),
-        ));
-    }
-
-    /// The first waiting export's dialog: the file's path (prefilled), *Browse…*, *Save*,
-    /// *Cancel*. Enter saves, Esc cancels.
-    fn export_dialog(&mut self, ctx: &egui::Context) {
-        match take_finished(&mut self.export_browse) {
-            Some(Ok(Some(p))) => {
-                if let Some(e) = self.exports.front_mut() {
-                    e.path = p.display().to_string();
-                    e.error = None;
-                }
-            }
-            Some(Ok(None)) => {
-                if let Some(e) = self.exports.front_mut() {
-                    e.error = Some(
-                        "No file chosen (cancelled, or no file dialog here): type the path above."
-                            .into(),
-                    );
-                }
-            }
-            Some(Err(err)) => {
-                if let Some(e) = self.exports.front_mut() {
-                    e.error = Some(format!(
-                        "The file dialog failed ({err}): type the path above."
-                    ));
-                }
-            }
-            None => {}
-        }
-        let dir = self.exports_dir();
-        let browsing = self.export_browse.is_some();
-        let Some(e) = self.exports.front_mut() else {
-            return;
-        };
-        let (mut save, mut cancel, mut browse) = (false, false, false);
-        let modal = egui::Modal::new(egui::Id::unique("export-dialog")).show(ctx, |ui| {
-            ui.set_width(560.0);
-            ui.heading(format!("Save {}", e.what()));
-            ui.label(format!("File (a name alone goes to {}):", show_path(&dir)));
-            let field = ui.add(
-                egui::TextEdit::singleline(&mut e.path)
-                    .desired_width(f32::INFINITY)
-                    .id_salt("export-path"),
-            );
-            if !e.opened {
-                field.request_focus();
-                e.opened = true;
-            }
-            if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
-                save = true;
-            }
-            if let Ok(p) = e.target(&dir) {
-                if p.is_file() {
-                    ui.colored_label(
-                        ui.visuals().warn_fg_color,
-                        format!("{} exists: Save replaces it.", show_path(&p)),
-                    );
-                } else if Some(p.to_string_lossy().as_ref()) != Some(e.path.trim()) {
-                    ui.weak(format!("Saves {}", show_path(&p)));
-                }
-            }
-            if let Some(err) = &e.error {
-                ui.colored_label(ui.visuals().error_fg_color, err);
-            }
-            ui.add_space(4.0);
-            ui.horizontal(|ui| {
-                save |= ui.button("Save").clicked();
-                cancel = ui.button("Cancel").clicked();
-                browse = ui
-                    .add_enabled(!browsing, egui::Button::new("Browse…"))
-                    .on_hover_text("Choose the folder and name in the desktop's file dialog")
-                    .clicked();
-                if browsing {
-                    ui.spinner();
-                }
-            });
-        });
-        if browse {
-            let target = e.target(&dir).unwrap_or_else(|_| dir.join("export"));
-            let ext = e.ext;
-            let folder = target
-                .parent()
-                .filter(|d| d.is_dir())
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| self.config.workspace.clone());
-            let name = target
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            self.export_browse = Some(Job::spawn(ctx, "file dialog", move || {
-                Ok(rfd::FileDialog::new()
-                    .set_directory(folder)
-                    .set_file_name(name)
-                    .add_filter(ext, &[ext])
-                    .save_file())
-            }));
-            return;
-        }
-        if save {
-            match e.write(&dir) {
-                Ok(p) => {
-                    self.exports.pop_front();
-                    self.info(format!("saved {}", p.display()));
-                }
-                Err(err) => e.error = Some(err),
-            }
-        } else if cancel
-            || (modal.is_top_modal
-                && !browsing
-                && ctx.input_mut(|i| i.consume_key(egui::Modifiers::NONE, egui::Key::Escape)))
-        {
-            self.exports.pop_front();
-        }
     }
 }
 
@@ -1093,123 +733,6 @@ impl egui_tiles::Behavior<Pane> for Behavior<'_> {
             ..Default::default()
         }
     }
-}
-
-/// The eframe app: the workbench plus persistence.
-pub struct WorkbenchApp {
-    pub bench: Workbench,
-}
-
-const SETTINGS_KEY: &str = "piecewise-lab/settings";
-const TREE_KEY: &str = "piecewise-lab/tiles";
-
-impl WorkbenchApp {
-    pub fn new(cc: &eframe::CreationContext<'_>, config: Config) -> WorkbenchApp {
-        let settings: Settings = cc
-            .storage
-            .and_then(|s| eframe::get_value(s, SETTINGS_KEY))
-            .unwrap_or_default();
-        let mut bench = Workbench::new(config, settings);
-        if let Some(tree) = cc
-            .storage
-            .and_then(|s| eframe::get_value::<egui_tiles::Tree<Pane>>(s, TREE_KEY))
-        {
-            bench.tree = tree;
-        }
-        WorkbenchApp { bench }
-    }
-}
-
-impl eframe::App for WorkbenchApp {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        self.bench.ui(ui);
-    }
-
-    fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, SETTINGS_KEY, &self.bench.settings());
-        eframe::set_value(storage, TREE_KEY, &self.bench.tree);
-    }
-
-    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
-        self.bench.state.runs.cancel_all();
-    }
-}
-
-/// Where the workbench opens (the `gui` command's `--lesson`, `--step`, `--theme`,
-/// `--presenter`): a lecturer starts on the slide they want.
-#[derive(Clone, Debug, Default)]
-pub struct Opening {
-    /// A lesson's number or file name, and its step (from 1).
-    pub lesson: Option<(String, usize)>,
-    pub dark: Option<bool>,
-    pub presenter: Option<bool>,
-    /// The window's inner size in points (default 1400×900).
-    pub window_size: Option<[f32; 2]>,
-}
-
-impl Workbench {
-    /// Applies `o`: the theme and scale, and the lesson at its step (applied at the next
-    /// frame, as a lesson reopened at start is). Errors name the lessons there are.
-    pub fn open_at(&mut self, o: &Opening) -> Result<(), String> {
-        if let Some(d) = o.dark {
-            self.state.settings.dark = d;
-        }
-        if let Some(p) = o.presenter {
-            self.state.settings.presenter = p;
-        }
-        let Some((name, step)) = &o.lesson else {
-            return Ok(());
-        };
-        let (file, index) = self.state.lessons.resolve_step(name, *step)?;
-        self.state.command(AppCommand::Focus(PaneKind::Lessons));
-        let pane = self.tree.tiles.iter_mut().find_map(|(_, t)| match t {
-            egui_tiles::Tile::Pane(Pane::Lessons(p)) => Some(p),
-            _ => None,
-        });
-        let Some(pane) = pane else {
-            return Err("the layout has no Lessons pane".into());
-        };
-        pane.lesson = Some(file);
-        pane.step = index;
-        pane.trying = false;
-        pane.applied = false;
-        Ok(())
-    }
-}
-
-/// Runs the desktop app (the binary's no-argument mode).
-/// Opens the workbench; `open`, when given, replaces the remembered data form and is loaded
-/// first (the `gui` command's `--train …`).
-pub fn run_native(
-    config: Config,
-    open: Option<DataSource>,
-    opening: Opening,
-) -> eframe::Result<()> {
-    let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default()
-            .with_title("Piecewise Lab")
-            .with_inner_size(opening.window_size.unwrap_or([1400.0, 900.0]))
-            .with_drag_and_drop(true),
-        ..Default::default()
-    };
-    eframe::run_native(
-        "Piecewise Lab",
-        options,
-        Box::new(move |cc| {
-            let mut app = WorkbenchApp::new(cc, config);
-            if let Some(src) = open {
-                app.bench.state.launch = LaunchForm::for_data(&src);
-                app.bench.state.form = src;
-                app.bench.state.load_pending = true;
-                // Opened on data from the command line: straight to the panes.
-                app.bench.state.welcome = false;
-            }
-            if let Err(e) = app.bench.open_at(&opening) {
-                app.bench.state.error(e);
-            }
-            Ok(Box::new(app))
-        }),
-    )
 }
 
 /// Says, beside a model picker, that runs trained on other data are left out of it.

@@ -518,7 +518,8 @@ pub struct EvalbArgs {
 /// those of at most `--cutoff` words. Sentences that cannot be scored (a line that is not one
 /// tree, other words) are counted as errors and empty test lines as skipped, as EVALB does.
 pub fn evalb(a: EvalbArgs) -> Result<()> {
-    use crate::eval::evalb::{evalb_lines, read_gold, read_tree_lines, EvalbParams};
+    use crate::eval::evalb::EvalbParams;
+    use crate::eval::evalb_lines::{evalb_lines, read_gold, read_tree_lines};
     let gold_text = crate::util::read_text(&a.gold)?;
     let test_text = crate::util::read_text(&a.test)?;
     let gold = read_gold(&gold_text, &a.gold.display().to_string());
@@ -528,7 +529,7 @@ pub fn evalb(a: EvalbArgs) -> Result<()> {
         if let Some(why) = r
             .reason
             .as_deref()
-            .filter(|_| r.status == crate::eval::evalb::Status::Error)
+            .filter(|_| r.status == crate::eval::evalb_lines::Status::Error)
         {
             eprintln!("{} : {}", r.id, crate::error::shown(why));
         }

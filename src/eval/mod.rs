@@ -2,6 +2,7 @@
 
 pub mod asymptotic;
 pub mod evalb;
+pub mod evalb_lines;
 pub mod metrics;
 pub mod parse_view;
 pub mod parsing;

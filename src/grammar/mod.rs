@@ -14,6 +14,7 @@
 //! (`UNK-C-num-ing`), so the lexicon has forms for words it never saw.
 
 pub mod chart;
+pub mod fit;
 pub mod parse;
 pub mod train;
 

@@ -16,11 +16,12 @@ use crate::error::{Error, Result};
 use crate::estimators::EstimatorSpec;
 use crate::eval::parsing::{metrics, score_trees};
 use crate::eval::{Decoder, Metrics};
+use crate::grammar::fit::TrainReport;
 use crate::grammar::parse::{
     bare_length, check_max_length, decoder_name, encode_words, estimator_for, parse_all,
     parse_words, read_trees, within, GrammarRunOptions, ParseInput, Parsed, MODEL_FORMAT,
 };
-use crate::grammar::train::{GrammarEstimator, TrainReport};
+use crate::grammar::train::GrammarEstimator;
 use crate::grammar::{Grammar, Sentence};
 use crate::optim::{IterReport, StopReason};
 use crate::util::thread_pool;
@@ -260,7 +261,7 @@ fn train_run(
         }
         observed += watching.elapsed();
     };
-    let result = crate::grammar::train::train(
+    let result = crate::grammar::fit::train(
         g,
         &data.sentences,
         &est,

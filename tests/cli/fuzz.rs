@@ -655,9 +655,9 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             use piecewise_lab::eval::evalb;
             // EVALB's line-aligned mode reads anything, line by line, against itself.
             let text = String::from_utf8_lossy(b);
-            let gold = evalb::read_gold(&text, "gold.mrg");
-            let test = evalb::read_tree_lines(&text, "test.mrg");
-            let report = evalb::evalb_lines(&gold, &test, &evalb::EvalbParams::collins(None), 40);
+            let gold = piecewise_lab::eval::evalb_lines::read_gold(&text, "gold.mrg");
+            let test = piecewise_lab::eval::evalb_lines::read_tree_lines(&text, "test.mrg");
+            let report = piecewise_lab::eval::evalb_lines::evalb_lines(&gold, &test, &evalb::EvalbParams::collins(None), 40);
             let _ = (report.text(), report.to_json());
             let mut trees = vec![];
             for f in tb::parse_treebank_bytes(b, "fuzz.mrg").map_err(e)? {

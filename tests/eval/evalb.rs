@@ -183,8 +183,9 @@ fn equals_pyevalb_on_real_parses() {
 /// cannot score counted as errors (status 1) or skips (status 2), and the summary for all
 /// sentences and for those of at most 40 words.
 mod lines {
-    use piecewise_lab::eval::evalb::{
-        evalb_lines, read_gold, read_tree_lines, EvalbParams, EvalbReport, Status,
+    use piecewise_lab::eval::evalb::EvalbParams;
+    use piecewise_lab::eval::evalb_lines::{
+        evalb_lines, read_gold, read_tree_lines, EvalbReport, Status,
     };
 
     fn report(gold: &str, test: &str) -> EvalbReport {

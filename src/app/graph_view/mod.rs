@@ -8,6 +8,7 @@ mod canvas;
 mod captions;
 mod inspector;
 mod layout;
+mod scene;
 
 use super::data::Split;
 use super::AppState;
@@ -18,6 +19,7 @@ use captions::*;
 pub use inspector::heat_table;
 use inspector::*;
 use layout::*;
+use scene::*;
 
 /// A lesson's click question on one term: which role it asks for.
 #[derive(Clone, Debug)]

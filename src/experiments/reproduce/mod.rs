@@ -13,6 +13,8 @@ mod dev;
 mod diagrams;
 mod nota;
 mod paper000;
+mod paper000_pwpl;
+mod paper000_reweighted;
 pub mod parsing;
 mod registry;
 mod report;

@@ -2,7 +2,10 @@
 //! list `reproduce`, `--list`, `--plan` and the tests read. Adding an experiment is its builder
 //! in the file of its paper and one entry here.
 
-use super::{camel, diagrams, nota, paper000, parsing, scl, scl_text, Experiment, Options};
+use super::{
+    camel, diagrams, nota, paper000, paper000_pwpl, paper000_reweighted, parsing, scl, scl_text,
+    Experiment, Options,
+};
 use crate::error::{Error, Result};
 use crate::settings::Knob;
 
@@ -51,12 +54,12 @@ pub static EXPERIMENTS: &[Entry] = &[
     Entry {
         name: "000-table7",
         line: "basic vs reweighted PW on linear-chain, factorial and skip-chain CRFs",
-        build: Build::Runs(paper000::table7),
+        build: Build::Runs(paper000_reweighted::table7),
     },
     Entry {
         name: "000-table8",
         line: "PWPL vs ML, PL, PW on POS tagging, chunking and named entities",
-        build: Build::Runs(paper000::table8),
+        build: Build::Runs(paper000_pwpl::table8),
     },
     Entry {
         name: "000-table9",
@@ -66,12 +69,12 @@ pub static EXPERIMENTS: &[Entry] = &[
     Entry {
         name: "000-fig3",
         line: "PW against PL (and PWPL) on the α-mixture HMM data, one point per data set",
-        build: Build::Runs(paper000::fig3),
+        build: Build::Runs(paper000_pwpl::fig3),
     },
     Entry {
         name: "000-fig4",
         line: "PWPL vs PL learning curves on the α-mixture HMM data",
-        build: Build::Runs(paper000::fig4),
+        build: Build::Runs(paper000_pwpl::fig4),
     },
     Entry {
         name: "001-table1-ner",

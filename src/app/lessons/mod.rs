@@ -5,14 +5,22 @@
 //! model), and shows a short explanation with the paper's equation, what to look at, and
 //! optionally a question checked against the picture.
 
-use super::data::{DataSource, Split};
-use super::frontier::SweepForm;
-use super::launch::LaunchForm;
-use super::lesson_format::*;
-use super::runs::RunStatus;
 use super::{AppCommand, AppState, Pane, Workbench, PANES};
+use crate::app::data::{DataSource, Split};
+use crate::app::frontier::SweepForm;
+use crate::app::launch::LaunchForm;
+use crate::app::lesson_format::*;
+use crate::app::runs::RunStatus;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+mod checks;
+mod picture;
+mod steps;
+
+pub use checks::*;
+pub(crate) use picture::*;
+pub use steps::*;
 
 impl LessonSweep {
     /// The Frontier pane's form for this sweep.
@@ -331,14 +339,14 @@ fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
                         }
                         let paper = clean(ui, &lesson.paper, egui::TextStyle::Body);
                         let r = ui.weak(format!("{paper} · {} steps", lesson.steps.len()));
-                        super::papers::with_hover(r, &lesson.paper);
+                        crate::app::papers::with_hover(r, &lesson.paper);
                     });
                     let r = ui.label(clean(
                         ui,
                         &format!("{}. {}", n + 1, lesson.summary),
                         egui::TextStyle::Body,
                     ));
-                    super::papers::with_hover(r, &lesson.summary);
+                    crate::app::papers::with_hover(r, &lesson.summary);
                     if !missing.is_empty() {
                         ui.colored_label(
                             ui.visuals().warn_fg_color,
@@ -385,7 +393,7 @@ fn step_ui(
         }
         ui.strong(clean(ui, &lesson.title, egui::TextStyle::Body));
         let r = ui.weak(clean(ui, &lesson.paper, egui::TextStyle::Body));
-        super::papers::with_hover(r, &lesson.paper);
+        crate::app::papers::with_hover(r, &lesson.paper);
     });
     ui.add(
         egui::ProgressBar::new((i + 1) as f32 / n as f32).text(format!("step {} of {n}", i + 1)),
@@ -438,7 +446,7 @@ fn step_ui(
     ui.separator();
     ui.heading(clean(ui, &step.title, egui::TextStyle::Heading));
     let r = ui.label(clean(ui, &step.text, egui::TextStyle::Body));
-    super::papers::with_hover(r, &step.text);
+    crate::app::papers::with_hover(r, &step.text);
     if !step.equation.is_empty() {
         ui.add_space(4.0);
         egui::Frame::group(ui.style()).show(ui, |ui| {
@@ -447,7 +455,7 @@ fn step_ui(
                 egui::RichText::new(clean(ui, &step.equation, egui::TextStyle::Monospace))
                     .monospace(),
             );
-            super::papers::with_hover(r, &step.equation);
+            crate::app::papers::with_hover(r, &step.equation);
         });
     }
     if !step.look.is_empty() {
@@ -455,7 +463,7 @@ fn step_ui(
         ui.horizontal_wrapped(|ui| {
             ui.strong("What to look at:");
             let r = ui.label(clean(ui, &step.look, egui::TextStyle::Body));
-            super::papers::with_hover(r, &step.look);
+            crate::app::papers::with_hover(r, &step.look);
         });
     }
     if pane.trying {
@@ -522,7 +530,7 @@ fn question_ui(state: &mut AppState, pane: &mut LessonsPane, q: &Question, ui: &
         if let Some((right, why)) = &pane.verdict {
             if *right {
                 let text = clean(ui, &format!("Right. {why}"), egui::TextStyle::Body);
-                ui.colored_label(super::appearance::good_color(ui.visuals()), text);
+                ui.colored_label(crate::app::appearance::good_color(ui.visuals()), text);
             } else {
                 let text = clean(ui, why, egui::TextStyle::Body);
                 ui.colored_label(ui.visuals().warn_fg_color, text);
@@ -572,430 +580,4 @@ pub fn drawable(ctx: &egui::Context, font: &egui::FontId, text: &str) -> String 
 fn clean(ui: &egui::Ui, text: &str, style: egui::TextStyle) -> String {
     let font = style.resolve(ui.style());
     drawable(ui.ctx(), &font, text)
-}
-
-/// A question over runs, answered from their recorded results.
-fn check_runs(state: &AppState, q: &Question, c: Check, picked: Option<usize>) -> (bool, String) {
-    let Some(k) = picked else {
-        return (false, "Pick an answer first.".into());
-    };
-    let finished = |name: &str| -> Result<&super::runs::RunEntry, String> {
-        run_named(state, name)
-            .and_then(|id| state.runs.get(&id))
-            .filter(|e| e.status == RunStatus::Finished)
-            .ok_or_else(|| format!("Wait for run {name} to finish, then check again."))
-    };
-    let mut scores = vec![];
-    for choice in &q.choices {
-        let score = match c {
-            Check::LikelyChance => {
-                let Some((a, b)) = choice.split_once(" / ") else {
-                    return (false, format!("{choice:?} is not a pair \"a / b\"."));
-                };
-                let (ea, eb) = match (finished(a.trim()), finished(b.trim())) {
-                    (Ok(x), Ok(y)) => (x, y),
-                    (Err(e), _) | (_, Err(e)) => return (false, e),
-                };
-                let (Some(ma), Some(mb)) = (ea.metrics.as_ref(), eb.metrics.as_ref()) else {
-                    return (false, format!("{choice} has no test scores to compare."));
-                };
-                // McNemar on tokens alone (no bootstrap: this runs on a click).
-                (ma.paired.gold_digest == mb.paired.gold_digest)
-                    .then(|| {
-                        crate::eval::significance::mcnemar_bits(
-                            &ma.paired.token_right,
-                            &mb.paired.token_right,
-                        )
-                    })
-                    .flatten()
-                    .map(|m| m.p)
-            }
-            _ => {
-                let e = match finished(choice) {
-                    Ok(e) => e,
-                    Err(e) => return (false, e),
-                };
-                match c {
-                    Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
-                    _ => e.summary.as_ref().map(|s| -s.train_seconds),
-                }
-            }
-        };
-        match score {
-            Some(x) => scores.push(x),
-            None => return (false, format!("{choice} has no result to compare.")),
-        }
-    }
-    let best = (0..scores.len())
-        .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
-        .expect("two or more choices");
-    let show = |n: &str, s: f64| match c {
-        Check::HigherHeldOut => format!("{n}: {s:.1}"),
-        Check::LikelyChance => format!("{n}: p = {}", crate::eval::significance::show_p(s)),
-        _ => format!("{n}: {:.2} s", -s),
-    };
-    if k == best {
-        let detail = q
-            .choices
-            .iter()
-            .zip(&scores)
-            .map(|(n, s)| show(n, *s))
-            .collect::<Vec<_>>()
-            .join(" · ");
-        (true, format!("{} {detail}.", q.why.trim_end()))
-    } else {
-        // Only the picked run's number: the others would give the answer away.
-        (
-            false,
-            format!(
-                "Not quite: {}. Look at the picture again and try once more.",
-                show(&q.choices[k], scores[k])
-            ),
-        )
-    }
-}
-
-/// A lesson run's name and spec (or why the spec cannot be built).
-pub type PlannedRun = (String, Result<crate::run::spec::RunSpec, String>);
-/// A lesson step's sweep spec (or why it cannot be built).
-pub type PlannedSweep = Result<crate::experiments::sweep::SweepSpec, String>;
-
-/// The runs step `i` of `lesson` launches (name, spec) and the sweep it starts, built as the
-/// workbench builds them: the tests read them to check that the bundled data still shows
-/// what the lesson's text says.
-pub fn planned(lesson: &Lesson, i: usize, root: &Path) -> (Vec<PlannedRun>, Option<PlannedSweep>) {
-    let step = lesson.state_at(i);
-    let source = step.data.as_ref().map(|d| d.source(root));
-    let runs = step
-        .run
-        .iter()
-        .map(|r| {
-            let spec = r
-                .data
-                .as_ref()
-                .map(|d| d.source(root))
-                .or_else(|| source.clone())
-                .ok_or_else(|| format!("run {}: the step has no data", r.name))
-                .and_then(|data| run_form(&data, r).to_spec());
-            (r.name.clone(), spec)
-        })
-        .collect();
-    let sweep = step.sweep.as_ref().filter(|w| w.start).map(|w| {
-        let source = source.clone().ok_or("the sweep's step has no data")?;
-        let mut base = lesson_form(&source, &w.knobs);
-        base.set_estimator("scl");
-        w.form().spec(base.to_spec()?).map_err(|e| e.to_string())
-    });
-    (runs, sweep)
-}
-
-/// The launch form of a lesson run on `data`, named as the lesson names it.
-fn run_form(data: &DataSource, r: &LessonRun) -> LaunchForm {
-    let mut form = lesson_form(data, &r.knobs);
-    form.knobs.set(crate::run::spec::NAME.name, &r.name);
-    form
-}
-
-/// The Runs form's defaults on `data` with a lesson's knobs (the command line's names) on top.
-fn lesson_form(data: &DataSource, knobs: &BTreeMap<String, String>) -> LaunchForm {
-    let mut form = LaunchForm::for_data(data);
-    // The lesson's prior replaces the form's (c2 and σ² are one knob in two spellings).
-    if knobs.contains_key("c2") || knobs.contains_key("sigma2") {
-        form.knobs.unset("c2");
-        form.knobs.unset("sigma2");
-    }
-    for (k, v) in knobs {
-        form.knobs.set(k, v);
-    }
-    form
-}
-
-/// Serves [`AppCommand::Lesson`]: sets the workbench to a step's state as the user's clicks
-/// would.
-pub(super) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
-    let state = &mut wb.state;
-    state.focus = Focus::new(step.focus.clone());
-    // Data: load it unless it is what is loaded (or loading) already.
-    let source = step
-        .data
-        .as_ref()
-        .map(|d| d.source(&state.config.root))
-        .unwrap_or_else(|| state.form.clone());
-    let loaded = state.data.as_ref().map(|d| &d.source);
-    if step.data.is_some()
-        && loaded != Some(&source)
-        && !(state.is_loading() && state.form == source)
-    {
-        state.form = source.clone();
-        state.load(ctx);
-    }
-    for r in &step.run {
-        let data = r
-            .data
-            .as_ref()
-            .map_or_else(|| source.clone(), |d| d.source(&state.config.root));
-        // A treebank run's data becomes the data in hand (the top bar names it).
-        if data.family() == crate::run::FamilyKind::Grammar && state.form != data {
-            state.form = data.clone();
-            state.load(ctx);
-        }
-        if run_named(state, &r.name).is_some() {
-            continue;
-        }
-        match run_form(&data, r).to_spec() {
-            Ok(spec) => {
-                let id = state.runs.launch(ctx, spec);
-                state.info(format!("lesson: started run {id} ({})", r.name));
-            }
-            Err(e) => state.error(format!("lesson run {}: {e}", r.name)),
-        }
-    }
-    if let Some(w) = step.sweep.as_ref().filter(|w| w.start) {
-        let running = state.sweep.as_ref().is_some_and(|s| s.name == w.name);
-        if !running && !crate::experiments::sweep::sweep_finished(&state.config.workspace, &w.name)
-        {
-            let base = lesson_form(&source, &w.knobs);
-            if let Err(e) = super::frontier::start_sweep(state, ctx, &w.form(), &base) {
-                state.error(format!("lesson sweep {}: {e}", w.name));
-            }
-        }
-    }
-    if let Some(names) = &step.tick {
-        state.selected = names.iter().filter_map(|n| run_named(state, n)).collect();
-    }
-    state.lessons.pending_model = step.graph.model.clone();
-    state.lessons.pending_parse = step.parse.run.clone();
-    let constraints: Option<Vec<String>> = step
-        .constraints
-        .as_ref()
-        .map(|ns| ns.iter().filter_map(|n| run_named(state, n)).collect());
-    for (_, tile) in wb.tree.tiles.iter_mut() {
-        match tile {
-            egui_tiles::Tile::Pane(Pane::Graph(g)) => {
-                let s = &step.graph;
-                macro_rules! set {
-                    ($f:ident => $g:ident) => {
-                        if let Some(v) = &s.$f {
-                            g.$g = v.clone();
-                        }
-                    };
-                }
-                set!(estimator => estimator);
-                set!(pieces => pieces);
-                set!(term => term);
-                set!(sequence => sequence);
-                set!(terms => show_terms);
-                set!(show_pieces => show_pieces);
-                set!(node_split => node_split);
-                set!(bp => show_bp);
-                set!(bp_sweeps => bp_sweeps);
-                set!(bp_at_one => bp_at_one);
-                set!(zoom => zoom);
-                // A lesson's zoom is its own; without one, fit the pane.
-                g.fit = s.zoom.is_none();
-                if let Some(t) = s.test {
-                    g.split = if t { Split::Test } else { Split::Train };
-                }
-                if let Some(f) = s.factor {
-                    g.selected_factor = usize::try_from(f).ok();
-                }
-                if s.model.as_deref() == Some("untrained") {
-                    g.model_run = None;
-                }
-                g.animate = false;
-                g.bp_animate = false;
-                g.picked_vars.clear();
-                g.quiz = step
-                    .question
-                    .as_ref()
-                    .and_then(|q| q.check)
-                    .filter(|c| matches!(c, Check::Clamped | Check::Free | Check::Summed))
-                    .map(|check| super::graph_view::Quiz {
-                        check,
-                        term: g.term,
-                        estimator: g.estimator.clone(),
-                        sequence: g.sequence,
-                    });
-            }
-            egui_tiles::Tile::Pane(Pane::Curves(c)) => {
-                let s = &step.curves;
-                if let Some(m) = s.metric {
-                    c.metric = m;
-                }
-                if let Some(x) = s.x {
-                    c.x = x;
-                }
-                if let Some(l) = s.log_y {
-                    c.log_y = l;
-                }
-            }
-            egui_tiles::Tile::Pane(Pane::Parse(p)) => {
-                let s = &step.parse;
-                if let Some(v) = s.set {
-                    p.set = v;
-                }
-                if let Some(v) = s.sentence {
-                    p.sentence = v;
-                }
-                if let Some(v) = s.tab {
-                    p.tab = v;
-                }
-                if let Some(v) = s.term {
-                    p.term = v;
-                }
-                p.jump_to = s.first;
-                if s.run.is_some() {
-                    // The lesson trains its own run: the form would only push the picture down.
-                    p.form_open = Some(false);
-                }
-            }
-            egui_tiles::Tile::Pane(Pane::Frontier(f)) => {
-                if let Some(w) = &step.sweep {
-                    f.form = w.form();
-                    // The form while the policy is explained; the plot once the sweep runs.
-                    f.form_open = Some(!w.start);
-                    f.sweep = Some(w.name.clone());
-                }
-            }
-            egui_tiles::Tile::Pane(Pane::Theory(t)) => {
-                let s = &step.theory;
-                if let Some(m) = s.m {
-                    t.m = m;
-                }
-                if let Some(o) = s.orders {
-                    t.orders = o;
-                }
-                if let Some(d) = s.det {
-                    t.det = d;
-                }
-                if let Some(e) = s.exact {
-                    t.exact = e;
-                }
-                if let Some(n) = s.mc_n {
-                    t.mc_n = n;
-                }
-                if let Some(r) = s.mc_reps {
-                    t.mc_reps = r;
-                }
-                if let Some(l) = &s.mc_lambdas {
-                    t.mc_lambdas = l.clone();
-                }
-            }
-            egui_tiles::Tile::Pane(Pane::Constraints(c)) => {
-                if let Some(rs) = &constraints {
-                    c.runs = rs.clone();
-                    c.runs_touched = true;
-                }
-                c.selected = step.cluster;
-            }
-            _ => {}
-        }
-    }
-    if let Some(p) = &step.pane {
-        if let Some(e) = PANES.iter().find(|e| e.title == p) {
-            wb.state.command(AppCommand::Focus(e.kind));
-        }
-    }
-}
-
-/// Each frame: picks the Graph pane's model once the lesson's run has finished.
-pub(super) fn settle(wb: &mut Workbench) {
-    if let Some(name) = wb.state.lessons.pending_parse.clone() {
-        if let Some(id) =
-            run_named(&wb.state, &name).filter(|id| wb.state.finished_grammar_runs().contains(id))
-        {
-            for (_, tile) in wb.tree.tiles.iter_mut() {
-                if let egui_tiles::Tile::Pane(Pane::Parse(p)) = tile {
-                    p.run = Some(id.clone());
-                }
-            }
-            wb.state.lessons.pending_parse = None;
-        }
-    }
-    let Some(name) = wb.state.lessons.pending_model.clone() else {
-        return;
-    };
-    if name == "untrained" {
-        wb.state.lessons.pending_model = None;
-        return;
-    }
-    let Some(id) = run_named(&wb.state, &name) else {
-        return;
-    };
-    if !wb.state.runs_for_data().0.contains(&id) {
-        return;
-    }
-    for (_, tile) in wb.tree.tiles.iter_mut() {
-        if let egui_tiles::Tile::Pane(Pane::Graph(g)) = tile {
-            g.model_run = Some(id.clone());
-        }
-    }
-    wb.state.lessons.pending_model = None;
-}
-
-/// What a wrong answer to a click question is told: how to find the variables, not which
-/// they are (their colours stay hidden until the answer is right).
-fn hint(check: Check) -> &'static str {
-    match check {
-        Check::Clamped => {
-            "A term clamps at gold the variables its factors (the bright squares) touch \
-             besides the orange free one."
-        }
-        Check::Free => "A term's free variables are those its normaliser sums over.",
-        _ => "Look at which variables the term's factors (the bright squares) touch.",
-    }
-}
-
-/// Serves [`AppCommand::LessonCheck`]: the variables picked on the Graph pane against the
-/// current term's; a right answer shows the term's colours and formula again.
-pub(super) fn check_picture(wb: &mut Workbench, check: Check) {
-    let mut verdict = (
-        false,
-        "Open the Graph pane and pick variables on it.".to_string(),
-    );
-    let why = wb
-        .tree
-        .tiles
-        .tiles()
-        .find_map(|t| match t {
-            egui_tiles::Tile::Pane(Pane::Lessons(l)) => l.lesson.as_ref().and_then(|f| {
-                let lesson = wb.state.lessons.find(f)?;
-                lesson
-                    .steps
-                    .get(l.step)?
-                    .question
-                    .as_ref()
-                    .map(|q| q.why.clone())
-            }),
-            _ => None,
-        })
-        .unwrap_or_default();
-    if let Some(g) = wb.tree.tiles.tiles().find_map(|t| match t {
-        egui_tiles::Tile::Pane(Pane::Graph(g)) => Some(g),
-        _ => None,
-    }) {
-        if let Some(want) = g.term_vars(check) {
-            let got: Vec<u32> = g.picked_vars.iter().copied().collect();
-            verdict = if got == want {
-                (true, why)
-            } else {
-                let missing = want.iter().filter(|v| !got.contains(v)).count();
-                let extra = got.iter().filter(|v| !want.contains(v)).count();
-                (
-                    false,
-                    format!(
-                        "Not quite: {missing} missing, {extra} too many. {}",
-                        hint(check)
-                    ),
-                )
-            };
-        }
-    }
-    for (_, tile) in wb.tree.tiles.iter_mut() {
-        match tile {
-            egui_tiles::Tile::Pane(Pane::Lessons(l)) => l.verdict = Some(verdict.clone()),
-            egui_tiles::Tile::Pane(Pane::Graph(g)) if verdict.0 => g.quiz = None,
-            _ => {}
-        }
-    }
 }

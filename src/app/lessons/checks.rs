@@ -1,0 +1,96 @@
+//! A step's question checked: on the runs' results (which run has the higher held-out
+//! likelihood, trained faster, differs likeliest by chance) and on the picture (the variables a
+//! term clamps, frees or sums out).
+
+use super::*;
+
+/// A question over runs, answered from their recorded results.
+pub(super) fn check_runs(
+    state: &AppState,
+    q: &Question,
+    c: Check,
+    picked: Option<usize>,
+) -> (bool, String) {
+    let Some(k) = picked else {
+        return (false, "Pick an answer first.".into());
+    };
+    let finished = |name: &str| -> Result<&crate::app::runs::RunEntry, String> {
+        run_named(state, name)
+            .and_then(|id| state.runs.get(&id))
+            .filter(|e| e.status == RunStatus::Finished)
+            .ok_or_else(|| format!("Wait for run {name} to finish, then check again."))
+    };
+    let mut scores = vec![];
+    for choice in &q.choices {
+        let score = match c {
+            Check::LikelyChance => {
+                let Some((a, b)) = choice.split_once(" / ") else {
+                    return (false, format!("{choice:?} is not a pair \"a / b\"."));
+                };
+                let (ea, eb) = match (finished(a.trim()), finished(b.trim())) {
+                    (Ok(x), Ok(y)) => (x, y),
+                    (Err(e), _) | (_, Err(e)) => return (false, e),
+                };
+                let (Some(ma), Some(mb)) = (ea.metrics.as_ref(), eb.metrics.as_ref()) else {
+                    return (false, format!("{choice} has no test scores to compare."));
+                };
+                // McNemar on tokens alone (no bootstrap: this runs on a click).
+                (ma.paired.gold_digest == mb.paired.gold_digest)
+                    .then(|| {
+                        crate::eval::significance::mcnemar_bits(
+                            &ma.paired.token_right,
+                            &mb.paired.token_right,
+                        )
+                    })
+                    .flatten()
+                    .map(|m| m.p)
+            }
+            _ => {
+                let e = match finished(choice) {
+                    Ok(e) => e,
+                    Err(e) => return (false, e),
+                };
+                match c {
+                    Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
+                    _ => e.summary.as_ref().map(|s| -s.train_seconds),
+                }
+            }
+        };
+        match score {
+            Some(x) => scores.push(x),
+            None => return (false, format!("{choice} has no result to compare.")),
+        }
+    }
+    let best = (0..scores.len())
+        .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
+        .expect("two or more choices");
+    let show = |n: &str, s: f64| match c {
+        Check::HigherHeldOut => format!("{n}: {s:.1}"),
+        Check::LikelyChance => format!("{n}: p = {}", crate::eval::significance::show_p(s)),
+        _ => format!("{n}: {:.2} s", -s),
+    };
+    if k == best {
+        let detail = q
+            .choices
+            .iter()
+            .zip(&scores)
+            .map(|(n, s)| show(n, *s))
+            .collect::<Vec<_>>()
+            .join(" · ");
+        (true, format!("{} {detail}.", q.why.trim_end()))
+    } else {
+        // Only the picked run's number: the others would give the answer away.
+        (
+            false,
+            format!(
+                "Not quite: {}. Look at the picture again and try once more.",
+                show(&q.choices[k], scores[k])
+            ),
+        )
+    }
+}
+
+/// A lesson run's name and spec (or why the spec cannot be built).
+pub type PlannedRun = (String, Result<crate::run::spec::RunSpec, String>);
+/// A lesson step's sweep spec (or why it cannot be built).
+pub type PlannedSweep = Result<crate::experiments::sweep::SweepSpec, String>;

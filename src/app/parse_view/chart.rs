@@ -1,0 +1,267 @@
+//! The Parse pane's Chart tab: the Viterbi chart's best edge per span, shaded by its ratio to
+//! the best edge of the same length (PT-CFG's NOTA criterion, 001 §5).
+
+use super::*;
+use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Sense, Stroke, Vec2};
+
+/// Cell rectangles of the chart triangle: length 1 along the bottom, the whole sentence at the
+/// top, each cell centred over its words. Cells are `size` (width, height): wider than tall
+/// where the pane is wide and short, so that the whole chart fits with its labels.
+pub(super) fn cell_rect(origin: egui::Pos2, size: Vec2, n: usize, i: usize, j: usize) -> Rect {
+    let len = j - i;
+    let x = origin.x + size.x * (i as f32 + (len - 1) as f32 / 2.0);
+    let y = origin.y + size.y * (n - len) as f32;
+    Rect::from_min_size(pos2(x, y), size)
+}
+
+/// Blue by the best edge's ratio to the best edge of its length: strong at 1, fading into the
+/// theme's background at 1e-10 (pale on the light theme, dark on the dark one).
+pub(super) fn ratio_color(log_ratio: f64, dark: bool) -> Color32 {
+    let t = (1.0 + log_ratio / (10.0 * std::f64::consts::LN_10)).clamp(0.0, 1.0) as f32;
+    let (from, to) = if dark {
+        ([45.0, 50.0, 62.0], [70.0, 100.0, 210.0])
+    } else {
+        ([235.0, 240.0, 250.0], [60.0, 90.0, 190.0])
+    };
+    let mix = |k: usize| (from[k] + (to[k] - from[k]) * t) as u8;
+    Color32::from_rgb(mix(0), mix(1), mix(2))
+}
+
+/// The chart with its caption, legend and threshold; returns where the chart is.
+pub(super) fn chart_tab(
+    p: &mut ParsePane,
+    run: &GrammarRun,
+    view: &SentenceView,
+    fit: Fit,
+    ui: &mut egui::Ui,
+) -> Rect {
+    // The scale fades into the theme's background: towards white on the light theme, towards
+    // black on the dark one.
+    let fade = if ui.visuals().dark_mode {
+        "strong blue: as good, fading to the background: 1e-10 of it"
+    } else {
+        "dark blue: as good, pale: 1e-10 of it"
+    };
+    ui.weak(format!(
+        "The CKY chart: a cell is a span of words (start along the bottom, length upwards), \
+         coloured by its best edge's score against the best edge of the same length ({fade}), \
+         labelled with that edge (@X|<…> are the binarisation's intermediate symbols; hover a \
+         cell for all its edges). A gold-outlined cell holds a gold bracket; its label is still \
+         the best edge's, which need not be the gold one. PT-CFG gives a NOTA term to each \
+         wrong edge whose ratio to the best edge of its length is above the threshold: cells \
+         with such edges are outlined red, with their count."
+    ));
+    if run.estimator.scoring() == crate::grammar::chart::Scoring::Local {
+        ui.weak(
+            "This run is locally normalised: a word's tag has no score of its own (the tag is \
+             chosen by the expansion above it), so the bottom row's cells tie and show any tag.",
+        );
+    }
+    let dark = ui.visuals().dark_mode;
+    legend(
+        ui,
+        &[
+            (ratio_color(0.0, dark), "best of its length"),
+            (
+                ratio_color(-5.0 * std::f64::consts::LN_10, dark),
+                "1e-5 of it",
+            ),
+            (
+                ratio_color(-10.0 * std::f64::consts::LN_10, dark),
+                "1e-10 or less",
+            ),
+            (GOLD, "gold bracket"),
+            (RED, "wrong edges above the threshold"),
+        ],
+    );
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label("NOTA threshold: ratio at least 10^");
+        // Down to 10^-50: a small grammar's run may take every wrong edge (10^-43).
+        ui.add(egui::Slider::new(&mut p.threshold_log10, -50.0..=0.0).step_by(0.5))
+            .labelled_by(l.id);
+    });
+    let selected = count_selected(p, view);
+    ui.label(format!(
+        "At 10^{:.1}: {} wrong edges of this sentence get a NOTA term.{}",
+        p.threshold_log10,
+        selected,
+        match run.nota_threshold {
+            Some(t) => format!(
+                " This run chose its threshold, 10^{:.2}, to give about {:.0} per training \
+                 sentence ({} in all; 001 reports about 160 per sentence).",
+                t.log10(),
+                run.nota_instances as f64 / run.data.sentences.len().max(1) as f64,
+                run.nota_instances
+            ),
+            None => String::new(),
+        }
+    ));
+    draw_chart(p, view, None, fit, ui)
+}
+
+/// The wrong binary edges the slider's threshold selects on this sentence.
+pub(super) fn count_selected(p: &ParsePane, view: &SentenceView) -> usize {
+    let thr = p.threshold_log10 * std::f64::consts::LN_10;
+    view.cells
+        .iter()
+        .filter(|c| c.j - c.i >= 2)
+        .map(|c| {
+            c.edges
+                .iter()
+                .filter(|e| !e.gold && e.log_ratio >= thr)
+                .count()
+        })
+        .sum()
+}
+
+/// Draws the chart, sized to the room below the cursor (or, where that is too little, to the
+/// pane: it is then scrolled to); `term` outlines a term's span. Returns where it is.
+pub(super) fn draw_chart(
+    p: &ParsePane,
+    view: &SentenceView,
+    term: Option<((usize, usize), Color32)>,
+    fit: Fit,
+    ui: &mut egui::Ui,
+) -> Rect {
+    let n = view.words.len().max(1);
+    let nf = n as f32;
+    let w = ((ui.available_width() - 10.0) / nf).clamp(14.0, 96.0);
+    // The words' line takes 22 points; cells of 14 points still show their colours and
+    // outlines (a label from 20).
+    let room = fit.room(ui) - 30.0;
+    let h_room = if room / nf >= 14.0 {
+        room
+    } else {
+        fit.height - 30.0
+    };
+    let h = (h_room / nf).clamp(14.0, w.min(56.0));
+    let size = vec2(w, h);
+    let (rect, resp) = ui.allocate_exact_size(vec2(w * nf + 10.0, h * nf + 22.0), Sense::hover());
+    let painter = ui.painter_at(rect);
+    let origin = rect.min + vec2(5.0, 0.0);
+    let thr = p.threshold_log10 * std::f64::consts::LN_10;
+    let font = FontId::proportional((h * 0.6).min(w * 0.2).clamp(9.0, 13.0));
+    // What a cell has room for: a label and a count once it is 14 points high and 24 wide
+    // (smaller, the label would be too small to read; hover names it). At 20 the chart under
+    // lesson 9's NOTA bars lost every label at 1280×800.
+    let labelled = h >= 14.0 && w >= 24.0;
+    let chars = |px: f32| (w / px) as usize;
+    let mut hovered = None;
+    for c in &view.cells {
+        let r = cell_rect(origin, size, n, c.i, c.j).shrink(1.0);
+        let best = c.edges.first();
+        let fill = best.map_or(ui.visuals().faint_bg_color, |e| {
+            ratio_color(e.log_ratio, ui.visuals().dark_mode)
+        });
+        painter.rect_filled(r, 2.0, fill);
+        // A thin border: pale cells vanished into a white pane, and with them which span a
+        // raised cell covers.
+        painter.rect_stroke(
+            r,
+            2.0,
+            Stroke::new(0.8, ui.visuals().weak_text_color().gamma_multiply(0.5)),
+            egui::StrokeKind::Inside,
+        );
+        let wrong = if c.j - c.i >= 2 {
+            c.edges
+                .iter()
+                .filter(|e| !e.gold && e.log_ratio >= thr)
+                .count()
+        } else {
+            0
+        };
+        if c.edges.iter().any(|e| e.gold) {
+            painter.rect_stroke(r, 2.0, Stroke::new(2.5, GOLD), egui::StrokeKind::Inside);
+        }
+        if wrong > 0 {
+            painter.rect_stroke(
+                r.shrink(3.0),
+                1.0,
+                Stroke::new(1.5, RED),
+                egui::StrokeKind::Inside,
+            );
+            if labelled && h >= 2.0 * font.size + 8.0 {
+                // Below the label (a lower cell shows the red outline alone), on a white chip: red digits on the blue cells could not be read.
+                let galley = painter.layout_no_wrap(wrong.to_string(), font.clone(), RED);
+                let at = Align2::RIGHT_BOTTOM
+                    .anchor_size(r.right_bottom() - vec2(3.0, 2.0), galley.size());
+                painter.rect_filled(at.expand(1.5), 2.0, Color32::WHITE);
+                painter.galley(at.min, galley, RED);
+            }
+        }
+        if let (Some(e), true) = (best, labelled) {
+            let mut label = e.label.clone();
+            let max_chars = chars(font.size * 0.62);
+            if label.chars().count() > max_chars {
+                label = label
+                    .chars()
+                    .take(max_chars.saturating_sub(1))
+                    .collect::<String>()
+                    + "…";
+            }
+            let ink = crate::app::appearance::ink_on(fill);
+            painter.text(
+                r.center_top() + vec2(0.0, 2.0),
+                Align2::CENTER_TOP,
+                label,
+                font.clone(),
+                ink,
+            );
+        }
+        if resp.hover_pos().is_some_and(|h| r.contains(h)) {
+            hovered = Some(c);
+        }
+    }
+    if let Some(((i, j), colour)) = term {
+        // A white halo: the term's colour alone is lost on the blue cells.
+        let r = cell_rect(origin, size, n, i, j);
+        painter.rect_stroke(
+            r,
+            2.0,
+            Stroke::new(6.0, Color32::WHITE),
+            egui::StrokeKind::Outside,
+        );
+        painter.rect_stroke(r, 2.0, Stroke::new(3.0, colour), egui::StrokeKind::Outside);
+    }
+    for (k, w) in view.words.iter().enumerate() {
+        let r = cell_rect(origin, size, n, k, k + 1);
+        let mut w = w.clone();
+        let max_chars = chars(font.size * 0.5);
+        if w.chars().count() > max_chars {
+            w = w
+                .chars()
+                .take(max_chars.saturating_sub(1))
+                .collect::<String>()
+                + "…";
+        }
+        painter.text(
+            pos2(r.center().x, r.bottom() + 10.0),
+            Align2::CENTER_CENTER,
+            w,
+            font.clone(),
+            ui.visuals().text_color(),
+        );
+    }
+    if let Some(c) = hovered {
+        resp.on_hover_ui(|ui| {
+            ui.strong(format!(
+                "{}: {}",
+                crate::eval::parse_view::words(c.i, c.j),
+                view.words[c.i..c.j].join(" ")
+            ));
+            for e in c.edges.iter().take(12) {
+                ui.label(format!(
+                    "{:<14} score {:>8.2}  ratio 10^{:.1}{}",
+                    e.label,
+                    e.score,
+                    e.log_ratio / std::f64::consts::LN_10,
+                    if e.gold { "  gold" } else { "" }
+                ));
+            }
+            if c.edges.len() > 12 {
+                ui.weak(format!("… {} edges in all", c.edges.len()));
+            }
+        });
+    }
+    rect
+}
