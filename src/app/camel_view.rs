@@ -108,28 +108,7 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
         .filter(|e| e.summary.is_some() || e.status.is_live())
         .map(|e| (e.id.clone(), e.label()))
         .collect();
-    ui.horizontal_wrapped(|ui| {
-        for (k, slot) in p.runs.iter_mut().enumerate() {
-            let shown = ids
-                .iter()
-                .find(|(id, _)| id == slot)
-                .map_or("(none)".to_string(), |(_, l)| l.clone());
-            egui::ComboBox::from_id_salt(("constraints-run", k))
-                .selected_text(shown)
-                .width(190.0)
-                .show_ui(ui, |ui| {
-                    let mut changed = ui.selectable_value(slot, String::new(), "(none)").changed();
-                    for (id, label) in &ids {
-                        changed |= ui.selectable_value(slot, id.clone(), label).changed();
-                    }
-                    p.runs_touched |= changed;
-                });
-        }
-        ui.separator();
-        let l = ui.label("training item");
-        ui.add(egui::DragValue::new(&mut p.item).range(0..=100_000))
-            .labelled_by(l.id);
-    });
+    run_pickers(ui, p, &ids);
     let ctx = ui.ctx().clone();
     let rt = &mut p.runtime;
     for (k, r) in drain_finished(&mut rt.jobs) {
@@ -186,51 +165,7 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
             p.item = n.saturating_sub(1);
         }
     }
-    ui.horizontal(|ui| {
-        ui.weak("sepset disagreement:");
-        // A continuous scale, drawn as one: separate swatches hid that 0.42 is between
-        // the "0.1" and "≥ 0.5" colours.
-        let (r, _) = ui.allocate_exact_size(vec2(240.0, 26.0), Sense::hover());
-        let strip = egui::Rect::from_min_size(r.min, vec2(r.width(), 10.0));
-        // On violation_color's log scale, 1e-4 … 0.5.
-        let span = 0.5f64.log10() + 4.0;
-        let at = |v: f64| {
-            let t = ((v.log10() + 4.0) / span).clamp(0.0, 1.0) as f32;
-            strip.left() + t * strip.width()
-        };
-        super::appearance::gradient_strip(ui.painter(), strip, 48, |t| {
-            violation_color(10f64.powf(-4.0 + f64::from(t) * span))
-        });
-        let ink = ui.visuals().weak_text_color();
-        for (v, text) in [
-            (1e-4, "≤ 1e-4"),
-            (1e-3, "1e-3"),
-            (1e-2, "1e-2"),
-            (0.1, "0.1"),
-            (0.5, "≥ 0.5"),
-        ] {
-            let x = at(v);
-            ui.painter().line_segment(
-                [
-                    egui::pos2(x, strip.bottom()),
-                    egui::pos2(x, strip.bottom() + 3.0),
-                ],
-                egui::Stroke::new(1.0, ink),
-            );
-            let align = match v {
-                v if v <= 1e-4 => egui::Align2::LEFT_TOP,
-                v if v >= 0.5 => egui::Align2::RIGHT_TOP,
-                _ => egui::Align2::CENTER_TOP,
-            };
-            ui.painter().text(
-                egui::pos2(x, strip.bottom() + 3.0),
-                align,
-                text,
-                egui::FontId::proportional(11.0),
-                ink,
-            );
-        }
-    });
+    disagreement_key(ui);
     let width = ui.available_width() / shown.len() as f32 - 8.0;
     ui.horizontal_top(|ui| {
         for (label, r) in &shown {
@@ -276,6 +211,81 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
             });
         });
     }
+}
+
+/// The runs shown side by side (one picker a slot) and the training item.
+fn run_pickers(ui: &mut egui::Ui, p: &mut ConstraintsPane, ids: &[(String, String)]) {
+    ui.horizontal_wrapped(|ui| {
+        for (k, slot) in p.runs.iter_mut().enumerate() {
+            let shown = ids
+                .iter()
+                .find(|(id, _)| id == slot)
+                .map_or("(none)".to_string(), |(_, l)| l.clone());
+            egui::ComboBox::from_id_salt(("constraints-run", k))
+                .selected_text(shown)
+                .width(190.0)
+                .show_ui(ui, |ui| {
+                    let mut changed = ui.selectable_value(slot, String::new(), "(none)").changed();
+                    for (id, label) in ids {
+                        changed |= ui.selectable_value(slot, id.clone(), label).changed();
+                    }
+                    p.runs_touched |= changed;
+                });
+        }
+        ui.separator();
+        let l = ui.label("training item");
+        ui.add(egui::DragValue::new(&mut p.item).range(0..=100_000))
+            .labelled_by(l.id);
+    });
+}
+
+/// The key of the sepset lines' colours: a continuous log scale of the disagreement, 1e-4 … 0.5.
+fn disagreement_key(ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.weak("sepset disagreement:");
+        // A continuous scale, drawn as one: separate swatches hid that 0.42 is between
+        // the "0.1" and "≥ 0.5" colours.
+        let (r, _) = ui.allocate_exact_size(vec2(240.0, 26.0), Sense::hover());
+        let strip = egui::Rect::from_min_size(r.min, vec2(r.width(), 10.0));
+        // On violation_color's log scale, 1e-4 … 0.5.
+        let span = 0.5f64.log10() + 4.0;
+        let at = |v: f64| {
+            let t = ((v.log10() + 4.0) / span).clamp(0.0, 1.0) as f32;
+            strip.left() + t * strip.width()
+        };
+        super::appearance::gradient_strip(ui.painter(), strip, 48, |t| {
+            violation_color(10f64.powf(-4.0 + f64::from(t) * span))
+        });
+        let ink = ui.visuals().weak_text_color();
+        for (v, text) in [
+            (1e-4, "≤ 1e-4"),
+            (1e-3, "1e-3"),
+            (1e-2, "1e-2"),
+            (0.1, "0.1"),
+            (0.5, "≥ 0.5"),
+        ] {
+            let x = at(v);
+            ui.painter().line_segment(
+                [
+                    egui::pos2(x, strip.bottom()),
+                    egui::pos2(x, strip.bottom() + 3.0),
+                ],
+                egui::Stroke::new(1.0, ink),
+            );
+            let align = match v {
+                v if v <= 1e-4 => egui::Align2::LEFT_TOP,
+                v if v >= 0.5 => egui::Align2::RIGHT_TOP,
+                _ => egui::Align2::CENTER_TOP,
+            };
+            ui.painter().text(
+                egui::pos2(x, strip.bottom() + 3.0),
+                align,
+                text,
+                egui::FontId::proportional(11.0),
+                ink,
+            );
+        }
+    });
 }
 
 /// Where each cluster sits: a one-variable cluster on its variable, a larger one at the mean

@@ -270,55 +270,10 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
                 ui.separator();
             }
             ui.strong(format!("Specs ({changed} field(s) differ, highlighted)"));
-            egui::Grid::new("compare-spec")
-                .striped(true)
-                .show(ui, |ui| {
-                    ui.strong("field");
-                    for (l, c) in labels.iter().zip(&colors) {
-                        ui.colored_label(*c, l);
-                    }
-                    ui.end_row();
-                    let warn = ui.visuals().warn_fg_color;
-                    for (k, vals, differs) in &diff {
-                        if *differs {
-                            ui.label(egui::RichText::new(format!("≠ {k}")).color(warn).strong());
-                        } else {
-                            ui.label(k);
-                        }
-                        for v in vals {
-                            // Long paths end in what tells them apart; the whole on hover, so
-                            // three runs fit a 1400 px window's pane (5.3).
-                            let shown = short_value(v);
-                            let r = if *differs {
-                                ui.label(egui::RichText::new(shown).color(warn))
-                            } else {
-                                ui.weak(shown)
-                            };
-                            if v.chars().count() > SHORT_VALUE {
-                                r.on_hover_text(v);
-                            }
-                        }
-                        ui.end_row();
-                    }
-                });
+            spec_grid(ui, &labels, &colors, &diff);
             ui.separator();
             ui.strong("Final metrics and times");
-            egui::Grid::new("compare-metrics")
-                .striped(true)
-                .show(ui, |ui| {
-                    ui.strong("");
-                    for (l, c) in labels.iter().zip(&colors) {
-                        ui.colored_label(*c, l);
-                    }
-                    ui.end_row();
-                    for (k, vals) in &metrics {
-                        ui.label(k);
-                        for v in vals {
-                            ui.label(v);
-                        }
-                        ui.end_row();
-                    }
-                });
+            metrics_grid(ui, &labels, &colors, &metrics);
             ui.separator();
             let tests = ui.scope(|ui| paired_tests(&runs, p, ui));
             // Marked once the tests are drawn, not their spinner: the table arrives frames
@@ -334,27 +289,8 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     if save_consistency.0 {
         state.request_png(consistency_rect.intersect(ui.clip_rect()), "consistency");
     }
-    if save_consistency.1 {
-        let svg = svg_lines(
-            "|θ − θ0| against training items",
-            "training items n",
-            "|θ − θ0|",
-            &consistency,
-        );
-        state.save_svg("consistency", &svg);
-    }
-    if save_consistency.2 {
-        let header = vec!["estimator".into(), "n".into(), "param_error".into()];
-        let rows: Vec<Vec<String>> = consistency
-            .iter()
-            .flat_map(|s| {
-                s.points
-                    .iter()
-                    .map(|p| vec![s.name.clone(), p[0].to_string(), p[1].to_string()])
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        state.save_csv("consistency", &header, &rows);
+    if save_consistency.1 || save_consistency.2 {
+        save_consistency_files(state, &consistency, save_consistency.1, save_consistency.2);
     }
     let mut header = vec!["field".to_string()];
     header.extend(labels.iter().cloned());
@@ -380,12 +316,103 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     }
 }
 
+/// The specs side by side, the fields that differ highlighted; long values shortened to what
+/// tells them apart, the whole on hover.
+fn spec_grid(
+    ui: &mut egui::Ui,
+    labels: &[String],
+    colors: &[Color32],
+    diff: &[(String, Vec<String>, bool)],
+) {
+    egui::Grid::new("compare-spec")
+        .striped(true)
+        .show(ui, |ui| {
+            ui.strong("field");
+            for (l, c) in labels.iter().zip(colors) {
+                ui.colored_label(*c, l);
+            }
+            ui.end_row();
+            let warn = ui.visuals().warn_fg_color;
+            for (k, vals, differs) in diff {
+                if *differs {
+                    ui.label(egui::RichText::new(format!("≠ {k}")).color(warn).strong());
+                } else {
+                    ui.label(k);
+                }
+                for v in vals {
+                    // Long paths end in what tells them apart; the whole on hover, so
+                    // three runs fit a 1400 px window's pane (5.3).
+                    let shown = short_value(v);
+                    let r = if *differs {
+                        ui.label(egui::RichText::new(shown).color(warn))
+                    } else {
+                        ui.weak(shown)
+                    };
+                    if v.chars().count() > SHORT_VALUE {
+                        r.on_hover_text(v);
+                    }
+                }
+                ui.end_row();
+            }
+        });
+}
+
+/// The final metrics and times side by side.
+fn metrics_grid(
+    ui: &mut egui::Ui,
+    labels: &[String],
+    colors: &[Color32],
+    metrics: &[(String, Vec<String>)],
+) {
+    egui::Grid::new("compare-metrics")
+        .striped(true)
+        .show(ui, |ui| {
+            ui.strong("");
+            for (l, c) in labels.iter().zip(colors) {
+                ui.colored_label(*c, l);
+            }
+            ui.end_row();
+            for (k, vals) in metrics {
+                ui.label(k);
+                for v in vals {
+                    ui.label(v);
+                }
+                ui.end_row();
+            }
+        });
+}
+
+/// The consistency plot's data as SVG and/or CSV.
+fn save_consistency_files(state: &mut AppState, consistency: &[Series], svg: bool, csv: bool) {
+    if svg {
+        let svg = svg_lines(
+            "|θ − θ0| against training items",
+            "training items n",
+            "|θ − θ0|",
+            consistency,
+        );
+        state.save_svg("consistency", &svg);
+    }
+    if csv {
+        let header = vec!["estimator".into(), "n".into(), "param_error".into()];
+        let rows: Vec<Vec<String>> = consistency
+            .iter()
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .map(|p| vec![s.name.clone(), p[0].to_string(), p[1].to_string()])
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        state.save_csv("consistency", &header, &rows);
+    }
+}
+
 /// The paired tests of every pair of ticked runs (the engine's
 /// [`crate::run::compare::compare_runs`], as the command line's `compare` prints them):
 /// warnings first, then one row per pair and its reading in words.
 /// Returns whether the tests are drawn (false while they are computed).
 fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bool {
-    use crate::eval::significance::show_p;
     // The sentences wrap at the visible edge of the pane (it scrolls sideways for the wide
     // tables, and they were cut off at 1280×800).
     let visible = visible_width(ui, 240.0);
@@ -454,31 +481,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
     // The runs' scores beside their tests, named: the table above may be scrolled off when a
     // lesson brings the tests into view.
     ui.strong("Scores on the test items");
-    egui::Grid::new("compare-scores")
-        .striped(true)
-        .num_columns(4)
-        .show(ui, |ui| {
-            for h in [
-                "run",
-                "token accuracy %",
-                "segment F1",
-                "held-out log-likelihood",
-            ] {
-                ui.strong(h);
-            }
-            ui.end_row();
-            for r in runs {
-                let Some(m) = r.metrics.as_ref() else {
-                    continue;
-                };
-                let c = super::appearance::text_on(run_color(runs, &r.id), ui.visuals());
-                ui.colored_label(c, r.label());
-                ui.label(format!("{:.2}", m.token_accuracy));
-                ui.label(m.segment_f1().map_or("–".into(), |f| format!("{f:.2}")));
-                ui.label(m.log_likelihood.map_or("–".into(), |l| format!("{l:.1}")));
-                ui.end_row();
-            }
-        });
+    scores_grid(ui, runs);
     ui.add_space(4.0);
     ui.strong("Paired tests on the test items");
     let wrapped = |ui: &mut egui::Ui, text: egui::RichText| {
@@ -510,6 +513,45 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
         }
         return true;
     }
+    tests_grid(ui, &c.pairs);
+    for t in &c.pairs {
+        wrapped(ui, egui::RichText::new(&t.reading));
+    }
+    true
+}
+
+/// The runs' scores on the test items, named beside their tests.
+fn scores_grid(ui: &mut egui::Ui, runs: &[&RunEntry]) {
+    egui::Grid::new("compare-scores")
+        .striped(true)
+        .num_columns(4)
+        .show(ui, |ui| {
+            for h in [
+                "run",
+                "token accuracy %",
+                "segment F1",
+                "held-out log-likelihood",
+            ] {
+                ui.strong(h);
+            }
+            ui.end_row();
+            for r in runs {
+                let Some(m) = r.metrics.as_ref() else {
+                    continue;
+                };
+                let c = super::appearance::text_on(run_color(runs, &r.id), ui.visuals());
+                ui.colored_label(c, r.label());
+                ui.label(format!("{:.2}", m.token_accuracy));
+                ui.label(m.segment_f1().map_or("–".into(), |f| format!("{f:.2}")));
+                ui.label(m.log_likelihood.map_or("–".into(), |l| format!("{l:.1}")));
+                ui.end_row();
+            }
+        });
+}
+
+/// One row per pair of runs: McNemar on tokens, the paired t-test, the bootstrap interval.
+fn tests_grid(ui: &mut egui::Ui, pairs: &[crate::eval::significance::PairComparison]) {
+    use crate::eval::significance::show_p;
     egui::Grid::new("compare-tests")
         .striped(true)
         .show(ui, |ui| {
@@ -525,7 +567,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
                 ui.strong(h);
             }
             ui.end_row();
-            for t in &c.pairs {
+            for t in pairs {
                 ui.label(&t.a);
                 ui.label(&t.b);
                 match t.tokens {
@@ -558,10 +600,6 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
                 ui.end_row();
             }
         });
-    for t in &c.pairs {
-        wrapped(ui, egui::RichText::new(&t.reading));
-    }
-    true
 }
 
 /// Characters of a spec value Compare shows before eliding its start.

@@ -94,50 +94,8 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
             )
         })
         .collect();
-    let names = cats.clone();
     let score_name = format!("{:?}", p.score);
-    let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
-    let scope = ui.scope(|ui| {
-        // The legend above the plot (inside it needed headroom to 130 %).
-        let legend = ui
-            .horizontal_wrapped(|ui| {
-                for (name, color, _) in &charts {
-                    let (r, _) =
-                        ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
-                    ui.painter().rect_filled(r, 1.0, *color);
-                    ui.label(name);
-                    ui.add_space(8.0);
-                }
-            })
-            .response
-            .rect;
-        pane_plot("fields-plot")
-            .height((h - legend.height() - 4.0).max(140.0))
-            .include_y(0.0)
-            .include_y(100.0)
-            .y_axis_label(format!("{score_name} %"))
-            .allow_scroll(false)
-            .x_axis_formatter(category_axis(names))
-            .show(ui, |plot| {
-                for (j, (name, color, vals)) in charts.iter().enumerate() {
-                    let bars: Vec<egui_plot::Bar> = vals
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| {
-                            // Filled in the run's colour: the default 20 % fill was near
-                            // black on the dark theme and did not match the legend.
-                            egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
-                                .width(w * 0.95)
-                                .fill(color.gamma_multiply(0.75))
-                                .stroke(egui::Stroke::new(1.0, *color))
-                                .name(format!("{} · {}", cats[i], name))
-                        })
-                        .collect();
-                    plot.bar_chart(egui_plot::BarChart::new(name.clone(), bars).color(*color));
-                }
-            })
-    });
-    let rect = scope.response.rect;
+    let rect = fields_plot(ui, &charts, &cats, &score_name, w);
     // The table beneath: category × run × (P, R, F1).
     let mut header = vec!["field".to_string()];
     for r in &runs {
@@ -211,4 +169,56 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
             state.save_csv("fields", &header, &rows);
         }
     });
+}
+
+/// The grouped bars, one colour per run, with their legend above; returns where they are.
+fn fields_plot(
+    ui: &mut egui::Ui,
+    charts: &[(String, Color32, Vec<f64>)],
+    cats: &[String],
+    score_name: &str,
+    w: f64,
+) -> egui::Rect {
+    let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
+    let scope = ui.scope(|ui| {
+        // The legend above the plot (inside it needed headroom to 130 %).
+        let legend = ui
+            .horizontal_wrapped(|ui| {
+                for (name, color, _) in charts {
+                    let (r, _) =
+                        ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+                    ui.painter().rect_filled(r, 1.0, *color);
+                    ui.label(name);
+                    ui.add_space(8.0);
+                }
+            })
+            .response
+            .rect;
+        pane_plot("fields-plot")
+            .height((h - legend.height() - 4.0).max(140.0))
+            .include_y(0.0)
+            .include_y(100.0)
+            .y_axis_label(format!("{score_name} %"))
+            .allow_scroll(false)
+            .x_axis_formatter(category_axis(cats.to_vec()))
+            .show(ui, |plot| {
+                for (j, (name, color, vals)) in charts.iter().enumerate() {
+                    let bars: Vec<egui_plot::Bar> = vals
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            // Filled in the run's colour: the default 20 % fill was near
+                            // black on the dark theme and did not match the legend.
+                            egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
+                                .width(w * 0.95)
+                                .fill(color.gamma_multiply(0.75))
+                                .stroke(egui::Stroke::new(1.0, *color))
+                                .name(format!("{} · {}", cats[i], name))
+                        })
+                        .collect();
+                    plot.bar_chart(egui_plot::BarChart::new(name.clone(), bars).color(*color));
+                }
+            })
+    });
+    scope.response.rect
 }

@@ -204,50 +204,7 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
         ui.heading("Runs");
         ui.weak(format!("in {}", state.runs.dir.display()));
     });
-    ui.horizontal(|ui| {
-        ui.label("Runs at once");
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        ui.add(egui::DragValue::new(&mut state.runs.runs_at_once).range(1..=cores.max(1)))
-            .on_hover_text(
-                "Launched runs wait their turn in a queue. With 1 each run has every core while \
-                 it trains, so the seconds of runs launched together compare; more at once \
-                 share the cores.",
-            );
-        let queued = state
-            .runs
-            .entries
-            .iter()
-            .filter(|e| e.status == RunStatus::Queued)
-            .count();
-        if queued > 0 {
-            ui.weak(format!("{queued} waiting in the queue"));
-        }
-    });
-    // A sweep takes its turn in the same queue (its points are in the Frontier pane).
-    let sweep = match state.runs.sweep_turn() {
-        super::runs::SweepTurn::None => None,
-        super::runs::SweepTurn::Holding(n) => Some(format!("sweep {n}: training its points")),
-        super::runs::SweepTurn::Waiting(n) | super::runs::SweepTurn::Due(n) => Some(format!(
-            "sweep {n}: queued, {}",
-            match state.runs.sweep_position() {
-                Some(1) | None => "next to start".to_string(),
-                Some(k) => format!("position {k}"),
-            }
-        )),
-    };
-    if let Some(text) = sweep {
-        let mut cancel = false;
-        ui.horizontal(|ui| {
-            ui.label(text);
-            cancel = ui
-                .button("Cancel sweep")
-                .on_hover_text("A queued sweep leaves the queue; a training one stops after the points being trained")
-                .clicked();
-        });
-        if cancel {
-            super::frontier::cancel_sweep(state);
-        }
-    }
+    queue_controls(state, ui);
     if state.runs.entries.is_empty() {
         ui.weak("No runs yet: fill the form above and press Train.");
         return;
@@ -351,30 +308,84 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
         });
     }
     if let Some((what, id)) = action {
-        match what {
-            "select" => {
-                state.selected.insert(id);
-            }
-            "unselect" => {
-                state.selected.remove(&id);
-            }
-            "cancel" => state.runs.cancel(&id),
-            "edit" => {
-                if let Some(e) = state.runs.get(&id) {
-                    state.launch = LaunchForm::from_spec(&e.spec);
-                    state.info(format!(
-                        "the form now holds run {id}'s spec: edit and press Train"
-                    ));
-                }
-            }
-            "delete" => match state.runs.delete(&id) {
-                Ok(()) => {
-                    state.selected.remove(&id);
-                    state.info(format!("deleted run {id}"));
-                }
-                Err(e) => state.error(e),
-            },
-            _ => {}
+        apply(state, what, id);
+    }
+}
+
+/// The run queue's controls: runs at once, how many wait, and a queued or training sweep with
+/// its *Cancel*.
+fn queue_controls(state: &mut AppState, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        ui.label("Runs at once");
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        ui.add(egui::DragValue::new(&mut state.runs.runs_at_once).range(1..=cores.max(1)))
+            .on_hover_text(
+                "Launched runs wait their turn in a queue. With 1 each run has every core while \
+                 it trains, so the seconds of runs launched together compare; more at once \
+                 share the cores.",
+            );
+        let queued = state
+            .runs
+            .entries
+            .iter()
+            .filter(|e| e.status == RunStatus::Queued)
+            .count();
+        if queued > 0 {
+            ui.weak(format!("{queued} waiting in the queue"));
         }
+    });
+    // A sweep takes its turn in the same queue (its points are in the Frontier pane).
+    let sweep = match state.runs.sweep_turn() {
+        super::runs::SweepTurn::None => None,
+        super::runs::SweepTurn::Holding(n) => Some(format!("sweep {n}: training its points")),
+        super::runs::SweepTurn::Waiting(n) | super::runs::SweepTurn::Due(n) => Some(format!(
+            "sweep {n}: queued, {}",
+            match state.runs.sweep_position() {
+                Some(1) | None => "next to start".to_string(),
+                Some(k) => format!("position {k}"),
+            }
+        )),
+    };
+    if let Some(text) = sweep {
+        let mut cancel = false;
+        ui.horizontal(|ui| {
+            ui.label(text);
+            cancel = ui
+                .button("Cancel sweep")
+                .on_hover_text("A queued sweep leaves the queue; a training one stops after the points being trained")
+                .clicked();
+        });
+        if cancel {
+            super::frontier::cancel_sweep(state);
+        }
+    }
+}
+
+/// What a run's buttons asked for: (un)tick it, cancel it, copy its spec into the form, delete it.
+fn apply(state: &mut AppState, what: &str, id: String) {
+    match what {
+        "select" => {
+            state.selected.insert(id);
+        }
+        "unselect" => {
+            state.selected.remove(&id);
+        }
+        "cancel" => state.runs.cancel(&id),
+        "edit" => {
+            if let Some(e) = state.runs.get(&id) {
+                state.launch = LaunchForm::from_spec(&e.spec);
+                state.info(format!(
+                    "the form now holds run {id}'s spec: edit and press Train"
+                ));
+            }
+        }
+        "delete" => match state.runs.delete(&id) {
+            Ok(()) => {
+                state.selected.remove(&id);
+                state.info(format!("deleted run {id}"));
+            }
+            Err(e) => state.error(e),
+        },
+        _ => {}
     }
 }

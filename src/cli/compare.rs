@@ -98,53 +98,8 @@ fn significance(
 fn compare_table(rows: &[(String, crate::run::RunSummary, PathBuf)], json: bool) -> Result<()> {
     let comparison = significance(rows)?;
     let tests = &comparison.pairs;
-    let fields = |m: &crate::eval::Metrics| -> Vec<(String, f64)> {
-        // Segment types when the labels carry chunk prefixes, else each non-O label's token F1.
-        if m.segments.gold > 0 {
-            m.segment_types
-                .iter()
-                .filter(|(k, _)| !k.is_empty())
-                .map(|(k, v)| (k.clone(), v.f1))
-                .collect()
-        } else {
-            m.labels
-                .iter()
-                .filter(|(k, _)| k.as_str() != "O")
-                .map(|(k, v)| (k.clone(), v.f1))
-                .collect()
-        }
-    };
     if json {
-        let j: Vec<_> = rows
-            .iter()
-            .map(|(n, s, dir)| {
-                let m = s.test.as_ref().unwrap();
-                let mut v = summary_json(s, dir);
-                v["estimator"] = serde_json::json!(n);
-                v["field_f1"] = serde_json::json!(fields(m)
-                    .into_iter()
-                    .collect::<std::collections::BTreeMap<_, _>>());
-                // Each test against the other rows, keyed by the other row's name.
-                let sig: serde_json::Map<String, serde_json::Value> = tests
-                    .iter()
-                    .filter_map(|t| {
-                        let other = if &t.a == n {
-                            &t.b
-                        } else if &t.b == n {
-                            &t.a
-                        } else {
-                            return None;
-                        };
-                        Some((other.clone(), serde_json::to_value(t).unwrap()))
-                    })
-                    .collect();
-                v["significance"] = serde_json::Value::Object(sig);
-                v
-            })
-            .collect();
-        let j = serde_json::json!({ "runs": j, "warnings": comparison.warnings });
-        outln!("{}", serde_json::to_string_pretty(&j).unwrap())?;
-        return Ok(());
+        return compare_json(rows, &comparison);
     }
     let names: Vec<String> = rows
         .first()
@@ -199,72 +154,135 @@ fn compare_table(rows: &[(String, crate::run::RunSummary, PathBuf)], json: bool)
     for w in &comparison.warnings {
         outln!("warning: {w}")?;
     }
-    if !tests.is_empty() {
-        outln!(
-            "\npaired tests on the test items: McNemar on tokens (exact, two-sided; only A = \
-             tokens A labels right and B wrong), paired t on wrong tokens per sequence, \
-             bootstrap 95 % interval of the score difference A − B"
-        )?;
-        outln!(
-            "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10} {:>26}",
-            "A",
-            "B",
-            "only A",
-            "only B",
-            "McNemar p",
-            "mean A−B",
-            "t",
-            "t-test p",
-            "bootstrap A−B [95 %]"
-        )?;
-        for t in tests {
-            let (oa, ob, mp) = t
-                .tokens
-                .map_or((String::from("–"), String::from("–"), f64::NAN), |m| {
-                    (m.only_a.to_string(), m.only_b.to_string(), m.p)
-                });
-            let boot = t.bootstrap.as_ref().map_or("–".to_string(), |b| {
-                format!("{:+.2} [{:+.2}, {:+.2}]", b.difference, b.low, b.high)
+    print_tests(tests)?;
+    Ok(())
+}
+
+/// Per-field F1: segment types when the labels carry chunk prefixes, else each non-O label's
+/// token F1.
+fn fields(m: &crate::eval::Metrics) -> Vec<(String, f64)> {
+    if m.segments.gold > 0 {
+        m.segment_types
+            .iter()
+            .filter(|(k, _)| !k.is_empty())
+            .map(|(k, v)| (k.clone(), v.f1))
+            .collect()
+    } else {
+        m.labels
+            .iter()
+            .filter(|(k, _)| k.as_str() != "O")
+            .map(|(k, v)| (k.clone(), v.f1))
+            .collect()
+    }
+}
+
+/// `compare --json`: every run's summary with its per-field F1 and its tests against the others.
+fn compare_json(
+    rows: &[(String, crate::run::RunSummary, PathBuf)],
+    comparison: &crate::run::compare::Comparison,
+) -> Result<()> {
+    let tests = &comparison.pairs;
+    let j: Vec<_> = rows
+        .iter()
+        .map(|(n, s, dir)| {
+            let m = s.test.as_ref().unwrap();
+            let mut v = summary_json(s, dir);
+            v["estimator"] = serde_json::json!(n);
+            v["field_f1"] = serde_json::json!(fields(m)
+                .into_iter()
+                .collect::<std::collections::BTreeMap<_, _>>());
+            // Each test against the other rows, keyed by the other row's name.
+            let sig: serde_json::Map<String, serde_json::Value> = tests
+                .iter()
+                .filter_map(|t| {
+                    let other = if &t.a == n {
+                        &t.b
+                    } else if &t.b == n {
+                        &t.a
+                    } else {
+                        return None;
+                    };
+                    Some((other.clone(), serde_json::to_value(t).unwrap()))
+                })
+                .collect();
+            v["significance"] = serde_json::Value::Object(sig);
+            v
+        })
+        .collect();
+    let j = serde_json::json!({ "runs": j, "warnings": comparison.warnings });
+    outln!("{}", serde_json::to_string_pretty(&j).unwrap())?;
+    Ok(())
+}
+
+/// The paired tests of every pair of runs, a table each, then their readings in words.
+fn print_tests(tests: &[crate::eval::significance::PairComparison]) -> Result<()> {
+    if tests.is_empty() {
+        return Ok(());
+    }
+    outln!(
+        "\npaired tests on the test items: McNemar on tokens (exact, two-sided; only A = \
+         tokens A labels right and B wrong), paired t on wrong tokens per sequence, \
+         bootstrap 95 % interval of the score difference A − B"
+    )?;
+    outln!(
+        "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10} {:>26}",
+        "A",
+        "B",
+        "only A",
+        "only B",
+        "McNemar p",
+        "mean A−B",
+        "t",
+        "t-test p",
+        "bootstrap A−B [95 %]"
+    )?;
+    for t in tests {
+        let (oa, ob, mp) = t
+            .tokens
+            .map_or((String::from("–"), String::from("–"), f64::NAN), |m| {
+                (m.only_a.to_string(), m.only_b.to_string(), m.p)
             });
-            outln!(
-                "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e} {:>26}",
-                truncate(&t.a, 14),
-                truncate(&t.b, 14),
-                oa,
-                ob,
-                mp,
-                t.paired_t.mean_difference,
-                t.paired_t.t,
-                t.paired_t.p,
-                boot
-            )?;
-        }
-        if let Some(b) = tests.iter().find_map(|t| t.bootstrap.as_ref()) {
-            outln!(
-                "(bootstrap: {} in points, {} resamples of the sequences)",
-                b.metric,
-                b.resamples
-            )?;
-        }
-        if tests.iter().any(|t| t.segments.is_some()) {
-            outln!("\nMcNemar on gold segments found exactly by one run only")?;
-            for t in tests {
-                if let Some(m) = t.segments {
-                    outln!(
-                        "{:<14} {:<14} {:>7} {:>7} {:>10.3e}",
-                        truncate(&t.a, 14),
-                        truncate(&t.b, 14),
-                        m.only_a,
-                        m.only_b,
-                        m.p
-                    )?;
-                }
+        let boot = t.bootstrap.as_ref().map_or("–".to_string(), |b| {
+            format!("{:+.2} [{:+.2}, {:+.2}]", b.difference, b.low, b.high)
+        });
+        outln!(
+            "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e} {:>26}",
+            truncate(&t.a, 14),
+            truncate(&t.b, 14),
+            oa,
+            ob,
+            mp,
+            t.paired_t.mean_difference,
+            t.paired_t.t,
+            t.paired_t.p,
+            boot
+        )?;
+    }
+    if let Some(b) = tests.iter().find_map(|t| t.bootstrap.as_ref()) {
+        outln!(
+            "(bootstrap: {} in points, {} resamples of the sequences)",
+            b.metric,
+            b.resamples
+        )?;
+    }
+    if tests.iter().any(|t| t.segments.is_some()) {
+        outln!("\nMcNemar on gold segments found exactly by one run only")?;
+        for t in tests {
+            if let Some(m) = t.segments {
+                outln!(
+                    "{:<14} {:<14} {:>7} {:>7} {:>10.3e}",
+                    truncate(&t.a, 14),
+                    truncate(&t.b, 14),
+                    m.only_a,
+                    m.only_b,
+                    m.p
+                )?;
             }
         }
-        outln!()?;
-        for t in tests {
-            outln!("{}", t.reading)?;
-        }
+    }
+    outln!()?;
+    for t in tests {
+        outln!("{}", t.reading)?;
     }
     Ok(())
 }

@@ -329,6 +329,26 @@ fn build(g: &Grammar, sent: &Sentence, w: &ChartWork, i: usize, j: usize, a: u32
     }
 }
 
+/// The rule scores of span i..j per slot ([`fill_slots`]) as exp(score − the slot's max),
+/// the form inside–outside multiplies; returns the number of slots.
+#[inline]
+fn exp_slots(
+    g: &Grammar,
+    theta: &[f64],
+    sent: &Sentence,
+    i: usize,
+    j: usize,
+    w: &mut ChartWork,
+) -> usize {
+    let nr = g.n_rules();
+    let slots = fill_slots(g, theta, sent, i, j, w);
+    for slot in 0..slots {
+        let (ms, s) = (w.ms[slot], &mut w.s[slot * nr..(slot + 1) * nr]);
+        s.iter_mut().for_each(|x| *x = (*x - ms).exp());
+    }
+    slots
+}
+
 /// The global model's log-partition function `log Σ_trees exp(score)`; with `grad`, adds
 /// `scale · E[f]` (the expected features) into it. `None` when no tree spans the sentence.
 pub fn inside_outside(
@@ -351,11 +371,7 @@ pub fn inside_outside(
         for i in 0..=n - len {
             let j = i + len;
             let c = cell(n, i, j);
-            let slots = fill_slots(g, theta, sent, i, j, w);
-            for slot in 0..slots {
-                let (ms, s) = (w.ms[slot], &mut w.s[slot * nr..(slot + 1) * nr]);
-                s.iter_mut().for_each(|x| *x = (*x - ms).exp());
-            }
+            exp_slots(g, theta, sent, i, j, w);
             let slot_of = |k: usize| if g.options.split { k - i - 1 } else { 0 };
             let mut reference = f64::NEG_INFINITY;
             for k in i + 1..j {
@@ -439,11 +455,7 @@ pub fn inside_outside(
             if w.present[c].is_empty() {
                 continue;
             }
-            let slots = fill_slots(g, theta, sent, i, j, w);
-            for slot in 0..slots {
-                let (ms, s) = (w.ms[slot], &mut w.s[slot * nr..(slot + 1) * nr]);
-                s.iter_mut().for_each(|x| *x = (*x - ms).exp());
-            }
+            let slots = exp_slots(g, theta, sent, i, j, w);
             w.cnt[..slots * nr].fill(0.0);
             for k in i + 1..j {
                 let (cl, cr) = (cell(n, i, k), cell(n, k, j));

@@ -282,59 +282,8 @@ impl Grammar {
             .enumerate()
             .map(bin)
             .collect::<Result<_>>()?;
-        let mut g = Grammar {
-            options,
-            labels: vec![],
-            label_index: FxHashMap::default(),
-            rules: vec![],
-            by_parent: vec![],
-            by_left: vec![],
-            is_tag: vec![],
-            is_root: vec![],
-            roots: vec![],
-            root_count: vec![],
-            forms: vec![],
-            form_index: FxHashMap::default(),
-            tags_of: vec![],
-            unk: 0,
-            word_counts: FxHashMap::default(),
-            feature_index: FxHashMap::default(),
-            feature_keys: vec![],
-            span_rows: Rows::default(),
-            leaf_index: FxHashMap::default(),
-            leaf_rows: Rows::default(),
-            n_params: 0,
-            rule_count: vec![],
-            leaf_count: FxHashMap::default(),
-            label_count: vec![],
-        };
-        // Words and labels.
-        for t in &ltrees {
-            for w in t.words() {
-                *g.word_counts.entry(w.to_string()).or_default() += 1;
-            }
-        }
-        g.unk = g.intern_form("UNK");
-        // The tag dictionary and leaf counts from every lexicon tree.
-        for t in &ltrees {
-            for (pos, (tag, w)) in t.tagged_words().into_iter().enumerate() {
-                let a = g.intern_label(tag);
-                g.is_tag[a as usize] = true;
-                let f = g.training_form(w, pos == 0);
-                // Every rare word also teaches the generic unknown form.
-                let forms = if g.is_rare(w) {
-                    vec![f, g.unk]
-                } else {
-                    vec![f]
-                };
-                for f in forms {
-                    if !g.tags_of[f as usize].contains(&a) {
-                        g.tags_of[f as usize].push(a);
-                    }
-                    *g.leaf_count.entry((a, f)).or_default() += 1.0;
-                }
-            }
-        }
+        let mut g = Grammar::empty(options);
+        g.read_lexicon(&ltrees);
         // Rules from the grammar trees.
         let mut rule_counts: FxHashMap<Rule, f64> = FxHashMap::default();
         for t in &gtrees {
@@ -421,6 +370,68 @@ impl Grammar {
         g.leaf_rows = rows_of(leaf_pairs, g.leaf_index.len(), &mut next);
         g.n_params = next;
         Ok(g)
+    }
+
+    /// A grammar with the options and nothing read yet.
+    fn empty(options: GrammarOptions) -> Grammar {
+        Grammar {
+            options,
+            labels: vec![],
+            label_index: FxHashMap::default(),
+            rules: vec![],
+            by_parent: vec![],
+            by_left: vec![],
+            is_tag: vec![],
+            is_root: vec![],
+            roots: vec![],
+            root_count: vec![],
+            forms: vec![],
+            form_index: FxHashMap::default(),
+            tags_of: vec![],
+            unk: 0,
+            word_counts: FxHashMap::default(),
+            feature_index: FxHashMap::default(),
+            feature_keys: vec![],
+            span_rows: Rows::default(),
+            leaf_index: FxHashMap::default(),
+            leaf_rows: Rows::default(),
+            n_params: 0,
+            rule_count: vec![],
+            leaf_count: FxHashMap::default(),
+            label_count: vec![],
+        }
+    }
+
+    /// Words and labels from the lexicon trees: word counts (for the rare-word signatures),
+    /// the tag dictionary and the leaf counts; every rare word also teaches the unknown form.
+    fn read_lexicon(&mut self, ltrees: &[Tree]) {
+        // Words and labels.
+        for t in ltrees {
+            for w in t.words() {
+                *self.word_counts.entry(w.to_string()).or_default() += 1;
+            }
+        }
+        self.unk = self.intern_form("UNK");
+        // The tag dictionary and leaf counts from every lexicon tree.
+        for t in ltrees {
+            for (pos, (tag, w)) in t.tagged_words().into_iter().enumerate() {
+                let a = self.intern_label(tag);
+                self.is_tag[a as usize] = true;
+                let f = self.training_form(w, pos == 0);
+                // Every rare word also teaches the generic unknown form.
+                let forms = if self.is_rare(w) {
+                    vec![f, self.unk]
+                } else {
+                    vec![f]
+                };
+                for f in forms {
+                    if !self.tags_of[f as usize].contains(&a) {
+                        self.tags_of[f as usize].push(a);
+                    }
+                    *self.leaf_count.entry((a, f)).or_default() += 1.0;
+                }
+            }
+        }
     }
 
     fn intern_label(&mut self, l: &str) -> u32 {

@@ -274,25 +274,7 @@ pub fn minimize(
             reason = StopReason::Cancelled;
             break;
         }
-        // Two-loop recursion (argmin's order): q = g; q −= αᵢ yᵢ newest first; r = γ q;
-        // r += sᵢ (αᵢ − βᵢ) oldest first; d = −r. `d` holds q, then r, then the direction.
-        let gamma = match pairs.back() {
-            Some(p) => p.ys / vec.dot(&p.y, &p.y),
-            None => 1.0,
-        };
-        d.copy_from_slice(&g);
-        for (i, p) in pairs.iter().enumerate().rev() {
-            let a = vec.dot(&p.s, &d) * (1.0 / p.ys);
-            alpha[i] = a;
-            vec.zip2(&mut d, &p.y, |q, y| *q -= y * a);
-        }
-        vec.zip2(&mut d, &g, |r, _| *r *= gamma);
-        for (i, p) in pairs.iter().enumerate() {
-            let beta = vec.dot(&p.y, &d) * (1.0 / p.ys);
-            let c = alpha[i] - beta;
-            vec.zip2(&mut d, &p.s, |r, s| *r += s * c);
-        }
-        vec.zip2(&mut d, &g, |r, _| *r *= -1.0);
+        two_loop(&vec, &pairs, &mut alpha, &g, &mut d);
         // libLBFGS's (and CRFsuite's) first step: 1/‖d‖ on the first search (no curvature
         // yet), else 1. Step 1 on the raw gradient would put the weights where
         // forward–backward needs its slow log-space fallback.
@@ -382,6 +364,30 @@ pub fn minimize(
         reason,
         last,
     })
+}
+
+/// The search direction by L-BFGS's two-loop recursion (argmin's order): q = g; q −= αᵢ yᵢ
+/// newest first; r = γ q; r += sᵢ (αᵢ − βᵢ) oldest first; d = −r. `d` holds q, then r, then
+/// the direction; `alpha` is scratch of m entries.
+#[inline]
+fn two_loop(vec: &Vectors, pairs: &VecDeque<Pair>, alpha: &mut [f64], g: &[f64], d: &mut [f64]) {
+    let gamma = match pairs.back() {
+        Some(p) => p.ys / vec.dot(&p.y, &p.y),
+        None => 1.0,
+    };
+    d.copy_from_slice(g);
+    for (i, p) in pairs.iter().enumerate().rev() {
+        let a = vec.dot(&p.s, d) * (1.0 / p.ys);
+        alpha[i] = a;
+        vec.zip2(d, &p.y, |q, y| *q -= y * a);
+    }
+    vec.zip2(d, g, |r, _| *r *= gamma);
+    for (i, p) in pairs.iter().enumerate() {
+        let beta = vec.dot(&p.y, d) * (1.0 / p.ys);
+        let c = alpha[i] - beta;
+        vec.zip2(d, &p.s, |r, s| *r += s * c);
+    }
+    vec.zip2(d, g, |r, _| *r *= -1.0);
 }
 
 /// A line-search failure message, saying so when the last evaluation's BP had not converged

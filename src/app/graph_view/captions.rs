@@ -28,7 +28,21 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
         return;
     };
     let seq = &d.corpus(pane.split).sequences[pane.sequence];
-    let nt = pane.cache.terms.len();
+    graph_caption(pane, inst, d, seq, ui);
+    if pane.show_terms && !pane.cache.terms.is_empty() {
+        term_formula(pane, inst, d, seq, ui);
+    }
+}
+
+/// What the picture shows: the legend of the variables' roles, the counts, the factors'
+/// colours, the notation, and the pieces' outlines.
+fn graph_caption(
+    pane: &GraphPane,
+    inst: &Instance,
+    d: &crate::app::data::LoadedData,
+    seq: &crate::data::Sequence,
+    ui: &mut egui::Ui,
+) {
     ui.horizontal_wrapped(|ui| {
         legend_chip(ui, FREE, "free");
         legend_chip(ui, CLAMPED, "clamped at gold");
@@ -117,9 +131,18 @@ pub(super) fn term_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui
         ),
         );
     }
-    if !pane.show_terms || nt == 0 {
-        return;
-    }
+}
+
+/// The current term as a formula, log p(free | clamped = gold), with what it normalises over,
+/// sums out and how it is weighted; a picture question's variables stay hidden until answered.
+fn term_formula(
+    pane: &GraphPane,
+    inst: &Instance,
+    d: &crate::app::data::LoadedData,
+    seq: &crate::data::Sequence,
+    ui: &mut egui::Ui,
+) {
+    let nt = pane.cache.terms.len();
     let t = pane.cache.terms.get(pane.term);
     let names = |vs: &[u32]| {
         vs.iter()

@@ -114,52 +114,7 @@ pub(crate) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
         .map(|ns| ns.iter().filter_map(|n| run_named(state, n)).collect());
     for (_, tile) in wb.tree.tiles.iter_mut() {
         match tile {
-            egui_tiles::Tile::Pane(Pane::Graph(g)) => {
-                let s = &step.graph;
-                macro_rules! set {
-                    ($f:ident => $g:ident) => {
-                        if let Some(v) = &s.$f {
-                            g.$g = v.clone();
-                        }
-                    };
-                }
-                set!(estimator => estimator);
-                set!(pieces => pieces);
-                set!(term => term);
-                set!(sequence => sequence);
-                set!(terms => show_terms);
-                set!(show_pieces => show_pieces);
-                set!(node_split => node_split);
-                set!(bp => show_bp);
-                set!(bp_sweeps => bp_sweeps);
-                set!(bp_at_one => bp_at_one);
-                set!(zoom => zoom);
-                // A lesson's zoom is its own; without one, fit the pane.
-                g.fit = s.zoom.is_none();
-                if let Some(t) = s.test {
-                    g.split = if t { Split::Test } else { Split::Train };
-                }
-                if let Some(f) = s.factor {
-                    g.selected_factor = usize::try_from(f).ok();
-                }
-                if s.model.as_deref() == Some("untrained") {
-                    g.model_run = None;
-                }
-                g.animate = false;
-                g.bp_animate = false;
-                g.picked_vars.clear();
-                g.quiz = step
-                    .question
-                    .as_ref()
-                    .and_then(|q| q.check)
-                    .filter(|c| matches!(c, Check::Clamped | Check::Free | Check::Summed))
-                    .map(|check| crate::app::graph_view::Quiz {
-                        check,
-                        term: g.term,
-                        estimator: g.estimator.clone(),
-                        sequence: g.sequence,
-                    });
-            }
+            egui_tiles::Tile::Pane(Pane::Graph(g)) => set_graph(g, &step),
             egui_tiles::Tile::Pane(Pane::Curves(c)) => {
                 let s = &step.curves;
                 if let Some(m) = s.metric {
@@ -200,30 +155,7 @@ pub(crate) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                     f.sweep = Some(w.name.clone());
                 }
             }
-            egui_tiles::Tile::Pane(Pane::Theory(t)) => {
-                let s = &step.theory;
-                if let Some(m) = s.m {
-                    t.m = m;
-                }
-                if let Some(o) = s.orders {
-                    t.orders = o;
-                }
-                if let Some(d) = s.det {
-                    t.det = d;
-                }
-                if let Some(e) = s.exact {
-                    t.exact = e;
-                }
-                if let Some(n) = s.mc_n {
-                    t.mc_n = n;
-                }
-                if let Some(r) = s.mc_reps {
-                    t.mc_reps = r;
-                }
-                if let Some(l) = &s.mc_lambdas {
-                    t.mc_lambdas = l.clone();
-                }
-            }
+            egui_tiles::Tile::Pane(Pane::Theory(t)) => set_theory(t, &step.theory),
             egui_tiles::Tile::Pane(Pane::Constraints(c)) => {
                 if let Some(rs) = &constraints {
                     c.runs = rs.clone();
@@ -238,6 +170,80 @@ pub(crate) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
         if let Some(e) = PANES.iter().find(|e| e.title == p) {
             wb.state.command(AppCommand::Focus(e.kind));
         }
+    }
+}
+
+/// The Graph pane as a step sets it: estimator, pieces, term, item, layers, BP stepper, zoom,
+/// and the picture question's quiz.
+fn set_graph(g: &mut crate::app::GraphPane, step: &Step) {
+    let s = &step.graph;
+    macro_rules! set {
+        ($f:ident => $g:ident) => {
+            if let Some(v) = &s.$f {
+                g.$g = v.clone();
+            }
+        };
+    }
+    set!(estimator => estimator);
+    set!(pieces => pieces);
+    set!(term => term);
+    set!(sequence => sequence);
+    set!(terms => show_terms);
+    set!(show_pieces => show_pieces);
+    set!(node_split => node_split);
+    set!(bp => show_bp);
+    set!(bp_sweeps => bp_sweeps);
+    set!(bp_at_one => bp_at_one);
+    set!(zoom => zoom);
+    // A lesson's zoom is its own; without one, fit the pane.
+    g.fit = s.zoom.is_none();
+    if let Some(t) = s.test {
+        g.split = if t { Split::Test } else { Split::Train };
+    }
+    if let Some(f) = s.factor {
+        g.selected_factor = usize::try_from(f).ok();
+    }
+    if s.model.as_deref() == Some("untrained") {
+        g.model_run = None;
+    }
+    g.animate = false;
+    g.bp_animate = false;
+    g.picked_vars.clear();
+    g.quiz = step
+        .question
+        .as_ref()
+        .and_then(|q| q.check)
+        .filter(|c| matches!(c, Check::Clamped | Check::Free | Check::Summed))
+        .map(|check| crate::app::graph_view::Quiz {
+            check,
+            term: g.term,
+            estimator: g.estimator.clone(),
+            sequence: g.sequence,
+        });
+}
+
+/// The Theory pane as a step sets it.
+fn set_theory(t: &mut crate::app::theory::TheoryPane, s: &TheoryState) {
+    if let Some(m) = s.m {
+        t.m = m;
+    }
+    if let Some(o) = s.orders {
+        t.orders = o;
+    }
+    if let Some(d) = s.det {
+        t.det = d;
+    }
+    if let Some(e) = s.exact {
+        t.exact = e;
+    }
+    if let Some(n) = s.mc_n {
+        t.mc_n = n;
+    }
+    if let Some(r) = s.mc_reps {
+        t.mc_reps = r;
+    }
+    if let Some(l) = &s.mc_lambdas {
+        t.mc_lambdas = l.clone();
     }
 }
 

@@ -266,46 +266,8 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
         ui.selectable_value(&mut p.tab, ParseTab::Chart, "Chart");
         ui.selectable_value(&mut p.tab, ParseTab::Terms, "Terms");
     });
-    let key = p.key().expect("a run is picked");
-    if !p.runtime.views.contains_key(&key) && !p.runtime.view_jobs.contains_key(&key) {
-        let run = run.clone();
-        let tree = trees[p.sentence].clone();
-        let thr = key.3 as f64 / 2.0 * std::f64::consts::LN_10;
-        p.runtime.view_jobs.insert(
-            key.clone(),
-            Job::spawn(&ctx, "parsing a sentence", move || {
-                Ok(sentence_view(
-                    &run.data.grammar,
-                    &run.theta,
-                    &run.estimator,
-                    &tree,
-                    thr,
-                ))
-            }),
-        );
-    }
-    let view = match p.runtime.views.get(&key) {
-        Some(Ok(v)) => v.clone(),
-        Some(Err(e)) => {
-            ui.colored_label(ui.visuals().error_fg_color, e);
-            return;
-        }
-        None => {
-            // Keep the last view of this sentence on screen while the threshold's is computed.
-            let near = p
-                .runtime
-                .views
-                .iter()
-                .find(|(k, v)| k.0 == key.0 && k.1 == key.1 && k.2 == key.2 && v.is_ok())
-                .and_then(|(_, v)| v.as_ref().ok().cloned());
-            match near {
-                Some(v) => v,
-                None => {
-                    ui.spinner();
-                    return;
-                }
-            }
-        }
+    let Some(view) = sentence_view_for(p, &run, trees, &ctx, ui) else {
+        return;
     };
     ui.label(format!(
         "{}  —  {} · brackets P {:.1} R {:.1} F1 {:.1}{}",
@@ -342,6 +304,60 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
             }
         });
     state.focus = focus;
+}
+
+/// The view of the picked sentence (parsed in the background, at the Chart tab's threshold);
+/// while a new threshold's is computed, the last view of the sentence stays on screen. `None`
+/// while there is none to show (a spinner or the error is drawn).
+fn sentence_view_for(
+    p: &mut ParsePane,
+    run: &Arc<GrammarRun>,
+    trees: &[Tree],
+    ctx: &egui::Context,
+    ui: &mut egui::Ui,
+) -> Option<Arc<SentenceView>> {
+    let key = p.key().expect("a run is picked");
+    if !p.runtime.views.contains_key(&key) && !p.runtime.view_jobs.contains_key(&key) {
+        let run = run.clone();
+        let tree = trees[p.sentence].clone();
+        let thr = key.3 as f64 / 2.0 * std::f64::consts::LN_10;
+        p.runtime.view_jobs.insert(
+            key.clone(),
+            Job::spawn(ctx, "parsing a sentence", move || {
+                Ok(sentence_view(
+                    &run.data.grammar,
+                    &run.theta,
+                    &run.estimator,
+                    &tree,
+                    thr,
+                ))
+            }),
+        );
+    }
+    let view = match p.runtime.views.get(&key) {
+        Some(Ok(v)) => v.clone(),
+        Some(Err(e)) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+            return None;
+        }
+        None => {
+            // Keep the last view of this sentence on screen while the threshold's is computed.
+            let near = p
+                .runtime
+                .views
+                .iter()
+                .find(|(k, v)| k.0 == key.0 && k.1 == key.1 && k.2 == key.2 && v.is_ok())
+                .and_then(|(_, v)| v.as_ref().ok().cloned());
+            match near {
+                Some(v) => v,
+                None => {
+                    ui.spinner();
+                    return None;
+                }
+            }
+        }
+    };
+    Some(view)
 }
 
 /// The treebank the app bundles (`generate treebank`, sample_data/README.md): train and test.

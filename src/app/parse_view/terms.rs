@@ -101,7 +101,18 @@ pub(super) fn terms_tab(
         }
         ChartTerm::Global => {}
     }
-    for (label, prob, gold) in &t.candidates {
+    candidate_bars(ui, &t.candidates, colour);
+    if let Some(span) = t.span {
+        super::chart::draw_chart(p, view, Some((span, colour)), fit, ui);
+    }
+    ui.separator();
+    independence_groups(ui, view);
+}
+
+/// The term's candidates (its normaliser's outcomes) as probability bars, its own outcome in
+/// the term's colour.
+fn candidate_bars(ui: &mut egui::Ui, candidates: &[(String, f64, bool)], colour: Color32) {
+    for (label, prob, gold) in candidates {
         ui.horizontal(|ui| {
             // The probability beside a plain bar: a progress bar's rounded end covered the
             // number of a small one.
@@ -123,10 +134,10 @@ pub(super) fn terms_tab(
             });
         });
     }
-    if let Some(span) = t.span {
-        super::chart::draw_chart(p, view, Some((span, colour)), fit, ui);
-    }
-    ui.separator();
+}
+
+/// Parameter independence on the chart (003 Fig. 1): the terms' groups that share no weight.
+fn independence_groups(ui: &mut egui::Ui, view: &SentenceView) {
     ui.strong("Parameter independence (003 Fig. 1 on the chart)");
     ui.weak(match view.groups.as_slice() {
         [one] if one.name.starts_with("every") => {

@@ -515,6 +515,25 @@ pub(super) fn table3(o: &Options) -> Result<Experiment> {
     })
 }
 
+/// The test pixels (%) whose highest classifier score is their gold label: the per-pixel
+/// classifier alone, no model.
+fn classifier_accuracy(c: &crate::data::Corpus) -> f64 {
+    let (mut ok, mut n) = (0usize, 0usize);
+    for s in &c.sequences {
+        for (obs, label) in s.columns.iter().zip(&s.labels) {
+            let best = obs
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i, v.parse::<f64>().unwrap_or(f64::MIN)))
+                .fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a })
+                .0;
+            ok += (best.to_string() == *label) as usize;
+            n += 1;
+        }
+    }
+    100.0 * ok as f64 / n.max(1) as f64
+}
+
 /// The weak per-pixel classifier alone (each test pixel's highest score), and how much each
 /// trained model's max-product labelling collapses: distinct labels per test image and the
 /// share of its pixels under its most frequent label, against the gold images'.
@@ -545,23 +564,10 @@ fn classifier_alone(e: &Experiment, _o: &Options, results: &Results) -> Result<S
         let t = read_tests(&format!("{prefix}pw"))?;
         let mut accs = vec![];
         for c in &t {
-            let (mut ok, mut n) = (0usize, 0usize);
-            for s in &c.sequences {
-                for (obs, label) in s.columns.iter().zip(&s.labels) {
-                    let best = obs
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| (i, v.parse::<f64>().unwrap_or(f64::MIN)))
-                        .fold((0, f64::MIN), |a, b| if b.1 > a.1 { b } else { a })
-                        .0;
-                    ok += (best.to_string() == *label) as usize;
-                    n += 1;
-                }
-                if *noise == NOISE {
-                    gold_div.push(diversity(&s.labels));
-                }
+            accs.push(classifier_accuracy(c));
+            if *noise == NOISE {
+                gold_div.extend(c.sequences.iter().map(|s| diversity(&s.labels)));
             }
-            accs.push(100.0 * ok as f64 / n.max(1) as f64);
         }
         let st = Stat::of(accs.clone());
         let _ = writeln!(

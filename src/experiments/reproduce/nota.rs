@@ -481,8 +481,71 @@ fn decoding_by_weight(e: &Experiment, results: &Results) -> Result<Section> {
     })
 }
 
+/// Table 1's protocol: data, model, estimators, the controlled experiments, the rows and the
+/// significance tests, as 001 had them and where ours differ.
+fn table1_protocol(o: &Options, task: Task, labels: usize) -> Vec<String> {
+    let mut protocol = match task {
+        Task::Ner => vec![
+            "Data: CoNLL-2002 Dutch, trained on `ned.train`, tested on `ned.testb`; 001 used English CoNLL-2003 (14,987 sentences, tested on its development set), which is not in ../shared/data: compare orders, not levels.".to_string(),
+            format!("Training data: {}.", super::tasks::sizes(o, "all 15,806 sentences", "the first 60 (quick), 40 test sentences")),
+            "Model: linear chain, 000 Table 1's features (±2 window, name lists), `edge` factorisation (state weights shared by the source states), all feature–label pairs; the `edge-pair` rows change only that (observation weights per label pair, observed pairs), the papers' Ψ_t(y_t, y_{t−1}, x).".into(),
+        ],
+        Task::Pos => vec![
+            "Data: the Penn Treebank sample in ../shared/data (45 tags): its first 3,000 sentences are the pool, the remaining 914 the test set; 001 used 1,154 random sentences of sections 0–18 and tested on sections 20–21, which the sample does not have.".to_string(),
+            format!("Training data: {} (seed 1).", super::tasks::sizes(o, "1,154 random sentences of the pool (001's count)", "30 of its first 60 (quick)")),
+            "Model: linear chain, assets/templates/pos.tpl (word, affixes, shape) on `augment` columns, `edge` factorisation, observed feature–label pairs.".into(),
+        ],
+    };
+    protocol.push("Estimators: memm (one classifier per source state, local decoding), ml (the CRF, exact, Viterbi), nota (CRF-PT, 001 eq. 6) with exhaustive NOTA instances (every wrong source state at every position), a 10 % sample of them (seeded; 001 names sampling but gives no rate: 10 % was fixed before any run), or 003's error-driven ones (after 20 iterations, wrong states whose marginal exceeds 0.2); per-state scales trained globally after the pieces (001's NER setting). L-BFGS to convergence (at most 1,000 iterations), σ² = 10 for every row of the table — the piecewise papers' prior; no setting here was chosen on test scores.".into());
+    protocol.push(format!("Controlled experiments, one change each: (1) the NOTA terms' weight w in eq. 6 (001: 1) at 0 (NOTA only in the normalisers) and 1/(L − 1) = 1/{} (a position's exhaustive NOTA terms weigh as much as its gold term), exhaustive, local decoding; (2) the prior: MEMM, CRF and 001's CRF-PT row also at σ² = 1 and 100, the σ² for each chosen on a development split ({}), and 001's claims decided again on the chosen runs.", labels.saturating_sub(1).max(1), match task { Task::Ner => "`ned.testa`, CoNLL-2002's own", Task::Pos => "the pool's sentences outside the training sample" }));
+    if task == Task::Ner {
+        protocol.push("On `edge-pair` the NOTA weight 1/(L − 1) is run too (one change from that parameterisation's CRF-PT row), to see whether its precision collapse follows w; the section \"Global decoding against the NOTA weight\" decodes each weight's run both ways.".into());
+    }
+    protocol.push("Rows: \"local\" is MEMM-style decoding (Viterbi over the locally normalised next-state distributions, NOTA removed), \"global\" CRF-style Viterbi over the potentials; \"scaled\" adds the per-state scales; \"sampled 10 %\" keeps a seeded 10 % of the exhaustive NOTA instances; \"error-driven\" is 003's rule (after 20 iterations, wrong states with marginal > 0.2).".into());
+    protocol.push("Significance as 001: McNemar's test on sentences labelled entirely right (NER) and the paired t-test on wrong tags per sentence (POS); both are in the claims.".into());
+    protocol
+}
+
+/// Table 1's runs: one group a row, and the rows the prior's controlled experiment repeats at
+/// the grid's other σ².
+fn table1_groups(
+    task: Task,
+    prefix: &str,
+    rs: &[Row],
+    base: &dyn Fn(bool) -> Result<RunSpec>,
+) -> Result<Vec<Group>> {
+    let mut gs = vec![];
+    for r in rs {
+        let mut s = base(r.pair)?;
+        s.estimator = r.estimator.clone();
+        s.decode = r.decode;
+        s.per_state_scaling = r.scaled;
+        s.eval_train = true;
+        s.name = Some(format!("{prefix}{}", r.key));
+        gs.push(Group {
+            name: format!("{prefix}{}", r.key),
+            runs: vec![s.clone()],
+        });
+        // The same row at the other σ² of the grid the development split chooses from.
+        if prior_keys(task).contains(&r.key) {
+            for sigma2 in PRIORS.into_iter().filter(|&v| v != 10.0) {
+                let name = prior_group(prefix, r.key, sigma2);
+                let mut s = s.clone();
+                s.prior = crate::optim::Prior {
+                    sigma2: Some(sigma2),
+                };
+                s.name = Some(name.clone());
+                gs.push(Group {
+                    name,
+                    runs: vec![s],
+                });
+            }
+        }
+    }
+    Ok(gs)
+}
+
 pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
-    let sizes = |full: &str, quick: &str| super::tasks::sizes(o, full, quick);
     let (prefix, name) = match task {
         Task::Ner => ("nota-ner/", "001-table1-ner"),
         Task::Pos => ("nota-pos/", "001-table1-pos"),
@@ -544,34 +607,7 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
         }
     };
     let rs = rows(task, labels);
-    let mut gs = vec![];
-    for r in &rs {
-        let mut s = base(r.pair)?;
-        s.estimator = r.estimator.clone();
-        s.decode = r.decode;
-        s.per_state_scaling = r.scaled;
-        s.eval_train = true;
-        s.name = Some(format!("{prefix}{}", r.key));
-        gs.push(Group {
-            name: format!("{prefix}{}", r.key),
-            runs: vec![s.clone()],
-        });
-        // The same row at the other σ² of the grid the development split chooses from.
-        if prior_keys(task).contains(&r.key) {
-            for sigma2 in PRIORS.into_iter().filter(|&v| v != 10.0) {
-                let name = prior_group(prefix, r.key, sigma2);
-                let mut s = s.clone();
-                s.prior = crate::optim::Prior {
-                    sigma2: Some(sigma2),
-                };
-                s.name = Some(name.clone());
-                gs.push(Group {
-                    name,
-                    runs: vec![s],
-                });
-            }
-        }
-    }
+    let gs = table1_groups(task, prefix, &rs, &*base)?;
     let (score, train_score) = match task {
         Task::Ner => (Metric::SegmentF1, Metric::TrainSegmentF1),
         Task::Pos => (Metric::TokenAccuracy, Metric::TrainTokenAccuracy),
@@ -634,26 +670,7 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
     if task == Task::Ner {
         claims.push(better("crf", "memm"));
     }
-    let protocol = match task {
-        Task::Ner => vec![
-            "Data: CoNLL-2002 Dutch, trained on `ned.train`, tested on `ned.testb`; 001 used English CoNLL-2003 (14,987 sentences, tested on its development set), which is not in ../shared/data: compare orders, not levels.".to_string(),
-            format!("Training data: {}.", sizes("all 15,806 sentences", "the first 60 (quick), 40 test sentences")),
-            "Model: linear chain, 000 Table 1's features (±2 window, name lists), `edge` factorisation (state weights shared by the source states), all feature–label pairs; the `edge-pair` rows change only that (observation weights per label pair, observed pairs), the papers' Ψ_t(y_t, y_{t−1}, x).".into(),
-        ],
-        Task::Pos => vec![
-            "Data: the Penn Treebank sample in ../shared/data (45 tags): its first 3,000 sentences are the pool, the remaining 914 the test set; 001 used 1,154 random sentences of sections 0–18 and tested on sections 20–21, which the sample does not have.".to_string(),
-            format!("Training data: {} (seed 1).", sizes("1,154 random sentences of the pool (001's count)", "30 of its first 60 (quick)")),
-            "Model: linear chain, assets/templates/pos.tpl (word, affixes, shape) on `augment` columns, `edge` factorisation, observed feature–label pairs.".into(),
-        ],
-    };
-    let mut protocol = protocol;
-    protocol.push("Estimators: memm (one classifier per source state, local decoding), ml (the CRF, exact, Viterbi), nota (CRF-PT, 001 eq. 6) with exhaustive NOTA instances (every wrong source state at every position), a 10 % sample of them (seeded; 001 names sampling but gives no rate: 10 % was fixed before any run), or 003's error-driven ones (after 20 iterations, wrong states whose marginal exceeds 0.2); per-state scales trained globally after the pieces (001's NER setting). L-BFGS to convergence (at most 1,000 iterations), σ² = 10 for every row of the table — the piecewise papers' prior; no setting here was chosen on test scores.".into());
-    protocol.push(format!("Controlled experiments, one change each: (1) the NOTA terms' weight w in eq. 6 (001: 1) at 0 (NOTA only in the normalisers) and 1/(L − 1) = 1/{} (a position's exhaustive NOTA terms weigh as much as its gold term), exhaustive, local decoding; (2) the prior: MEMM, CRF and 001's CRF-PT row also at σ² = 1 and 100, the σ² for each chosen on a development split ({}), and 001's claims decided again on the chosen runs.", labels.saturating_sub(1).max(1), match task { Task::Ner => "`ned.testa`, CoNLL-2002's own", Task::Pos => "the pool's sentences outside the training sample" }));
-    if task == Task::Ner {
-        protocol.push("On `edge-pair` the NOTA weight 1/(L − 1) is run too (one change from that parameterisation's CRF-PT row), to see whether its precision collapse follows w; the section \"Global decoding against the NOTA weight\" decodes each weight's run both ways.".into());
-    }
-    protocol.push("Rows: \"local\" is MEMM-style decoding (Viterbi over the locally normalised next-state distributions, NOTA removed), \"global\" CRF-style Viterbi over the potentials; \"scaled\" adds the per-state scales; \"sampled 10 %\" keeps a seeded 10 % of the exhaustive NOTA instances; \"error-driven\" is 003's rule (after 20 iterations, wrong states with marginal > 0.2).".into());
-    protocol.push("Significance as 001: McNemar's test on sentences labelled entirely right (NER) and the paired t-test on wrong tags per sentence (POS); both are in the claims.".into());
+    let protocol = table1_protocol(o, task, labels);
     Ok(Experiment {
         name,
         title: match task {

@@ -83,58 +83,11 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     for l in &e.protocol {
         let _ = writeln!(md, "- {l}");
     }
-    let mut tables_json = vec![];
-    for t in &e.tables {
-        let _ = writeln!(md, "\n## {}\n", t.title);
-        // A table the paper has no numbers for shows ours alone.
-        let has_paper = t
-            .rows
-            .iter()
-            .flat_map(|(_, cells)| cells.iter().flatten())
-            .any(|c| c.paper.is_some());
-        let mut head = "| |".to_string();
-        let mut rule = "|---|".to_string();
-        for c in &t.columns {
-            if has_paper {
-                let _ = write!(head, " {c} (ours) | {c} (paper) |");
-                rule.push_str("---:|---:|");
-            } else {
-                let _ = write!(head, " {c} |");
-                rule.push_str("---:|");
-            }
-        }
-        let _ = writeln!(md, "{head}\n{rule}");
-        let mut rows_json = vec![];
-        for (label, cells) in &t.rows {
-            let mut line = format!("| {label} |");
-            let mut cells_json = vec![];
-            for c in cells {
-                match c {
-                    Some(c) => {
-                        let s = stat(results, c);
-                        let seconds = c.metric == Metric::Seconds;
-                        let _ = write!(line, " {} |", fmt_stat(&s, seconds));
-                        if has_paper {
-                            let _ = write!(line, " {} |", fmt_paper(&c.paper));
-                        }
-                        cells_json.push(serde_json::json!({
-                            "group": c.group, "metric": c.metric, "ours": s,
-                            "paper": c.paper.map(|(m, sd)| serde_json::json!({"mean": m, "sd": sd})),
-                        }));
-                    }
-                    None => {
-                        line.push_str(if has_paper { " — | — |" } else { " — |" });
-                        cells_json.push(serde_json::Value::Null);
-                    }
-                }
-            }
-            let _ = writeln!(md, "{line}");
-            rows_json.push(serde_json::json!({ "label": label, "cells": cells_json }));
-        }
-        tables_json.push(serde_json::json!({
-            "title": t.title, "columns": t.columns, "rows": rows_json,
-        }));
-    }
+    let tables_json: Vec<serde_json::Value> = e
+        .tables
+        .iter()
+        .map(|t| table_markdown(t, results, &mut md))
+        .collect();
     let mut analysis_json = serde_json::Value::Null;
     let mut analysis_svg = None;
     let mut decided: Vec<(String, Option<(bool, String)>)> = e
@@ -171,7 +124,82 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         e.name,
         crate::run::store::listed_files()
     );
-    let runs_json: serde_json::Map<String, serde_json::Value> = results
+    let runs_json = runs_json(results, o);
+    let json = serde_json::json!({
+        "name": e.name, "title": e.title, "quick": o.quick, "date": date,
+        "commit": commit(), "machine": machine(), "protocol": e.protocol,
+        "tables": tables_json, "analysis": analysis_json, "claims": claims_json,
+        "runs": runs_json,
+    });
+    write_json_atomic(&o.out.join(format!("{}.json", e.name)), &json)?;
+    write_atomic(
+        &o.out.join(format!("{}.svg", e.name)),
+        analysis_svg
+            .unwrap_or_else(|| figure(e, results))
+            .as_bytes(),
+    )?;
+    write_atomic(&o.out.join(format!("{}.md", e.name)), md.as_bytes())?;
+    Ok(md)
+}
+
+/// One table of the report: its Markdown (ours beside the paper's, where the paper has numbers)
+/// appended to `md`, and its JSON.
+fn table_markdown(t: &Table, results: &Results, md: &mut String) -> serde_json::Value {
+    use std::fmt::Write;
+    let _ = writeln!(md, "\n## {}\n", t.title);
+    // A table the paper has no numbers for shows ours alone.
+    let has_paper = t
+        .rows
+        .iter()
+        .flat_map(|(_, cells)| cells.iter().flatten())
+        .any(|c| c.paper.is_some());
+    let mut head = "| |".to_string();
+    let mut rule = "|---|".to_string();
+    for c in &t.columns {
+        if has_paper {
+            let _ = write!(head, " {c} (ours) | {c} (paper) |");
+            rule.push_str("---:|---:|");
+        } else {
+            let _ = write!(head, " {c} |");
+            rule.push_str("---:|");
+        }
+    }
+    let _ = writeln!(md, "{head}\n{rule}");
+    let mut rows_json = vec![];
+    for (label, cells) in &t.rows {
+        let mut line = format!("| {label} |");
+        let mut cells_json = vec![];
+        for c in cells {
+            match c {
+                Some(c) => {
+                    let s = stat(results, c);
+                    let seconds = c.metric == Metric::Seconds;
+                    let _ = write!(line, " {} |", fmt_stat(&s, seconds));
+                    if has_paper {
+                        let _ = write!(line, " {} |", fmt_paper(&c.paper));
+                    }
+                    cells_json.push(serde_json::json!({
+                        "group": c.group, "metric": c.metric, "ours": s,
+                        "paper": c.paper.map(|(m, sd)| serde_json::json!({"mean": m, "sd": sd})),
+                    }));
+                }
+                None => {
+                    line.push_str(if has_paper { " — | — |" } else { " — |" });
+                    cells_json.push(serde_json::Value::Null);
+                }
+            }
+        }
+        let _ = writeln!(md, "{line}");
+        rows_json.push(serde_json::json!({ "label": label, "cells": cells_json }));
+    }
+    serde_json::json!({
+        "title": t.title, "columns": t.columns, "rows": rows_json,
+    })
+}
+
+/// Every run of the report by group: its directory, seconds, iterations and test scores.
+fn runs_json(results: &Results, o: &Options) -> serde_json::Map<String, serde_json::Value> {
+    results
         .iter()
         .map(|(g, rs)| {
             (
@@ -195,22 +223,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
                 ),
             )
         })
-        .collect();
-    let json = serde_json::json!({
-        "name": e.name, "title": e.title, "quick": o.quick, "date": date,
-        "commit": commit(), "machine": machine(), "protocol": e.protocol,
-        "tables": tables_json, "analysis": analysis_json, "claims": claims_json,
-        "runs": runs_json,
-    });
-    write_json_atomic(&o.out.join(format!("{}.json", e.name)), &json)?;
-    write_atomic(
-        &o.out.join(format!("{}.svg", e.name)),
-        analysis_svg
-            .unwrap_or_else(|| figure(e, results))
-            .as_bytes(),
-    )?;
-    write_atomic(&o.out.join(format!("{}.md", e.name)), md.as_bytes())?;
-    Ok(md)
+        .collect()
 }
 
 /// The experiment's figure as SVG.

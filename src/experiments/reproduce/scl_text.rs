@@ -169,77 +169,7 @@ pub(super) fn experiment(o: &Options, model: Model) -> Result<Experiment> {
     }
     let mid = |fi: usize| model.sigma2s()[fi][1];
     if model == Model::BoltzmannChain {
-        // The controlled experiment on `<unk>`: FL at the middle σ² with rarer training words
-        // folded into <unk>, and with 004's whole CoNLL-2000 vocabulary.
-        let s2 = mid(0);
-        let mut rows = vec![];
-        for mc in [2usize, 3, 5] {
-            let name = format!("bchain/unk/mc{mc}-s{s2}");
-            let m = ModelSpec::BoltzmannChain(BoltzmannChainOptions {
-                min_count: mc,
-                vocabulary: None,
-            });
-            gs.push(one(
-                name.clone(),
-                spec(&m, s2, policy("1:1*fl", false), &name),
-            ));
-            rows.push((format!("training words seen < {mc} times → <unk>"), name));
-        }
-        let vocab = o.out.join("data").join("conll2000-vocabulary.txt");
-        let words: String = [
-            o.data.join("conll2000/train.txt"),
-            o.data.join("conll2000/test.txt"),
-        ]
-        .iter()
-        .map(std::fs::read_to_string)
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| crate::error::Error::io(&vocab, e))?
-        .concat();
-        crate::util::write_atomic(&vocab, words.as_bytes())?;
-        let name = format!("bchain/unk/vocabulary-s{s2}");
-        let m = ModelSpec::BoltzmannChain(BoltzmannChainOptions {
-            min_count: 1,
-            vocabulary: Some(vocab),
-        });
-        gs.push(one(
-            name.clone(),
-            spec(&m, s2, policy("1:1*fl", false), &name),
-        ));
-        let mut table_rows = vec![(
-            "every training word (the runs above)".to_string(),
-            fl(model, s2),
-        )];
-        table_rows.extend(rows);
-        table_rows.push((
-            "004's vocabulary: every word of CoNLL-2000 train and test".into(),
-            name,
-        ));
-        tables.push(Table {
-            title: format!("`<unk>`: full likelihood at σ² = {s2} with other vocabularies"),
-            columns: [
-                "test NLL / sentence",
-                "test perplexity / token",
-                "train NLL / sentence",
-                "chunk F1",
-            ]
-            .iter()
-            .map(|c| c.to_string())
-            .collect(),
-            rows: table_rows
-                .into_iter()
-                .map(|(label, g)| {
-                    (
-                        label,
-                        vec![
-                            cell(&g, Metric::SentenceNll, None),
-                            cell(&g, Metric::Perplexity, None),
-                            cell(&g, Metric::TrainSentenceNll, None),
-                            cell(&g, Metric::SegmentF1, None),
-                        ],
-                    )
-                })
-                .collect(),
-        });
+        tables.push(unk_experiment(o, model, mid(0), &spec, &mut gs)?);
     }
     let s2 = mid(0);
     let figure = Figure::Lines {
@@ -297,6 +227,88 @@ pub(super) fn experiment(o: &Options, model: Model) -> Result<Experiment> {
     })
 }
 
+/// The controlled experiment on `<unk>` (Boltzmann chain): the full likelihood at σ² `s2` with
+/// rarer training words folded into `<unk>`, and with 004's whole CoNLL-2000 vocabulary; its
+/// groups go into `gs`, its table is returned.
+fn unk_experiment(
+    o: &Options,
+    model: Model,
+    s2: f64,
+    spec: &dyn Fn(&ModelSpec, f64, EstimatorSpec, &str) -> RunSpec,
+    gs: &mut Vec<Group>,
+) -> Result<Table> {
+    // The controlled experiment on `<unk>`: FL at the middle σ² with rarer training words
+    // folded into <unk>, and with 004's whole CoNLL-2000 vocabulary.
+    let mut rows = vec![];
+    for mc in [2usize, 3, 5] {
+        let name = format!("bchain/unk/mc{mc}-s{s2}");
+        let m = ModelSpec::BoltzmannChain(BoltzmannChainOptions {
+            min_count: mc,
+            vocabulary: None,
+        });
+        gs.push(Group {
+            name: name.clone(),
+            runs: vec![spec(&m, s2, policy("1:1*fl", false), &name)],
+        });
+        rows.push((format!("training words seen < {mc} times → <unk>"), name));
+    }
+    let vocab = o.out.join("data").join("conll2000-vocabulary.txt");
+    let words: String = [
+        o.data.join("conll2000/train.txt"),
+        o.data.join("conll2000/test.txt"),
+    ]
+    .iter()
+    .map(std::fs::read_to_string)
+    .collect::<std::io::Result<Vec<_>>>()
+    .map_err(|e| crate::error::Error::io(&vocab, e))?
+    .concat();
+    crate::util::write_atomic(&vocab, words.as_bytes())?;
+    let name = format!("bchain/unk/vocabulary-s{s2}");
+    let m = ModelSpec::BoltzmannChain(BoltzmannChainOptions {
+        min_count: 1,
+        vocabulary: Some(vocab),
+    });
+    gs.push(Group {
+        name: name.clone(),
+        runs: vec![spec(&m, s2, policy("1:1*fl", false), &name)],
+    });
+    let mut table_rows = vec![(
+        "every training word (the runs above)".to_string(),
+        fl(model, s2),
+    )];
+    table_rows.extend(rows);
+    table_rows.push((
+        "004's vocabulary: every word of CoNLL-2000 train and test".into(),
+        name,
+    ));
+    Ok(Table {
+        title: format!("`<unk>`: full likelihood at σ² = {s2} with other vocabularies"),
+        columns: [
+            "test NLL / sentence",
+            "test perplexity / token",
+            "train NLL / sentence",
+            "chunk F1",
+        ]
+        .iter()
+        .map(|c| c.to_string())
+        .collect(),
+        rows: table_rows
+            .into_iter()
+            .map(|(label, g)| {
+                (
+                    label,
+                    vec![
+                        cell(&g, Metric::SentenceNll, None),
+                        cell(&g, Metric::Perplexity, None),
+                        cell(&g, Metric::TrainSentenceNll, None),
+                        cell(&g, Metric::SegmentF1, None),
+                    ],
+                )
+            })
+            .collect(),
+    })
+}
+
 fn analysis_bchain(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
     analysis(e, o, r, Model::BoltzmannChain)
 }
@@ -309,6 +321,63 @@ fn summary<'r>(r: &'r Results, g: &str) -> Option<&'r crate::run::summary::RunSu
     r.get(g)?.first().map(|(_, s)| s)
 }
 
+/// The β heuristic against the grid's best β (lowest training NLL) at every λ, as rows of the
+/// Markdown table in `md` and as JSON; with how many (λ) pairs have the heuristic's test NLL
+/// within 5 % of the best's, of how many decided.
+fn heuristic_rows(
+    r: &Results,
+    model: Model,
+    high: &str,
+    s2: f64,
+    g: &Grid,
+    md: &mut String,
+) -> (Vec<serde_json::Value>, usize, usize) {
+    use std::fmt::Write;
+    let nll = |s: &crate::run::summary::RunSummary| Metric::SentenceNll.of(s);
+    let train_nll = |s: &crate::run::summary::RunSummary| Metric::TrainSentenceNll.of(s);
+    let (mut ok, mut n) = (0, 0);
+    let mut rows = vec![];
+    for &l in &g.lambdas {
+        let pts: Vec<(f64, &crate::run::summary::RunSummary)> = g
+            .betas
+            .iter()
+            .filter_map(|&b| Some((b, summary(r, &point(model, high, s2, l, b))?)))
+            .collect();
+        let best = pts
+            .iter()
+            .filter(|(_, s)| train_nll(s).is_some())
+            .min_by(|a, b| train_nll(a.1).unwrap().total_cmp(&train_nll(b.1).unwrap()));
+        let h = summary(r, &heuristic(model, high, s2, l));
+        let (Some((bb, bs)), Some(h)) = (best, h) else {
+            continue;
+        };
+        let hb = h.beta_rounds.last().map(|r| {
+            let total: f64 = r.beta.iter().sum();
+            r.beta.last().copied().unwrap_or(0.0) / if total > 0.0 { total } else { 1.0 }
+        });
+        let f = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            md,
+            "| {l} | {bb} | {} | {} | {} / {} | {} / {} |",
+            hb.map_or("—".into(), |b| format!("{b:.3}")),
+            h.beta_rounds.len(),
+            f(train_nll(bs)),
+            f(train_nll(h)),
+            f(nll(bs)),
+            f(nll(h))
+        );
+        if let (Some(tb), Some(th)) = (nll(bs), nll(h)) {
+            n += 1;
+            // On or below the diagonal of Fig. 14's test column: within 5 % of the best
+            // grid β's test NLL, or lower.
+            ok += (th <= tb * 1.05) as usize;
+        }
+        rows.push(serde_json::json!({"lambda": l, "best_beta": bb, "heuristic_beta": hb,
+            "train_best": train_nll(bs), "train_heuristic": train_nll(h), "test_best": nll(bs), "test_heuristic": nll(h)}));
+    }
+    (rows, ok, n)
+}
+
 /// β heuristic against the grid's best β (Figs. 14, 20), the frontier and §8.4's win–win
 /// (Figs. 13, 19), PL1/PL2 against PL1/FL (Fig. 12), and the level against the paper's.
 fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<Section> {
@@ -316,7 +385,6 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
     let g = grid(o);
     let sig = model.sigma2s();
     let nll = |s: &crate::run::summary::RunSummary| Metric::SentenceNll.of(s);
-    let train_nll = |s: &crate::run::summary::RunSummary| Metric::TrainSentenceNll.of(s);
     let mut md = String::new();
     let mut claims = vec![];
     let mut json = serde_json::Map::new();
@@ -333,45 +401,9 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
             "**PL1/{}, σ² = {s2}: the β heuristic against the grid's best β** (the β with the lowest training NLL, as 004 Fig. 14's caption):\n\n| λ | best grid β | heuristic β | rounds | train NLL best / heuristic | test NLL best / heuristic |\n|---:|---:|---:|---:|---|---|",
             high.to_uppercase()
         );
-        let mut rows = vec![];
-        for &l in &g.lambdas {
-            let pts: Vec<(f64, &crate::run::summary::RunSummary)> = g
-                .betas
-                .iter()
-                .filter_map(|&b| Some((b, summary(r, &point(model, high, s2, l, b))?)))
-                .collect();
-            let best = pts
-                .iter()
-                .filter(|(_, s)| train_nll(s).is_some())
-                .min_by(|a, b| train_nll(a.1).unwrap().total_cmp(&train_nll(b.1).unwrap()));
-            let h = summary(r, &heuristic(model, high, s2, l));
-            let (Some((bb, bs)), Some(h)) = (best, h) else {
-                continue;
-            };
-            let hb = h.beta_rounds.last().map(|r| {
-                let total: f64 = r.beta.iter().sum();
-                r.beta.last().copied().unwrap_or(0.0) / if total > 0.0 { total } else { 1.0 }
-            });
-            let f = |v: Option<f64>| v.map_or("—".into(), |v| format!("{v:.2}"));
-            let _ = writeln!(
-                md,
-                "| {l} | {bb} | {} | {} | {} / {} | {} / {} |",
-                hb.map_or("—".into(), |b| format!("{b:.3}")),
-                h.beta_rounds.len(),
-                f(train_nll(bs)),
-                f(train_nll(h)),
-                f(nll(bs)),
-                f(nll(h))
-            );
-            if let (Some(tb), Some(th)) = (nll(bs), nll(h)) {
-                heur_n += 1;
-                // On or below the diagonal of Fig. 14's test column: within 5 % of the best
-                // grid β's test NLL, or lower.
-                heur_ok += (th <= tb * 1.05) as usize;
-            }
-            rows.push(serde_json::json!({"lambda": l, "best_beta": bb, "heuristic_beta": hb,
-                "train_best": train_nll(bs), "train_heuristic": train_nll(h), "test_best": nll(bs), "test_heuristic": nll(h)}));
-        }
+        let (rows, ok, n) = heuristic_rows(r, model, high, s2, &g, &mut md);
+        heur_ok += ok;
+        heur_n += n;
         json.insert(
             format!("heuristic_pl1_{high}"),
             serde_json::Value::Array(rows),
