@@ -17,7 +17,7 @@ use std::sync::atomic::AtomicBool;
 pub struct PerStateScaling {
     /// One per label (source state y′), then the start's.
     pub alpha: Vec<f64>,
-    /// The labels, in the order of `alpha` (the start is "<start>").
+    /// The labels, in the order of `alpha` (the start is `<start>`).
     pub states: Vec<String>,
     /// Training log-likelihood of the CRF with the unscaled weights (α = 1), and after.
     pub log_likelihood_before: f64,

@@ -8,7 +8,7 @@
 //! - tagging accuracy compares the tags of the remaining words;
 //! - a sentence's length for the cut-off counts every word but `-NONE-`.
 //!
-//! [`evalb_lines`] is EVALB itself: gold and test aligned sentence by sentence (one tree a
+//! `eval::evalb_lines` is EVALB itself: gold and test aligned sentence by sentence (one tree a
 //! line), each sentence scored or counted as an error or a skip, and the summary for all
 //! sentences and for those of at most 40 words. The rules cite `evalb.c` (the 2006 release,
 //! `calc_result`, `individual_result`, `print_total`) and its README.

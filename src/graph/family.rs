@@ -1,11 +1,12 @@
 //! Model families behind one interface.
 //!
-//! A family is data — a [`ModelSpec`] variant in the run spec — and code behind [`Family`]:
-//! fitting (label sets, feature dictionaries, templates and the parameter layout from training
-//! data) is `ModelSpec::fit` in the run layer's registry (`run/registry.rs`); everything after it — reading data, unrolling items into
-//! [`Instance`]s, naming labels and weights, saving, writing predictions, laying instances out
-//! for drawing — goes through the trait, so runs, evaluation, the commands and the GUI never
-//! name a concrete family. Adding a family is one file under `graph/` and one arm here.
+//! A family is data — a `ModelSpec` variant in the run spec, in the run layer's registry
+//! (`run/registry.rs`) — and code behind [`Family`]. Fitting (label sets, feature dictionaries,
+//! templates and the parameter layout from training data) is `ModelSpec::fit` there; everything
+//! after it — reading data, unrolling items into [`Instance`]s, naming labels and weights,
+//! writing predictions, laying instances out for drawing — goes through the trait, so runs,
+//! evaluation, the commands and the GUI never name a concrete family. Adding a family is one
+//! file under `graph/` and its lines in the registry.
 //!
 //! Every family reads its data into a [`Corpus`] of items ([`Sequence`]s): a chain's sentence,
 //! a grid's image (cells row-major, `shape` set), a Boltzmann machine's sample (one token per
