@@ -125,15 +125,10 @@ fn train(
         }
         None => vec![0.0; fam.model().n_params],
     };
-    on_event(RunEvent::Started {
-        n_params: summary.n_params,
-        n_sequences: summary.n_sequences,
-        n_tokens: summary.n_tokens,
-        threads: summary.threads,
-    });
+    on_event(RunEvent::started(summary));
     let inference = spec.inference();
     let curve = Curve::new(
-        files.curve_path(),
+        files.clone(),
         fam.as_ref(),
         test.as_ref(),
         inference.clone(),

@@ -204,12 +204,7 @@ fn train_run(
         }
     );
     check_space(files.dir(), 16 * g.n_params as u64 + (1 << 20))?;
-    on_event(RunEvent::Started {
-        n_params: summary.n_params,
-        n_sequences: summary.n_sequences,
-        n_tokens: summary.n_tokens,
-        threads: summary.threads,
-    });
+    on_event(RunEvent::started(summary));
     let decoder = decoder_name(&est);
     let evaluate = |theta: &[f64]| -> Result<Option<Metrics>> {
         match (&test, &test_sents) {

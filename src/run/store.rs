@@ -40,9 +40,6 @@ impl Record {
     pub const CAMEL: Record = Record("camel.json");
     /// The grammar's model file: the options and the training trees it is read off again.
     pub const GRAMMAR: Record = Record("grammar.json");
-    pub fn name(self) -> &'static str {
-        self.0
-    }
 }
 
 /// The files a run writes (and `--force` clears before a new run writes them again).
@@ -82,7 +79,7 @@ impl RunFiles {
     pub fn summary_path(&self) -> PathBuf {
         self.dir.join(SUMMARY)
     }
-    pub fn curve_path(&self) -> PathBuf {
+    fn curve_path(&self) -> PathBuf {
         self.dir.join(CURVE)
     }
     pub fn weights_path(&self) -> PathBuf {

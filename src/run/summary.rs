@@ -24,6 +24,18 @@ pub enum RunEvent {
     Failed(String),
 }
 
+impl RunEvent {
+    /// The event that a run's setup is done: its sizes and threads, as its summary has them.
+    pub fn started(summary: &RunSummary) -> RunEvent {
+        RunEvent::Started {
+            n_params: summary.n_params,
+            n_sequences: summary.n_sequences,
+            n_tokens: summary.n_tokens,
+            threads: summary.threads,
+        }
+    }
+}
+
 /// One line of `curve.jsonl`.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct CurvePoint {

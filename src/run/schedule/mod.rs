@@ -34,8 +34,6 @@ use crate::estimators::EstimatorSpec;
 use crate::eval::{evaluate, Inference};
 use crate::graph::{Family, Instance};
 use crate::optim::{minimize, IterReport, LbfgsSpec, Objective, OptimResult};
-use crate::util::write_atomic;
-use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
 /// A training procedure: fits the weights from `theta0`, recording every iteration through
@@ -142,7 +140,7 @@ pub struct Curve<'a> {
     inference: Inference,
     eval_every: usize,
     on_event: &'a mut dyn FnMut(RunEvent),
-    path: PathBuf,
+    files: RunFiles,
     text: String,
     io_error: Option<Error>,
     /// The counts the current fit starts from (the last point of the fits before it).
@@ -157,23 +155,23 @@ pub struct Curve<'a> {
 }
 
 impl<'a> Curve<'a> {
-    /// A curve written to `path` (emptied now).
+    /// A curve written to the run's curve file (emptied now).
     pub fn new(
-        path: PathBuf,
+        files: RunFiles,
         family: &'a dyn Family,
         test: Option<&'a Corpus>,
         inference: Inference,
         eval_every: usize,
         on_event: &'a mut dyn FnMut(RunEvent),
     ) -> Result<Self> {
-        write_atomic(&path, b"")?;
+        files.write_curve("")?;
         Ok(Curve {
             family,
             test,
             inference,
             eval_every,
             on_event,
-            path,
+            files,
             text: String::new(),
             io_error: None,
             base: None,
@@ -244,7 +242,7 @@ impl<'a> Curve<'a> {
         self.text
             .push_str(&serde_json::to_string(&point).expect("curve point serialises"));
         self.text.push('\n');
-        if let Err(e) = write_atomic(&self.path, self.text.as_bytes()) {
+        if let Err(e) = self.files.write_curve(&self.text) {
             self.io_error.get_or_insert(e);
         }
     }
