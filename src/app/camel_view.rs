@@ -487,7 +487,7 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
             names,
             &shape,
             &gold,
-            Some(&c.clusters.beliefs[a]),
+            ndarray::ArrayViewD::from_shape(shape.as_slice(), &c.clusters.beliefs[a]).ok(),
             true,
         );
         for s in c

@@ -182,7 +182,15 @@ impl FrameStats {
     }
 }
 
-/// Everything but the tile tree (which the tiles behaviour borrows separately).
+/// Everything but the tile tree (which the tiles behaviour borrows separately): only what more
+/// than one pane or the workbench itself reads. The data in hand and its forms (the Data pane,
+/// the welcome screen and lessons fill them), the runs and the models and predictions opened
+/// from them (Graph, Curves, Fields, Compare, Parse), the one running sweep (the Frontier panes,
+/// the run queue and lessons wait on it), the lessons (the Lessons pane, the welcome screen and
+/// the keys), dialogs, exports and messages. A pane's own runtime lives in its [`Pane`] variant
+/// (its skipped-by-serde fields: the Runs and Frontier panes' policy previews, the Frontier's
+/// sweeps, the Theory pane's curves and Monte Carlo job, the Parse pane's grammars and sentence
+/// views, the Graph pane's cache), and a hand-over to one pane is an [`AppCommand`].
 pub struct AppState {
     pub config: Config,
     pub settings: Settings,
@@ -203,12 +211,8 @@ pub struct AppState {
     /// What panes asked of the workbench this frame.
     commands: Vec<AppCommand>,
     pub frames: FrameStats,
-    /// The launch form's policy preview (004 Fig. 1) and its relative-efficiency job.
-    pub policy_preview: policy_view::Preview,
     /// Load the form's data at the next frame (start-up).
     load_pending: bool,
-    /// Treebank files (train, test) handed to the Parse pane's form.
-    pub treebank: Option<(String, String)>,
     /// The lessons of `assets/lessons/`, and what the current one waits for.
     pub lessons: lessons::LessonRuntime,
     /// The welcome screen is shown instead of the panes.
@@ -288,9 +292,7 @@ impl Workbench {
             commands: vec![],
             frames,
 
-            policy_preview: Default::default(),
             load_pending: false,
-            treebank: None,
             lessons: lessons::LessonRuntime::read(&root),
             welcome: !hide_welcome,
             load_error: None,
@@ -357,14 +359,14 @@ impl Workbench {
         for command in std::mem::take(&mut self.state.commands) {
             match command {
                 AppCommand::Add(kind) => self.add_pane(kind.new_pane()),
-                AppCommand::Focus(kind) => {
-                    self.state.welcome = false;
-                    let found = self.tree.make_active(
-                        |_, tile| matches!(tile, egui_tiles::Tile::Pane(p) if p.kind() == kind),
-                    );
-                    // A layout saved before this pane existed: add it.
-                    if !found {
-                        self.add_pane(kind.new_pane());
+                AppCommand::Focus(kind) => self.focus(kind),
+                AppCommand::Treebank { train, test } => {
+                    self.focus(PaneKind::Parse);
+                    for (_, tile) in self.tree.tiles.iter_mut() {
+                        if let egui_tiles::Tile::Pane(Pane::Parse(p)) = tile {
+                            p.train.clone_from(&train);
+                            p.test.clone_from(&test);
+                        }
                     }
                 }
                 AppCommand::ExportPng { rect, stem } => self.state.export_png(&ctx, rect, stem),
@@ -485,6 +487,28 @@ impl Workbench {
         }
     }
 
+    /// The Runs pane's policy preview: its relative efficiency once computed.
+    pub fn policy_preview_efficiency(
+        &self,
+    ) -> Option<&Result<crate::eval::asymptotic::Efficiency, String>> {
+        self.tree.tiles.iter().find_map(|(_, t)| match t {
+            egui_tiles::Tile::Pane(Pane::Runs(p)) => p.preview.efficiency(),
+            _ => None,
+        })
+    }
+
+    /// Brings the pane of `kind` to the front, adding one when the layout has none.
+    fn focus(&mut self, kind: PaneKind) {
+        self.state.welcome = false;
+        let found = self
+            .tree
+            .make_active(|_, tile| matches!(tile, egui_tiles::Tile::Pane(p) if p.kind() == kind));
+        // A layout saved before this pane existed: add it.
+        if !found {
+            self.add_pane(kind.new_pane());
+        }
+    }
+
     /// The persisted settings (with the current forms).
     pub fn settings(&self) -> Settings {
         let mut s = self.state.settings.clone();
@@ -499,10 +523,12 @@ impl AppState {
     pub fn load(&mut self, ctx: &egui::Context) {
         // Treebanks are not factor-graph data: the Parse pane trains grammars on them.
         if self.form.family() == crate::run::FamilyKind::Grammar {
-            self.treebank = Some((self.form.train.clone(), self.form.test.clone()));
             // The factor-graph data is no longer the data set in hand (the top bar says so).
             self.data = None;
-            self.commands.push(AppCommand::Focus(PaneKind::Parse));
+            self.commands.push(AppCommand::Treebank {
+                train: self.form.train.clone(),
+                test: self.form.test.clone(),
+            });
             self.info("a treebank: the Parse pane trains grammars on it and draws their charts");
             return;
         }
@@ -526,13 +552,6 @@ impl AppState {
     /// Whether a data set is being loaded.
     pub fn is_loading(&self) -> bool {
         self.loading.is_some()
-    }
-
-    /// The launch form's policy preview: its relative efficiency once computed.
-    pub fn policy_preview_efficiency(
-        &self,
-    ) -> Option<&Result<crate::eval::asymptotic::Efficiency, String>> {
-        self.policy_preview.efficiency()
     }
 
     pub fn info(&mut self, text: impl Into<String>) {

@@ -18,7 +18,7 @@ pub enum Pane {
     Lessons(lessons::LessonsPane),
     Data(data_view::DataPane),
     Graph(GraphPane),
-    Runs,
+    Runs(runs_view::RunsPane),
     Curves(CurvesPane),
     Fields(FieldsPane),
     Compare(CurvesPane),
@@ -83,7 +83,7 @@ pub const PANES: [PaneEntry; 11] = [
         title: "Runs",
         addable: false,
         left: true,
-        new: || Pane::Runs,
+        new: || Pane::Runs(Default::default()),
     },
     PaneEntry {
         kind: PaneKind::Curves,
@@ -160,7 +160,7 @@ impl Pane {
             Pane::Lessons(_) => PaneKind::Lessons,
             Pane::Data(_) => PaneKind::Data,
             Pane::Graph(_) => PaneKind::Graph,
-            Pane::Runs => PaneKind::Runs,
+            Pane::Runs(_) => PaneKind::Runs,
             Pane::Curves(_) => PaneKind::Curves,
             Pane::Fields(_) => PaneKind::Fields,
             Pane::Compare(_) => PaneKind::Compare,
@@ -177,7 +177,7 @@ impl Pane {
             Pane::Lessons(p) => lessons::ui(state, p, ui),
             Pane::Data(p) => data_view::ui(state, p, ui),
             Pane::Graph(p) => graph_view::ui(state, p, ui),
-            Pane::Runs => runs_view::ui(state, ui),
+            Pane::Runs(p) => runs_view::ui(state, p, ui),
             Pane::Curves(p) => plots::curves_ui(state, p, ui),
             Pane::Fields(p) => super::fields_view::fields_ui(state, p, ui),
             Pane::Compare(p) => super::compare_view::compare_ui(state, p, ui),
@@ -215,6 +215,9 @@ pub fn default_tree() -> egui_tiles::Tree<Pane> {
 pub enum AppCommand {
     /// Bring the pane of this kind to the front (adding one when the layout has none).
     Focus(PaneKind),
+    /// Hand a treebank (train and test files) to the Parse pane's form and bring it to the
+    /// front (a treebank is not factor-graph data).
+    Treebank { train: String, test: String },
     /// Add another pane of this kind beside the others.
     Add(PaneKind),
     /// Save the screen region `rect` of the next frame as PNG under the workspace's exports.

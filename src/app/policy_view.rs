@@ -248,23 +248,31 @@ fn short_flops(x: f64) -> String {
 }
 
 /// The preview under the editor.
-pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+pub fn ui(state: &mut AppState, pv: &mut Preview, ui: &mut egui::Ui) {
     // A policy the editor cannot read: the editor says why.
     if let Ok(policy) = state.launch.policy_spec() {
-        preview(state, &policy, ui);
+        preview(state, pv, &policy, ui);
     }
 }
 
-/// Fig. 1 for `policy` on the loaded data (the launch form's, or a sweep point's).
-pub fn preview(state: &mut AppState, policy: &SelectionPolicy, ui: &mut egui::Ui) {
-    // Out of the state while the data and the preview are borrowed from it.
+/// Fig. 1 for `policy` on the loaded data (the launch form's, or a sweep point's), cached in
+/// the drawing pane's `pv`: each pane owns its preview, so two panes showing two policies do
+/// not recompute each other's every frame.
+pub fn preview(
+    state: &mut AppState,
+    pv: &mut Preview,
+    policy: &SelectionPolicy,
+    ui: &mut egui::Ui,
+) {
+    // Out of the state while the data is borrowed from it.
     let mut focus = std::mem::take(&mut state.focus);
-    preview_grid(state, policy, &mut focus, ui);
+    preview_grid(state, pv, policy, &mut focus, ui);
     state.focus = focus;
 }
 
 fn preview_grid(
     state: &mut AppState,
+    pv: &mut Preview,
     policy: &SelectionPolicy,
     focus: &mut super::lesson_format::Focus,
     ui: &mut egui::Ui,
@@ -282,7 +290,6 @@ fn preview_grid(
         std::sync::Arc::as_ptr(&data.family),
         data.train.path
     );
-    let pv = &mut state.policy_preview;
     if pv.key != key {
         pv.key = key.clone();
         pv.grid = Some(build_grid(data.family.as_ref(), items, policy));

@@ -1,6 +1,7 @@
 //! The Runs pane: the launch form (every knob of a `RunSpec`) and the list of runs with status,
 //! progress, elapsed time, ETA, cancel, rerun-with-edits and delete.
 
+use super::jobs::Transient;
 use super::knob_widgets;
 use super::launch::LaunchForm;
 use super::runs::RunStatus;
@@ -10,11 +11,19 @@ use crate::estimators::EstimatorSpec;
 use crate::run::registry::MODEL_KNOBS;
 use crate::run::spec::{RUN_KNOBS, TEMPLATE};
 
-pub fn ui(state: &mut AppState, ui: &mut egui::Ui) {
+/// The Runs pane's own state: the launch form's policy preview (the form itself is shared:
+/// lessons and the Data pane fill it).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct RunsPane {
+    #[serde(skip)]
+    pub preview: Transient<super::policy_view::Preview>,
+}
+
+pub fn ui(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
     egui::ScrollArea::vertical()
         .id_salt("runs-scroll")
         .show(ui, |ui| {
-            launch_form(state, ui);
+            launch_form(state, p, ui);
             ui.separator();
             run_list(state, ui);
         });
@@ -46,7 +55,7 @@ fn text_row_if(ui: &mut egui::Ui, enabled: bool, label: &str, value: &mut String
 /// The launch form: every knob of the settings schema (the command line's flags), greyed out
 /// where it does not apply and never removed, so nothing moves when the model or the estimator
 /// changes; *Train* and its neighbours sit above it.
-fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
+fn launch_form(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
     ui.heading("New run");
     ui.horizontal(|ui| {
@@ -136,7 +145,7 @@ fn launch_form(state: &mut AppState, ui: &mut egui::Ui) {
             .default_open(true)
             .show(ui, |ui| {
                 super::policy_view::editor(ui, &mut state.launch);
-                super::policy_view::ui(state, ui);
+                super::policy_view::ui(state, &mut p.preview, ui);
             });
     }
     egui::CollapsingHeader::new("Advanced")

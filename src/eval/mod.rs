@@ -100,7 +100,7 @@ impl Inference {
     }
 
     /// Viterbi over [`transitions`](Self::transitions)' matrices, with the decoder's name.
-    fn viterbi_on(&self, tr: &Transitions) -> (Vec<u32>, &'static str) {
+    fn viterbi_on(&self, tr: &mut Transitions) -> (Vec<u32>, &'static str) {
         let mut out = Vec::new();
         tr.viterbi(&mut out);
         let name = match (self.decoder, self.scaling.is_some()) {
@@ -128,8 +128,8 @@ pub fn decode(
     how: &Inference,
     ws: &mut Workspace,
 ) -> Result<(Vec<u32>, &'static str)> {
-    if let Some(tr) = how.transitions(inst, phi)? {
-        return Ok(how.viterbi_on(&tr));
+    if let Some(mut tr) = how.transitions(inst, phi)? {
+        return Ok(how.viterbi_on(&mut tr));
     }
     let decoder = match how.decoder {
         Decoder::Auto => match inference::choose(inst, Task::Map, AUTO_ENUMERATION_STATES) {
@@ -224,8 +224,11 @@ fn decode_item(
     how: &Inference,
     ws: &mut Workspace,
 ) -> Result<(Vec<u32>, &'static str)> {
-    match family.decode_given(inst, item, phi) {
-        Some(y) => Ok((y, "viterbi given the words")),
+    match family.clamped_chain(inst, item, phi) {
+        Some(c) => Ok((
+            ws.infer.chain.viterbi_clamped(&c).0,
+            "viterbi given the words",
+        )),
         None => decode(inst, phi, how, ws),
     }
 }
@@ -281,7 +284,7 @@ pub fn evaluate(
             // Local decoding and per-state scales decode and score from one set of matrices:
             // the likelihood is the decoding model's (the MEMM's Σ log p̃, the scaled CRF's).
             if let Some(mut tr) = how.transitions(inst, &phi)? {
-                let (y, by) = how.viterbi_on(&tr);
+                let (y, by) = how.viterbi_on(&mut tr);
                 let ll = inst
                     .gold
                     .as_ref()

@@ -12,7 +12,7 @@
 //! so a word unseen in training is its own outcome with untrained weights, not `<unk>`. At test time the task is tagging:
 //! labels are decoded by Viterbi given the words; the held-out log-likelihood is log p(x, y).
 
-use super::family::Family;
+use super::family::{ClampedChain, Family};
 use super::{Expected, Instance, InstanceBuilder, LabelSet, Layout, Model};
 use crate::data::{read_corpus, Corpus, Sequence};
 use crate::error::{Error, Result};
@@ -286,51 +286,40 @@ impl Family for BoltzmannChain {
             .map(|&l| self.labels(inst, 0).names[l as usize].clone())
             .collect()
     }
-    /// Tagging: Viterbi over the labels with the words held at the item's words.
-    fn decode_given(&self, inst: &Instance, item: &Sequence, phi: &[f64]) -> Option<Vec<u32>> {
+    /// Tagging: the label chain with the words clamped at the item's words.
+    fn clamped_chain(&self, inst: &Instance, item: &Sequence, phi: &[f64]) -> Option<ClampedChain> {
         let n = inst.n_vars() / 2;
         let words: Vec<u32> = item
             .columns
             .iter()
             .map(|c| self.word(Self::word_of(c)))
             .collect();
-        let k = self.labels.len();
-        let (mut delta, mut back) = (vec![0.0f64; k], vec![0u32; n * k]);
-        let mut next = vec![0.0f64; k];
+        let (k, nv) = (self.labels.len(), self.words.len());
+        let mut assignment = vec![0u32; 2 * n];
+        for (t, &w) in words.iter().enumerate().take(n) {
+            assignment[2 * t + 1] = w;
+        }
+        let vars = (0..n as u32).map(|t| 2 * t).collect();
+        let mut c = ClampedChain::zeros(n, k, assignment, vars);
         // Factor order per position: start (t = 0) or transition, then emission.
         let table = |f: usize| inst.table(&inst.factors[f], phi);
-        for t in 0..n {
-            let emission = table(2 * t + 1);
-            let x = words[t] as usize;
-            let nv = self.words.len();
-            if t == 0 {
-                let start = table(0);
-                for y in 0..k {
-                    delta[y] = start[y] + emission[y * nv + x];
-                }
-                continue;
+        for (t, &w) in words.iter().enumerate().take(n) {
+            let (emission, x) = (table(2 * t + 1), w as usize);
+            for (y, u) in c.unary.row_mut(t).iter_mut().enumerate() {
+                *u = emission[y * nv + x] + if t == 0 { table(0)[y] } else { 0.0 };
             }
-            let trans = table(2 * t);
-            for y in 0..k {
-                let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
-                for (yp, &d) in delta.iter().enumerate() {
-                    let s = d + trans[yp * k + y];
-                    if s > best {
-                        (best, arg) = (s, yp);
-                    }
+            if t > 0 {
+                let trans = table(2 * t);
+                for (p, v) in c
+                    .pair
+                    .index_axis_mut(ndarray::Axis(0), t)
+                    .iter_mut()
+                    .zip(trans)
+                {
+                    *p = *v;
                 }
-                next[y] = best + emission[y * nv + x];
-                back[t * k + y] = arg as u32;
             }
-            std::mem::swap(&mut delta, &mut next);
         }
-        let mut y = vec![0u32; 2 * n];
-        let mut cur = (0..k).max_by(|&a, &b| delta[a].total_cmp(&delta[b]))? as u32;
-        for t in (0..n).rev() {
-            y[2 * t] = cur;
-            y[2 * t + 1] = words[t];
-            cur = back[t * k + cur as usize];
-        }
-        Some(y)
+        Some(c)
     }
 }

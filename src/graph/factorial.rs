@@ -12,7 +12,7 @@
 //! `O` (000 §5). Evaluation scores the chunks (NP F1) and, as the `pos` layer, the tags.
 
 use super::chain::{sparse_layout, FeatureSet, BIAS_FEATURE, DEFAULT_LEXICONS};
-use super::family::Family;
+use super::family::{ClampedChain, Family};
 use super::{Expected, Instance, InstanceBuilder, LabelSet, Layout, Model};
 use crate::data::conll::{read_conll_with, LabelColumn};
 use crate::data::ner::{FeatureTable, NerFeatures};
@@ -408,23 +408,20 @@ impl FactorialCrf {
     }
 }
 
-/// The most probable assignment with every POS variable (even index: w_t) at its gold tag and
-/// the chunk variables (odd: y_t) decoded by exact Viterbi over the chunk chain: decoding one
-/// layer given the other (000 Table 5's analysis of the estimators' chunk terms).
-pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
+/// The chunk chain left with every POS variable (even index: w_t) clamped at its gold tag: the
+/// chunk variables (odd: y_t) are its free labels, decoded exactly by the chain engine —
+/// decoding one layer given the other (000 Table 5's analysis of the estimators' chunk terms).
+pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<ClampedChain> {
     let gold = inst
         .gold
         .as_deref()
         .ok_or_else(|| Error::invalid("gold tags needed"))?;
     let n = inst.card.len() / 2;
+    let k = if n == 0 { 0 } else { inst.card[1] as usize };
+    let vars = (0..n as u32).map(|t| 2 * t + 1).collect();
+    let mut c = ClampedChain::zeros(n, k, gold.to_vec(), vars);
     let mut y = gold.to_vec();
-    if n == 0 {
-        return Ok(y);
-    }
-    let k = inst.card[1] as usize;
     // Per position t: the chunk-only scores of y_t (unary) and of (y_{t−1}, y_t) (pair).
-    let mut unary = ndarray::Array2::<f64>::zeros((n, k));
-    let mut pair = ndarray::Array3::<f64>::zeros((n, k, k));
     for f in &inst.factors {
         let scope = inst.scope(f);
         let chunks: Vec<u32> = scope.iter().copied().filter(|v| v % 2 == 1).collect();
@@ -433,7 +430,7 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
             [] => {}
             [v] => {
                 let t = (*v / 2) as usize;
-                for (s, u) in unary.row_mut(t).iter_mut().enumerate() {
+                for (s, u) in c.unary.row_mut(t).iter_mut().enumerate() {
                     y[*v as usize] = s as u32;
                     *u += phi[off + inst.entry(f, &y)];
                 }
@@ -445,7 +442,7 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
                     for s in 0..k {
                         y[*a as usize] = p as u32;
                         y[*b as usize] = s as u32;
-                        pair[(t, p, s)] += phi[off + inst.entry(f, &y)];
+                        c.pair[(t, p, s)] += phi[off + inst.entry(f, &y)];
                     }
                 }
                 y[*a as usize] = gold[*a as usize];
@@ -454,29 +451,5 @@ pub fn chunks_given_gold_pos(inst: &Instance, phi: &[f64]) -> Result<Vec<u32>> {
             _ => return Err(Error::invalid("not the factorial CRF's factors")),
         }
     }
-    // Viterbi over the chunk chain.
-    let mut delta = unary.row(0).to_vec();
-    let mut back = ndarray::Array2::<usize>::zeros((n, k));
-    for t in 1..n {
-        let mut next = vec![f64::NEG_INFINITY; k];
-        for s in 0..k {
-            for p in 0..k {
-                let v = delta[p] + pair[(t, p, s)];
-                if v > next[s] {
-                    next[s] = v;
-                    back[(t, s)] = p;
-                }
-            }
-            next[s] += unary[(t, s)];
-        }
-        delta = next;
-    }
-    let mut s = (0..k)
-        .max_by(|&a, &b| delta[a].total_cmp(&delta[b]))
-        .unwrap_or(0);
-    for t in (0..n).rev() {
-        y[2 * t + 1] = s as u32;
-        s = back[(t, s)];
-    }
-    Ok(y)
+    Ok(c)
 }

@@ -17,6 +17,43 @@ use crate::data::{Corpus, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
 
+/// The chain left when some of an instance's variables are clamped at given values (a joint
+/// tagger's words, a factorial CRF's other layer): one free label per position, scored by dense
+/// tables the clamped variables' factors are folded into. The chain engine decodes it
+/// (`inference::chain::ChainWork::viterbi_clamped`).
+#[derive(Clone, Debug)]
+pub struct ClampedChain {
+    /// `n × l`: the free label's log score at t.
+    pub unary: ndarray::Array2<f64>,
+    /// `n × l × l`: the log score of `(y_{t−1}, y_t)` at t ≥ 1 (t = 0's is unused).
+    pub pair: ndarray::Array3<f64>,
+    /// Every variable's value: the clamped ones at theirs (the free ones are overwritten).
+    pub assignment: Vec<u32>,
+    /// The variable that position t's free label is.
+    pub vars: Vec<u32>,
+}
+
+impl ClampedChain {
+    /// A chain of `n` free labels with `l` states each, every score 0.
+    pub fn zeros(n: usize, l: usize, assignment: Vec<u32>, vars: Vec<u32>) -> ClampedChain {
+        ClampedChain {
+            unary: ndarray::Array2::zeros((n, l)),
+            pair: ndarray::Array3::zeros((n, l, l)),
+            assignment,
+            vars,
+        }
+    }
+
+    /// The full assignment with the free labels at `labels` (one per position).
+    pub fn with_labels(&self, labels: &[u32]) -> Vec<u32> {
+        let mut y = self.assignment.clone();
+        for (&v, &s) in self.vars.iter().zip(labels) {
+            y[v as usize] = s;
+        }
+        y
+    }
+}
+
 /// A fitted model of some family.
 pub trait Family: Send + Sync + std::fmt::Debug {
     /// The family's name on the command line (`chain`, `grid`, `boltzmann`).
@@ -87,8 +124,14 @@ pub trait Family: Send + Sync + std::fmt::Debug {
     }
 
     /// Test-time decoding for families whose task conditions on part of the item (a generative
-    /// chain tags given its words); `None` leaves it to the generic decoders.
-    fn decode_given(&self, _inst: &Instance, _item: &Sequence, _phi: &[f64]) -> Option<Vec<u32>> {
+    /// chain tags given its words): the chain of the free labels left with the rest clamped,
+    /// which the chain engine decodes; `None` leaves it to the generic decoders.
+    fn clamped_chain(
+        &self,
+        _inst: &Instance,
+        _item: &Sequence,
+        _phi: &[f64],
+    ) -> Option<ClampedChain> {
         None
     }
 
@@ -139,16 +182,93 @@ pub fn dump_weights(family: &dyn Family, theta: &[f64]) -> String {
             continue;
         }
         let cols: Vec<String> = (0..tp.n_cols).map(|c| family.column_name(t, c)).collect();
-        for k in 0..tp.n_features {
-            let f = family.feature_name(t, k);
-            for (c, cname) in cols.iter().enumerate() {
-                if let Some(i) = tp.param_index(k, c) {
-                    let _ = writeln!(o, "{}\t{f}\t{cname}\t{}", tp.name, theta[i]);
-                }
+        // The feature's name once per feature, not per weight.
+        let mut feature = (usize::MAX, String::new());
+        for_each_weight(tp, theta, |k, c, w| {
+            if feature.0 != k {
+                feature = (k, family.feature_name(t, k));
+            }
+            let _ = writeln!(o, "{}\t{}\t{}\t{w}", tp.name, feature.1, cols[c]);
+        });
+    }
+    o
+}
+
+/// Calls `visit(feature, column, weight)` for every weight of template `tp` in θ, feature by
+/// feature: a dense block read row by row as a view, a sparse one by its stored columns.
+fn for_each_weight(
+    tp: &super::FactorTemplate,
+    theta: &[f64],
+    mut visit: impl FnMut(usize, usize, f64),
+) {
+    if let Some(block) = tp.block(theta) {
+        for (k, row) in block.outer_iter().enumerate() {
+            for (c, &w) in row.iter().enumerate() {
+                visit(k, c, w);
+            }
+        }
+        return;
+    }
+    for k in 0..tp.n_features {
+        for c in 0..tp.n_cols {
+            if let Some(i) = tp.param_index(k, c) {
+                visit(k, c, theta[i]);
             }
         }
     }
-    o
+}
+
+/// θ for `to` from the weights `theta` of another model `from`, matched by template, feature
+/// and label names — what `--init-from` starts a run from, and what [`dump_weights`] then
+/// [`read_weights`] give, without the text: weights `to` lacks are dropped, weights `from`
+/// lacks start at 0. `source` names the other run in errors.
+pub fn transfer_weights(
+    from: &dyn Family,
+    theta: &[f64],
+    to: &dyn Family,
+    source: &str,
+) -> Result<Vec<f64>> {
+    let dst = to.model();
+    let mut out = vec![0.0; dst.n_params];
+    for (t, tp) in from.model().templates.iter().enumerate() {
+        if tp.tied_to.is_some() {
+            continue;
+        }
+        let Some(t2) = dst
+            .templates
+            .iter()
+            .position(|x| x.name == tp.name && x.tied_to.is_none())
+        else {
+            continue;
+        };
+        let tp2 = &dst.templates[t2];
+        if tp.shape.len() != tp2.shape.len() && tp.n_params() > 0 {
+            return Err(Error::invalid(format!(
+                "{source}: template {} names {} labels per weight, this model's {}",
+                tp.name,
+                tp.shape.len(),
+                tp2.shape.len()
+            )));
+        }
+        let cols: Vec<Option<usize>> = (0..tp.n_cols)
+            .map(|c| {
+                let name = from.column_name(t, c);
+                to.column_index(t2, &name.split('\t').collect::<Vec<_>>())
+            })
+            .collect();
+        let rows: Vec<Option<usize>> = (0..tp.n_features)
+            .map(|k| to.feature_index(t2, &from.feature_name(t, k)))
+            .collect();
+        for_each_weight(tp, theta, |k, c, w| {
+            if let Some(j) = rows[k]
+                .zip(cols[c])
+                .and_then(|(k2, c2)| tp2.param_index(k2, c2))
+            {
+                out[j] = w;
+            }
+        });
+    }
+    Ok(out)
 }
 
 /// Reads weights in the [`dump_weights`] format; templates, features and labels the model lacks

@@ -216,6 +216,18 @@ impl Instance {
         let s = &self.slots[f.slot as usize];
         &phi[s.offset as usize..(s.offset + s.len) as usize]
     }
+    /// The shape of factor `f`'s table: its scope's cardinalities (a pair factor's `l × l`).
+    pub fn table_shape(&self, f: &Factor) -> Vec<usize> {
+        self.scope(f)
+            .iter()
+            .map(|&v| self.card[v as usize] as usize)
+            .collect()
+    }
+    /// `values` (row-major over `f`'s scope, as its table) as an array of the table's shape;
+    /// `None` when the length does not fit it (an empty, not computed table).
+    pub fn table_array(&self, f: &Factor, values: Vec<f64>) -> Option<ndarray::ArrayD<f64>> {
+        ndarray::ArrayD::from_shape_vec(self.table_shape(f), values).ok()
+    }
     /// Offset of factor `f`'s table in the table buffer.
     pub fn table_offset(&self, f: &Factor) -> usize {
         self.slots[f.slot as usize].offset as usize

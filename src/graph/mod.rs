@@ -18,7 +18,7 @@ pub mod pieces;
 pub mod subset;
 pub mod uai;
 
-pub use family::Family;
+pub use family::{ClampedChain, Family};
 pub use instance::{
     ChainLayout, Factor, Instance, InstanceBuilder, Part, ProductLayout, Slot, MAX_PRODUCT_STATES,
 };
@@ -143,6 +143,16 @@ impl FactorTemplate {
             Layout::Dense => ((k * self.n_cols) as u32, ((k + 1) * self.n_cols) as u32),
             Layout::Sparse { row_ptr, .. } => (row_ptr[k], row_ptr[k + 1]),
         }
+    }
+
+    /// A dense template's weights `W` as a `features × columns` view into θ (no copy); `None`
+    /// for a sparse template, or a θ too short for the block.
+    pub fn block<'a>(&self, theta: &'a [f64]) -> Option<ndarray::ArrayView2<'a, f64>> {
+        if self.layout != Layout::Dense {
+            return None;
+        }
+        let w = theta.get(self.offset..self.offset + self.n_features * self.n_cols)?;
+        ndarray::ArrayView2::from_shape((self.n_features, self.n_cols), w).ok()
     }
 
     /// Index in θ of `W[feature, col]`, if that weight exists.

@@ -1042,8 +1042,10 @@ pub struct BpSnapshot {
     pub sweeps: usize,
     pub report: BpReport,
     pub var_beliefs: Vec<Vec<f64>>,
-    pub factor_beliefs: Vec<Vec<f64>>,
-    pub piece_beliefs: Vec<Vec<f64>>,
+    /// Per factor, shaped by its scope (a pair factor's `l × l`).
+    pub factor_beliefs: Vec<ndarray::ArrayD<f64>>,
+    /// Per factor, its own belief with every message at 1, `exp φ_a / Σ exp φ_a`; shaped so.
+    pub piece_beliefs: Vec<ndarray::ArrayD<f64>>,
     /// Per factor-graph edge (flat scope index): largest change of its log message in the last
     /// sweep.
     pub edge_residual: Vec<f64>,
@@ -1099,10 +1101,17 @@ pub fn snapshot(inst: &Instance, phi: &[f64], damping: f64, sweeps: usize) -> Bp
             b.clone()
         })
         .collect();
+    // Shaped by the factor's scope (a flat vector should the length not fit it).
+    let shaped = |f: &crate::graph::Factor, t: Vec<f64>| {
+        let shape = Some(inst.table_shape(f))
+            .filter(|s| s.iter().product::<usize>() == t.len())
+            .unwrap_or_else(|| vec![t.len()]);
+        ndarray::ArrayD::from_shape_vec(shape, t).expect("the shape fits the length")
+    };
     let factor_beliefs = (0..inst.factors.len())
         .map(|f| {
             msgs.factor_belief(inst, phi, f, &mut work, &mut b);
-            b.clone()
+            shaped(&inst.factors[f], b.clone())
         })
         .collect();
     let piece_beliefs = inst
@@ -1113,7 +1122,7 @@ pub fn snapshot(inst: &Instance, phi: &[f64], damping: f64, sweeps: usize) -> Bp
             let m = t.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let e: Vec<f64> = t.iter().map(|x| (x - m).exp()).collect();
             let z: f64 = e.iter().sum();
-            e.iter().map(|x| x / z).collect()
+            shaped(f, e.iter().map(|x| x / z).collect())
         })
         .collect();
     let mut cold = BpMessages::default();

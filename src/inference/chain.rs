@@ -6,8 +6,9 @@
 //! the same quantities are recomputed in log space with stable log-sum-exp. Buffers live in a
 //! reusable [`ChainWork`] so the hot loop does not allocate.
 
-use crate::graph::{ChainLayout, Instance, ProductLayout};
+use crate::graph::{ChainLayout, ClampedChain, Instance, ProductLayout};
 use crate::util::{exp_shifted_into, log_sum_exp};
+use ndarray::{ArrayView2, ArrayView3};
 
 /// Reusable buffers for one thread.
 #[derive(Default, Clone, Debug)]
@@ -62,6 +63,12 @@ crate::wide_fn!(
     /// [`ChainWork::forward_backward`].
     pub fn add_expectations(w: &mut ChainWork, inst: &Instance, lay: &ChainLayout, dphi: &mut [f64], scale: f64) = ChainWork::add_expectations_body;
 );
+
+/// The pair matrices of t = 1 … n−1, row-major (t = 0's is unused).
+fn pair_rows(pair: ArrayView3<'_, f64>) -> impl Iterator<Item = f64> + '_ {
+    let (_, a, b) = pair.dim();
+    pair.into_iter().skip(a * b).copied()
+}
 
 /// `out[c] = Σ_r v[r]·m[r·l + c]` (`m` is `l × l`, `l = v.len()`), each sum in `r` order from
 /// zero, skipping `v[r] = 0`: the same bits as row-by-row axpys into `out`, with up to sixteen
@@ -157,6 +164,63 @@ fn pair_block<const W: usize>(
 }
 
 impl ChainWork {
+    /// Loads dense log potentials instead of an instance's tables: `u` is `n × l` and `pl` the
+    /// `n − 1` matrices over `(y_{t−1}, y_t)` for t = 1 … n−1, row-major.
+    pub(super) fn load_dense(
+        &mut self,
+        (n, l): (usize, usize),
+        u: impl IntoIterator<Item = f64>,
+        pl: impl IntoIterator<Item = f64>,
+    ) {
+        self.n = n;
+        self.l = l;
+        self.u.clear();
+        self.u.extend(u);
+        self.pl.clear();
+        self.pl.extend(pl);
+        debug_assert_eq!(self.u.len(), n * l);
+        debug_assert_eq!(self.pl.len(), n.saturating_sub(1) * l * l);
+        self.m_id.clear();
+        self.m_id.push(u32::MAX);
+        self.m_id.extend(0..n.saturating_sub(1) as u32);
+    }
+
+    /// Viterbi over dense log potentials: `unary` (n × l) and `pair` (n × l × l, the matrix at
+    /// t over `(y_{t−1}, y_t)`; t = 0's is unused). Returns the best score.
+    pub fn viterbi_dense(
+        &mut self,
+        unary: ArrayView2<f64>,
+        pair: ArrayView3<f64>,
+        out: &mut Vec<u32>,
+    ) -> f64 {
+        let (n, l) = unary.dim();
+        self.load_dense((n, l), unary.iter().copied(), pair_rows(pair));
+        self.viterbi_core(out)
+    }
+
+    /// The best free labels of a [`ClampedChain`], as the full assignment; returns it and its
+    /// score over the chain's tables.
+    pub fn viterbi_clamped(&mut self, c: &ClampedChain) -> (Vec<u32>, f64) {
+        let mut labels = Vec::new();
+        let score = self.viterbi_dense(c.unary.view(), c.pair.view(), &mut labels);
+        (c.with_labels(&labels), score)
+    }
+
+    /// Forward–backward over the loaded potentials: scaled space, log space should a scale
+    /// underflow; an empty chain has log Z = 0.
+    pub(super) fn run_loaded(&mut self) -> f64 {
+        if self.n == 0 {
+            self.scaled = true;
+            self.log_z = 0.0;
+            return 0.0;
+        }
+        self.scaled = run_scaled(self);
+        if !self.scaled {
+            self.run_log();
+        }
+        self.log_z
+    }
+
     /// Collects the unary and pairwise log potentials of `inst` from its tables.
     fn prepare(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64]) {
         let (n, l) = (lay.n, lay.l);
@@ -212,11 +276,7 @@ impl ChainWork {
     /// Runs forward–backward; afterwards `log_z` and the marginals are available.
     pub fn forward_backward(&mut self, inst: &Instance, lay: &ChainLayout, phi: &[f64]) -> f64 {
         self.prepare(inst, lay, phi);
-        self.scaled = run_scaled(self);
-        if !self.scaled {
-            self.run_log();
-        }
-        self.log_z
+        self.run_loaded()
     }
 
     #[inline(always)]
@@ -468,8 +528,12 @@ impl ChainWork {
     }
 
     /// Viterbi over the prepared potentials: one state per position.
-    fn viterbi_core(&mut self, out: &mut Vec<u32>) -> f64 {
+    pub(super) fn viterbi_core(&mut self, out: &mut Vec<u32>) -> f64 {
         let (n, l) = (self.n, self.l);
+        out.clear();
+        if n == 0 {
+            return 0.0;
+        }
         self.alpha.resize(n * l, 0.0);
         self.back.resize(n * l, 0);
         self.alpha[..l].copy_from_slice(&self.u[..l]);
@@ -498,7 +562,6 @@ impl ChainWork {
                 y = i;
             }
         }
-        out.clear();
         out.resize(n, 0);
         out[n - 1] = y as u32;
         for t in (1..n).rev() {
@@ -557,11 +620,7 @@ impl ChainWork {
         phi: &[f64],
     ) -> f64 {
         self.prepare_product(inst, lay, phi);
-        self.scaled = run_scaled(self);
-        if !self.scaled {
-            self.run_log();
-        }
-        self.log_z
+        self.run_loaded()
     }
 
     /// Viterbi over a product chain's joint states; `out` gets one label per variable.

@@ -13,19 +13,22 @@
 //!   tables; forward–backward over the scaled rows gives the scaled CRF's likelihood and its
 //!   gradient in α.
 
+//!
+//! Forward–backward and Viterbi over the matrices are the chain engine's
+//! ([`ChainWork`](super::chain::ChainWork)): `M_0` is its first unary row and `M_t` its pair
+//! matrix at t, with no other unary terms.
+
+use super::chain::ChainWork;
 use crate::graph::{ChainLayout, Instance};
 
-/// Per-position score matrices of one chain instance, and forward–backward scratch.
+/// Per-position score matrices of one chain instance, and the chain engine's scratch.
 #[derive(Clone, Debug, Default)]
 pub struct Transitions {
     pub n: usize,
     pub l: usize,
     /// `M_0` (l entries), then `M_t` row-major (l × l) for t = 1 … n−1.
     m: Vec<f64>,
-    fw: Vec<f64>,
-    bw: Vec<f64>,
-    log_z: f64,
-    row: Vec<f64>,
+    work: ChainWork,
 }
 
 use crate::util::log_sum_exp as lse;
@@ -124,98 +127,43 @@ impl Transitions {
             .sum()
     }
 
-    /// The labelling of highest score (Viterbi).
-    pub fn viterbi(&self, out: &mut Vec<u32>) {
+    /// Hands the matrices to the chain engine: `M_0` as position 0's unary row, `M_t` as the
+    /// pair matrix at t.
+    fn load(&mut self) {
         let (n, l) = (self.n, self.l);
-        out.clear();
-        if n == 0 {
-            return;
-        }
-        let mut delta = self.row(0, 0).to_vec();
-        let mut back = vec![0u32; n * l];
-        let mut next = vec![0.0; l];
-        for t in 1..n {
-            for (y, nx) in next.iter_mut().enumerate() {
-                let (mut best, mut arg) = (f64::NEG_INFINITY, 0);
-                for (yp, &d) in delta.iter().enumerate() {
-                    let s = d + self.row(t, yp)[y];
-                    if s > best {
-                        best = s;
-                        arg = yp;
-                    }
-                }
-                *nx = best;
-                back[t * l + y] = arg as u32;
-            }
-            std::mem::swap(&mut delta, &mut next);
-        }
-        // The first best state on ties, like the recursion above.
-        let mut y = 0;
-        for (k, &d) in delta.iter().enumerate() {
-            if d > delta[y] {
-                y = k;
-            }
-        }
-        out.resize(n, 0);
-        for t in (0..n).rev() {
-            out[t] = y as u32;
-            if t > 0 {
-                y = back[t * l + y] as usize;
-            }
-        }
+        let start = &self.m[..l.min(self.m.len())];
+        let u = start
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(0.0, n.saturating_sub(1) * l));
+        let pl = self.m[start.len()..].iter().copied();
+        self.work.load_dense((n, l), u, pl);
     }
 
-    /// Forward–backward in log space; returns log Z (0 up to rounding for normalised rows).
+    /// The labelling of highest score (Viterbi; the first best state on ties).
+    pub fn viterbi(&mut self, out: &mut Vec<u32>) {
+        self.load();
+        self.work.viterbi_core(out);
+    }
+
+    /// Forward–backward; returns log Z (0 up to rounding for normalised rows).
     pub fn forward_backward(&mut self) -> f64 {
-        let (n, l) = (self.n, self.l);
-        self.fw.clear();
-        self.fw.resize(n * l, 0.0);
-        self.bw.clear();
-        self.bw.resize(n * l, 0.0);
-        if n == 0 {
-            self.log_z = 0.0;
-            return 0.0;
-        }
-        let mut row = std::mem::take(&mut self.row);
-        row.resize(l, 0.0);
-        let start = self.off(0);
-        self.fw[..l].copy_from_slice(&self.m[start..start + l]);
-        for t in 1..n {
-            for y in 0..l {
-                for (yp, r) in row.iter_mut().enumerate() {
-                    *r = self.fw[(t - 1) * l + yp] + self.row(t, yp)[y];
-                }
-                self.fw[t * l + y] = lse(&row);
-            }
-        }
-        for t in (0..n - 1).rev() {
-            for yp in 0..l {
-                for (y, r) in row.iter_mut().enumerate() {
-                    *r = self.row(t + 1, yp)[y] + self.bw[(t + 1) * l + y];
-                }
-                self.bw[t * l + yp] = lse(&row);
-            }
-        }
-        self.log_z = lse(&self.fw[(n - 1) * l..]);
-        self.row = row;
-        self.log_z
+        self.load();
+        self.work.run_loaded()
     }
 
     /// p(y_t = y) after [`forward_backward`](Self::forward_backward).
     pub fn node_marginal(&self, t: usize, y: usize) -> f64 {
-        let i = t * self.l + y;
-        (self.fw[i] + self.bw[i] - self.log_z).exp()
+        self.work.node_marginal(t, y)
     }
 
     /// p(y_{t−1} = y′, y_t = y) for t ≥ 1, or p(y_0 = y) at t = 0, after forward–backward.
     pub fn pair_marginal(&self, t: usize, yp: usize, y: usize) -> f64 {
-        let l = self.l;
-        let before = if t == 0 {
-            0.0
+        if t == 0 {
+            self.work.node_marginal(0, y)
         } else {
-            self.fw[(t - 1) * l + yp]
-        };
-        (before + self.row(t, yp)[y] + self.bw[t * l + y] - self.log_z).exp()
+            self.work.pair_marginal(t, yp, y)
+        }
     }
 }
 

@@ -13,7 +13,7 @@ use super::trained::TrainedRun;
 use crate::error::{Error, Result};
 use crate::estimators::objective::DatasetObjective;
 use crate::eval::{evaluate, Decoder, Metrics};
-use crate::graph::family::{dump_weights, read_weights};
+use crate::graph::family::transfer_weights;
 use crate::graph::Family;
 use crate::optim::StopReason;
 use crate::util::thread_pool;
@@ -72,8 +72,7 @@ impl FinishedRun for TrainedRun {
 pub fn initial_weights(fam: &dyn Family, dir: &Path) -> Result<Vec<f64>> {
     let from_run = RunFiles::at(dir);
     let (from, theta) = from_run.model()?;
-    let text = dump_weights(from.as_ref(), &theta);
-    read_weights(fam, &text, &from_run.weights_path().display().to_string())
+    transfer_weights(from.as_ref(), &theta, fam, &dir.display().to_string())
 }
 
 fn train(
@@ -127,14 +126,14 @@ fn train(
     };
     on_event(RunEvent::started(summary));
     let inference = spec.inference();
-    let curve = Curve::new(
-        files.clone(),
-        fam.as_ref(),
-        test.as_ref(),
-        inference.clone(),
-        spec.eval_every,
-        on_event,
-    )?;
+    let held_out: crate::run::curve::HeldOut = {
+        let (fam, test, inference) = (fam.as_ref(), test.as_ref(), inference.clone());
+        Box::new(move |theta: &[f64]| {
+            test.map(|t| evaluate(fam, theta, t, &inference))
+                .transpose()
+        })
+    };
+    let curve = Curve::new(files.clone(), spec.eval_every, held_out, on_event)?;
     let mut cx = Context {
         spec,
         family: fam.as_ref(),

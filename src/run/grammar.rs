@@ -6,11 +6,12 @@
 //! the training trees: the grammar is a function of them, so [`GrammarRun::open`] reads the
 //! grammar off the trees again, refusing when they changed.
 
+use super::curve::Curve;
 use super::kind::{FinishedRun, ModelKind};
 use super::registry::ModelSpec;
 use super::spec::RunSpec;
 use super::store::{check_space, Record, RunFiles};
-use super::summary::{CurvePoint, RunEvent, RunSummary};
+use super::summary::{RunEvent, RunSummary};
 use crate::data::treebank::Tree;
 use crate::error::{Error, Result};
 use crate::estimators::EstimatorSpec;
@@ -218,44 +219,14 @@ fn train_run(
         }
     };
     // Empty for the closed-form PCFG, as for any run before its first iteration.
-    files.write_curve("")?;
-    let mut curve_text = String::new();
-    let mut curve_error = None;
     let t0 = Instant::now();
-    // Time in the observer (evaluating, writing the curve): left out of the run's seconds.
-    let mut observed = std::time::Duration::ZERO;
-    let mut observer = |r: &IterReport, theta: &[f64]| {
-        let watching = Instant::now();
-        let mut point = CurvePoint {
-            report: r.clone(),
-            test_token_accuracy: None,
-            test_segment_f1: None,
-            test_log_likelihood: None,
-        };
-        if spec.eval_every > 0 && r.iteration.is_multiple_of(spec.eval_every) {
-            match evaluate(theta) {
-                Ok(Some(m)) => {
-                    point.test_token_accuracy = Some(m.token_accuracy);
-                    point.test_segment_f1 = Some(m.segments.f1);
-                    on_event(RunEvent::Eval {
-                        iteration: r.iteration,
-                        metrics: Box::new(m),
-                    });
-                }
-                Ok(None) => {}
-                Err(e) => curve_error = Some(e),
-            }
-        }
-        on_event(RunEvent::Progress(r.clone()));
-        if let Ok(line) = serde_json::to_string(&point) {
-            curve_text.push_str(&line);
-            curve_text.push('\n');
-            if let Err(e) = files.write_curve(&curve_text) {
-                curve_error = Some(e);
-            }
-        }
-        observed += watching.elapsed();
-    };
+    let mut curve = Curve::new(
+        files.clone(),
+        spec.eval_every,
+        Box::new(|theta: &[f64]| evaluate(theta)),
+        on_event,
+    )?;
+    let mut observer = |r: &IterReport, theta: &[f64]| curve.observe(r, theta);
     let result = crate::grammar::fit::train(
         g,
         &data.sentences,
@@ -267,10 +238,10 @@ fn train_run(
         &mut observer,
     );
     let (theta, report): (Vec<f64>, TrainReport) = result?;
-    if let Some(e) = curve_error {
+    if let Some(e) = curve.take_error() {
         return Err(e);
     }
-    summary.train_seconds = t0.elapsed().saturating_sub(observed).as_secs_f64();
+    summary.train_seconds = t0.elapsed().saturating_sub(curve.observed).as_secs_f64();
     summary.iterations = report.iterations;
     summary.stop_reason = report.stop.clone();
     if let Some(l) = &report.last {

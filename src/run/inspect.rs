@@ -8,15 +8,17 @@ use crate::data::Sequence;
 use crate::error::Result;
 use crate::inference::bp::{BpSnapshot, Schedule};
 use crate::inference::BpReport;
+use ndarray::ArrayD;
 
 /// A trained model's view of one item.
 pub struct Learned {
-    /// Per factor, its log-potential table.
-    pub phi: Vec<Vec<f64>>,
-    /// Per factor, its exact marginal table, and how it was computed.
-    pub marginals: Option<(Vec<Vec<f64>>, &'static str)>,
+    /// Per factor, its log-potential table, shaped by its scope (a pair factor's `l × l`).
+    pub phi: Vec<ArrayD<f64>>,
+    /// Per factor, its exact marginal table (`None` where not computed), and how it was
+    /// computed.
+    pub marginals: Option<(Vec<Option<ArrayD<f64>>>, &'static str)>,
     /// Per factor, loopy BP's belief, with BP's report.
-    pub beliefs: Option<(Vec<Vec<f64>>, BpReport)>,
+    pub beliefs: Option<(Vec<Option<ArrayD<f64>>>, BpReport)>,
     /// The model's BP schedule (its beliefs' sweeps count in it).
     pub schedule: Schedule,
     /// The run's per-state scales (001 §3) with the source states' names, start last.
@@ -31,12 +33,22 @@ impl TrainedRun {
         self.family
             .model()
             .build_tables(&self.theta, &inst, &mut phi, &mut vec![]);
-        let tables: Vec<Vec<f64>> = inst
+        let tables = inst
             .factors
             .iter()
-            .map(|f| inst.table(f, &phi).to_vec())
-            .collect();
+            .map(|f| inst.table_array(f, inst.table(f, &phi).to_vec()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                crate::error::Error::invalid("a factor's table does not fit its scope")
+            })?;
         let m = crate::inference::factor_marginals(&inst, &phi, &self.inference.bp);
+        let arrays = |per_factor: Vec<Vec<f64>>| -> Vec<Option<ArrayD<f64>>> {
+            inst.factors
+                .iter()
+                .zip(per_factor)
+                .map(|(f, t)| inst.table_array(f, t))
+                .collect()
+        };
         let scales = self.inference.scaling.as_ref().and_then(|a| {
             let names = &self.family.labels(&inst, 0).names;
             (a.len() == names.len() + 1).then(|| {
@@ -50,8 +62,8 @@ impl TrainedRun {
         });
         Ok(Learned {
             phi: tables,
-            marginals: m.exact,
-            beliefs: m.beliefs,
+            marginals: m.exact.map(|(t, by)| (arrays(t), by)),
+            beliefs: m.beliefs.map(|(t, r)| (arrays(t), r)),
             schedule: self.inference.bp.schedule,
             scales,
         })

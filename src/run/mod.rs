@@ -5,6 +5,7 @@
 //! compared side by side ([`compare`]).
 
 pub mod compare;
+pub mod curve;
 pub mod execute;
 pub mod factor_graphs;
 pub mod grammar;

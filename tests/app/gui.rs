@@ -683,7 +683,7 @@ fn policy_editor_previews_fig1() {
     h.step();
     h.get_by_label_contains("total complexity: 1540 FLOPs over 14 items");
     wait_for(&mut h, "the relative efficiency", 30.0, |w| {
-        w.state.policy_preview_efficiency().is_some()
+        w.policy_preview_efficiency().is_some()
     });
     h.get_by_label_contains("relative efficiency (det, 004 eq. 8): paper's form 1.624");
     h.get_by_label("add family").click();
@@ -1108,6 +1108,41 @@ fn parse_pane<'a>(h: &'a Harness<'_, Workbench>) -> &'a piecewise_lab::app::pars
             _ => None,
         })
         .expect("a Parse pane")
+}
+
+/// Loading a treebank in the Data pane hands its files to the Parse pane's form and brings the
+/// Parse pane to the front (a treebank is not factor-graph data).
+#[test]
+fn loading_a_treebank_hands_it_to_the_parse_pane() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (train, test) = (tmp.path().join("a.mrg"), tmp.path().join("b.mrg"));
+    let mut h = harness(&tmp.path().join("ws"));
+    h.step();
+    loaded(&mut h);
+    {
+        let f = &mut h.state_mut().state.form;
+        f.model
+            .set("model", piecewise_lab::run::FamilyKind::Grammar.name());
+        f.train = train.display().to_string();
+        f.test = test.display().to_string();
+    }
+    h.get_by_label("Load").click();
+    h.step();
+    h.step();
+    let p = parse_pane(&h);
+    assert_eq!(
+        (p.train.as_str(), p.test.as_str()),
+        (f_str(&train), f_str(&test))
+    );
+    assert!(
+        h.state().state.data.is_none(),
+        "the factor-graph data is put down"
+    );
+    h.get_by_label_contains("a treebank: the Parse pane trains grammars");
+}
+
+fn f_str(p: &Path) -> &str {
+    p.to_str().unwrap()
 }
 
 #[test]

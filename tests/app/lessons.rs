@@ -491,7 +491,7 @@ fn lesson_06_loopy_models() {
         "{tables:?}"
     );
     for (title, t) in &tables {
-        assert_eq!(t.len(), 4, "{title}: a pairwise binary factor");
+        assert_eq!(t.shape(), &[2, 2], "{title}: a pairwise binary factor");
         let sum: f64 = t.iter().sum();
         assert!((sum - 1.0).abs() < 1e-9, "{title} sums to {sum}");
     }

@@ -277,6 +277,7 @@ fn piecewise_by_template_groups_matches_its_definition() {
 #[test]
 fn chunks_given_gold_pos_is_the_best_assignment_with_those_tags() {
     use piecewise_lab::graph::factorial::chunks_given_gold_pos;
+    use piecewise_lab::inference::chain::ChainWork;
     let dir = tempfile::tempdir().unwrap();
     let (fam, insts) = fit(dir.path(), 11, 12);
     let mut rng = StdRng::seed_from_u64(11);
@@ -284,7 +285,31 @@ fn chunks_given_gold_pos_is_the_best_assignment_with_those_tags() {
         let theta = random_theta(&mut rng, fam.model.n_params, 1.0);
         let phi = tables(&fam, &theta, inst);
         let gold = inst.gold.clone().unwrap();
-        let ours = chunks_given_gold_pos(inst, &phi).unwrap();
+        let chain = chunks_given_gold_pos(inst, &phi).unwrap();
+        let (ours, score) = ChainWork::default().viterbi_clamped(&chain);
+        // The chain's tables score any chunks as the full model does, up to the terms the
+        // clamped tags alone fix: the same offset for ours and for the gold chunks.
+        let chain_score = |y: &[u32]| -> f64 {
+            let n = y.len() / 2;
+            (0..n)
+                .map(|t| {
+                    let s = y[2 * t + 1] as usize;
+                    let p = if t > 0 {
+                        chain.pair[(t, y[2 * t - 1] as usize, s)]
+                    } else {
+                        0.0
+                    };
+                    chain.unary[(t, s)] + p
+                })
+                .sum()
+        };
+        assert_close(score, chain_score(&ours), 1e-9, "the Viterbi score");
+        assert_close(
+            inst.score(&phi, &ours) - score,
+            inst.score(&phi, &gold) - chain_score(&gold),
+            1e-9,
+            "one offset for every chunk labelling",
+        );
         let n = inst.n_vars() / 2;
         assert!((0..n).all(|t| ours[2 * t] == gold[2 * t]), "tags kept");
         let mut best = f64::NEG_INFINITY;

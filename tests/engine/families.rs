@@ -125,6 +125,9 @@ fn grid_tables_follow_the_definition() {
         let text = family::dump_weights(fam.as_ref(), &theta);
         let back = family::read_weights(fam.as_ref(), &text, "w.tsv").unwrap();
         assert_eq!(back, theta);
+        // And carried over by name without the text (`--init-from`).
+        let carried = family::transfer_weights(fam.as_ref(), &theta, fam.as_ref(), "run").unwrap();
+        assert_eq!(carried, theta);
     }
 }
 

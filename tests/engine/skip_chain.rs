@@ -111,6 +111,10 @@ fn skip_factors_sit_on_the_skip_edges_only() {
         .save_model(chain_fam.as_ref(), &theta)
         .unwrap();
     let init = piecewise_lab::run::factor_graphs::initial_weights(fam.as_ref(), &run).unwrap();
+    // The same as the weights' text read into the skip chain.
+    use piecewise_lab::graph::family::{dump_weights, read_weights};
+    let text = dump_weights(chain_fam.as_ref(), &theta);
+    assert_eq!(init, read_weights(fam.as_ref(), &text, "w.tsv").unwrap());
     for (t, tp) in fam.model().templates.iter().enumerate() {
         let src = chain_fam
             .model()

@@ -156,14 +156,76 @@ fn a_run_s_learned_tables_and_marginals_match_enumeration() {
     let e = enumerate(&inst, &phi).unwrap();
     let card = inst.card.clone();
     for (k, f) in inst.factors.iter().enumerate() {
-        assert_eq!(learned.phi[k], inst.table(f, &phi), "factor {k}'s table");
+        // Shaped by the factor's scope, its entries row-major as the table's.
+        let shape: Vec<usize> = inst
+            .scope(f)
+            .iter()
+            .map(|&v| card[v as usize] as usize)
+            .collect();
+        assert_eq!(
+            learned.phi[k].shape(),
+            shape.as_slice(),
+            "factor {k}'s shape"
+        );
+        assert_eq!(
+            learned.phi[k].as_slice().unwrap(),
+            inst.table(f, &phi),
+            "factor {k}'s table"
+        );
         // The factor's marginal by enumeration: Σ over assignments of p(y) at its entry.
         let mut want = vec![0.0; learned.phi[k].len()];
         for_each_assignment(&card, |y| {
             want[inst.entry(f, y)] += (inst.score(&phi, y) - e.log_z).exp();
         });
-        for (a, b) in marginals[k].iter().zip(&want) {
+        let got = marginals[k].as_ref().expect("every factor's marginal");
+        assert_eq!(
+            got.shape(),
+            shape.as_slice(),
+            "factor {k}'s marginal's shape"
+        );
+        for (a, b) in got.iter().zip(&want) {
             assert!((a - b).abs() < 1e-9, "factor {k}: {a} against {b}");
         }
     }
+}
+
+/// The curve's policy, one for every model kind: a held-out evaluation that fails (local
+/// decoding asked of a grid) leaves the curve's points without test scores and training goes
+/// on; the run's final evaluation then says why, after its weights are saved.
+#[test]
+fn a_failing_held_out_evaluation_leaves_points_unscored_and_the_weights_saved() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let s = RunSpec {
+        train: root.join("sample_data/grid-4x4-train.grid"),
+        test: Some(root.join("sample_data/grid-4x4-test.grid")),
+        template: None,
+        model: ModelSpec::Grid(Default::default()),
+        estimator: EstimatorSpec::Pl,
+        optimiser: LbfgsSpec {
+            max_iter: 4,
+            ..Default::default()
+        },
+        eval_every: 1,
+        decode: piecewise_lab::eval::Decoder::Local,
+        ..spec()
+    };
+    let mut evals = 0;
+    let r = execute(&s, &out, &AtomicBool::new(false), &mut |e| {
+        if let RunEvent::Eval { .. } = e {
+            evals += 1;
+        }
+    });
+    let e = r.expect_err("the final evaluation fails").to_string();
+    assert!(e.contains("linear chains only"), "{e}");
+    assert_eq!(evals, 0);
+    let curve = std::fs::read_to_string(out.join("curve.jsonl")).unwrap();
+    assert!(curve.lines().count() >= 2, "training went on: {curve}");
+    for line in curve.lines() {
+        let point: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(point["test_token_accuracy"].is_null(), "unscored: {line}");
+    }
+    let files = piecewise_lab::run::RunFiles::at(&out);
+    assert!(files.model().is_ok(), "the weights are saved");
 }

@@ -147,6 +147,8 @@ pub struct FrontierRuntime {
     /// [`AppState::sweep_events`] when the sweeps were last read: a point finished since, so
     /// read them again.
     seen_events: usize,
+    /// The *New sweep* form's policy preview (004 Fig. 1) of the point it names.
+    pub preview: crate::app::policy_view::Preview,
 }
 
 /// λ from blue (0) to red (1).

@@ -321,7 +321,12 @@ pub(super) fn launcher(
                 match spec.try_policy(f.preview_lambda, f.preview_beta) {
                     Ok(policy) => {
                         ui.monospace(format!("policy: {policy}"));
-                        crate::app::policy_view::preview(state, &policy, ui);
+                        crate::app::policy_view::preview(
+                            state,
+                            &mut p.runtime.preview,
+                            &policy,
+                            ui,
+                        );
                     }
                     Err(e) => {
                         ui.colored_label(ui.visuals().warn_fg_color, e.to_string());

@@ -577,9 +577,12 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                             sc.label_order(u, ku as usize),
                             sc.label_order(v, kv as usize),
                         );
-                        belief_grid(sc, top, pb, (&ou, &ov), piece_color(f));
+                        if let Ok(pb) = pb.view().into_dimensionality() {
+                            belief_grid(sc, top, pb, (&ou, &ov), piece_color(f));
+                        }
                     }
                     scope => {
+                        let pb = pb.as_slice().unwrap_or_default();
                         let w = bar_width(z, pb.len());
                         let order = match scope {
                             &[u] => sc.label_order(u, pb.len()),
@@ -624,12 +627,12 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
 fn belief_grid(
     sc: &Scene,
     bottom: Pos2,
-    probs: &[f64],
+    probs: ndarray::ArrayView2<f64>,
     (rows, cols): (&[usize], &[usize]),
     color: Color32,
 ) {
     let (ku, kv) = (rows.len(), cols.len());
-    if probs.len() != ku * kv || ku == 0 || kv == 0 {
+    if probs.dim() != (ku, kv) || ku == 0 || kv == 0 {
         return;
     }
     let z = sc.z;
@@ -644,7 +647,7 @@ fn belief_grid(
     let top = probs.iter().copied().fold(1e-300, f64::max);
     for (a, &ya) in rows.iter().enumerate() {
         for (b, &yb) in cols.iter().enumerate() {
-            let t = (probs[ya * kv + yb] / top) as f32;
+            let t = (probs[(ya, yb)] / top) as f32;
             sc.painter.rect_filled(
                 Rect::from_min_size(
                     min + vec2(b as f32 * cell, a as f32 * cell),

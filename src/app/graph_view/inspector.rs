@@ -4,6 +4,7 @@
 use super::super::AppState;
 use super::*;
 use egui::{vec2, Color32, Sense, Stroke};
+use ndarray::{ArrayD, ArrayView2, ArrayViewD, Axis};
 
 /// The selected factor's table: gold entry, and for a trained model its learned log-potentials
 /// and marginals, as heat maps.
@@ -116,7 +117,7 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
                     names,
                     &shape,
                     &gold,
-                    values.as_deref(),
+                    values.as_ref().map(|v| v.view()),
                     *prob,
                 );
             }
@@ -138,16 +139,19 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
 /// The factor `f`'s tables as the inspector shows them — (title, values, a probability
 /// table?): the learned log-potentials, the exact marginal, the BP stepper's piece and factor
 /// beliefs, and the model's own BP belief.
-pub(super) fn factor_tables(pane: &GraphPane, f: usize) -> Vec<(String, Option<Vec<f64>>, bool)> {
+pub(super) fn factor_tables(
+    pane: &GraphPane,
+    f: usize,
+) -> Vec<(String, Option<ArrayD<f64>>, bool)> {
     let learned = match &pane.cache.learned {
         Some((_, _, _, Ok(l))) => Some(l),
         _ => None,
     };
     let phi = learned.and_then(|lr| lr.phi.get(f).cloned());
-    let mut tables: Vec<(String, Option<Vec<f64>>, bool)> =
+    let mut tables: Vec<(String, Option<ArrayD<f64>>, bool)> =
         vec![("log-potential φ".into(), phi, false)];
     if let Some((m, by)) = learned.and_then(|lr| lr.marginals.as_ref()) {
-        if let Some(m) = m.get(f).filter(|m| !m.is_empty()) {
+        if let Some(Some(m)) = m.get(f) {
             tables.push((format!("marginal p ({by})"), Some(m.clone()), true));
         }
     }
@@ -165,7 +169,7 @@ pub(super) fn factor_tables(pane: &GraphPane, f: usize) -> Vec<(String, Option<V
             ));
         }
     }
-    if let Some((Some(b), r, l)) =
+    if let Some((Some(Some(b)), r, l)) =
         learned.and_then(|l| l.beliefs.as_ref().map(|(b, r)| (b.get(f), r, l)))
     {
         // The model's own BP, in its schedule: the stepper runs the parallel one, which takes
@@ -213,9 +217,14 @@ pub fn heat_table(
     names: &[String],
     shape: &[usize],
     gold: &[Option<u32>],
-    values: Option<&[f64]>,
+    values: Option<ArrayViewD<'_, f64>>,
     probability: bool,
 ) {
+    // A vector is a one-row table; a table of another rank, or none, draws empty cells.
+    let values: Option<ArrayView2<f64>> = values.and_then(|v| match v.ndim() {
+        1 => v.insert_axis(Axis(0)).into_dimensionality().ok(),
+        _ => v.into_dimensionality().ok(),
+    });
     ui.vertical(|ui| {
         // The title wraps at the table's width: a long one made the table wider than
         // `table_width` says, and two side by side no longer fit the pane.
@@ -247,9 +256,10 @@ pub fn heat_table(
         };
         // Keep in step with `table_width`.
         let cell = vec2(if names.len() > 12 { 34.0 } else { 52.0 }, 18.0);
-        let (rows, cols) = match shape {
-            [a] => (1, *a),
-            [a, b] => (*a, *b),
+        let (rows, cols) = match (values, shape) {
+            (Some(v), _) => v.dim(),
+            (None, [a]) => (1, *a),
+            (None, [a, b]) => (*a, *b),
             _ => (0, 0),
         };
         // Rows and columns in the labels' natural order (S0, S1, …), as the graph's bars.
@@ -274,7 +284,6 @@ pub fn heat_table(
                 for &r in &row_order {
                     ui.label(egui::RichText::new(if rows > 1 { name(r) } else { "" }).small());
                     for &c in &col_order {
-                        let i = r * cols + c;
                         let is_gold = if rows > 1 {
                             gold.first() == Some(&Some(r as u32))
                                 && gold.get(1) == Some(&Some(c as u32))
@@ -283,14 +292,14 @@ pub fn heat_table(
                         };
                         let (rect, resp) = ui.allocate_exact_size(cell, Sense::hover());
                         let fill = values
-                            .map(|v| color(v[i]))
+                            .map(|v| color(v[(r, c)]))
                             .unwrap_or(ui.visuals().faint_bg_color);
                         ui.painter().rect_filled(rect, 0.0, fill);
                         if let Some(v) = values {
                             ui.painter().text(
                                 rect.center(),
                                 egui::Align2::CENTER_CENTER,
-                                fmt(v[i]),
+                                fmt(v[(r, c)]),
                                 // 11 px ("0.000" fits 52 px; 9 px was unreadable on a
                                 // projector), 9 px in the narrow cells of many labels.
                                 egui::FontId::monospace(if names.len() > 12 { 9.0 } else { 11.0 }),
@@ -303,7 +312,7 @@ pub fn heat_table(
                                 } else {
                                     name(c).to_string()
                                 },
-                                v[i]
+                                v[(r, c)]
                             ));
                         }
                         if is_gold {

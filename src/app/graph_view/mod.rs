@@ -140,8 +140,9 @@ impl GraphPane {
     }
 
     /// The probability tables the factor inspector shows for the selected factor, by title:
-    /// the run's marginal, BP's belief and the BP stepper's piece and factor beliefs.
-    pub fn inspected_distributions(&self) -> Vec<(String, Vec<f64>)> {
+    /// the run's marginal, BP's belief and the BP stepper's piece and factor beliefs, each
+    /// shaped by the factor's scope.
+    pub fn inspected_distributions(&self) -> Vec<(String, ndarray::ArrayD<f64>)> {
         let Some(f) = self.selected_factor else {
             return vec![];
         };

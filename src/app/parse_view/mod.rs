@@ -167,10 +167,6 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
          terms for wrong chart edges, the CRF-CFG normalises the whole tree. Pick a trained \
          run and a sentence; the tabs show its trees, its chart and the estimator's terms.",
     );
-    if let Some((train, test)) = state.treebank.take() {
-        p.train = train;
-        p.test = test;
-    }
     let runs = state.finished_grammar_runs();
     if p.run.as_ref().is_some_and(|r| !runs.contains(r)) {
         p.run = None;

@@ -688,29 +688,27 @@ fn coupling_and_evidence(
     let m = fam.model();
     let find = |n: &str| m.templates.iter().position(|t| t.name == n);
     let (pt, ut) = (find("pairwise")?, find("unary")?);
-    let w = |t: usize, k: usize, c: usize| m.templates[t].param_index(k, c).map(|i| theta[i]);
+    // The grid's dense blocks: the shared edge table's one row, and unary features × labels.
+    let (pair, unary) = (m.templates[pt].block(theta)?, m.templates[ut].block(theta)?);
     let (mut diag, mut off) = (vec![], vec![]);
-    for c in 0..m.templates[pt].n_cols {
+    for (c, &w) in pair.row(0).iter().enumerate() {
         let name = fam.column_name(pt, c);
         let (a, b) = name.split_once('\t')?;
         if a == b {
-            diag.push(w(pt, 0, c)?)
+            diag.push(w)
         } else {
-            off.push(w(pt, 0, c)?)
+            off.push(w)
         }
     }
-    let n_obs = m.templates[ut]
-        .n_features
-        .checked_sub(1)
-        .filter(|&n| n > 1)?;
+    let n_obs = unary.nrows().checked_sub(1).filter(|&n| n > 1)?;
     let mut evidence = vec![];
-    for c in 0..m.templates[ut].n_cols {
+    for (c, column) in unary.columns().into_iter().enumerate() {
         let own = fam.column_name(ut, c).parse::<usize>().ok()? + 1;
         let others: Vec<f64> = (1..=n_obs)
             .filter(|&k| k != own)
-            .filter_map(|k| w(ut, k, c))
+            .map(|k| column[k])
             .collect();
-        evidence.push(w(ut, own, c)? - others.iter().sum::<f64>() / others.len().max(1) as f64);
+        evidence.push(*column.get(own)? - others.iter().sum::<f64>() / others.len().max(1) as f64);
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     Some((mean(&diag) - mean(&off), mean(&evidence)))

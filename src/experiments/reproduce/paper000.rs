@@ -220,12 +220,14 @@ fn np_given_gold_pos(e: &Experiment, o: &Options, _r: &Results) -> Result<Sectio
                 sequences: vec![],
             };
             let mut scorer = crate::eval::metrics::Scorer::default();
+            let mut chain = crate::inference::chain::ChainWork::default();
             for (inst, item) in insts.iter().zip(&test.sequences) {
                 if inst.gold.is_none() {
                     continue;
                 }
                 let phi = crate::eval::tables(fam.as_ref(), &theta, inst);
-                let y = crate::graph::factorial::chunks_given_gold_pos(inst, &phi)?;
+                let chunks = crate::graph::factorial::chunks_given_gold_pos(inst, &phi)?;
+                let (y, _) = chain.viterbi_clamped(&chunks);
                 scorer.add(&item.labels, &fam.token_labels(inst, &y));
                 sub.sequences.push(item.clone());
             }

@@ -24,16 +24,16 @@ pub use plain::Plain;
 pub use scaling::PerStateScaling;
 pub use scl::{Scl, MAX_BETA_ROUNDS};
 
+pub use super::curve::Curve;
 use super::spec::RunSpec;
 use super::store::RunFiles;
-use super::summary::{CurvePoint, RunEvent, RunSummary};
-use crate::data::Corpus;
-use crate::error::{Error, Result};
+use super::summary::RunSummary;
+use crate::error::Result;
 use crate::estimators::objective::DatasetObjective;
 use crate::estimators::EstimatorSpec;
-use crate::eval::{evaluate, Inference};
+use crate::eval::Inference;
 use crate::graph::{Family, Instance};
-use crate::optim::{minimize, IterReport, LbfgsSpec, Objective, OptimResult};
+use crate::optim::{minimize, LbfgsSpec, Objective, OptimResult};
 use std::sync::atomic::AtomicBool;
 
 /// A training procedure: fits the weights from `theta0`, recording every iteration through
@@ -129,126 +129,5 @@ impl Context<'_> {
             self.spec.prior,
             self.spec.threads,
         )
-    }
-}
-
-/// The run's learning curve: `curve.jsonl`, the progress events, and the test-set evaluations
-/// every `eval_every` iterations. Later fits continue it.
-pub struct Curve<'a> {
-    family: &'a dyn Family,
-    test: Option<&'a Corpus>,
-    inference: Inference,
-    eval_every: usize,
-    on_event: &'a mut dyn FnMut(RunEvent),
-    files: RunFiles,
-    text: String,
-    io_error: Option<Error>,
-    /// The counts the current fit starts from (the last point of the fits before it).
-    base: Option<IterReport>,
-    /// The last point recorded.
-    pub last: Option<IterReport>,
-    /// nota: the number of NOTA terms in the objective being fitted.
-    pub nota_terms: Option<usize>,
-    /// Time spent here (held-out evaluation, writing the curve): not training, so left out
-    /// of the run's seconds as the optimiser leaves it out of each point's.
-    pub observed: std::time::Duration,
-}
-
-impl<'a> Curve<'a> {
-    /// A curve written to the run's curve file (emptied now).
-    pub fn new(
-        files: RunFiles,
-        family: &'a dyn Family,
-        test: Option<&'a Corpus>,
-        inference: Inference,
-        eval_every: usize,
-        on_event: &'a mut dyn FnMut(RunEvent),
-    ) -> Result<Self> {
-        files.write_curve("")?;
-        Ok(Curve {
-            family,
-            test,
-            inference,
-            eval_every,
-            on_event,
-            files,
-            text: String::new(),
-            io_error: None,
-            base: None,
-            last: None,
-            nota_terms: None,
-            observed: std::time::Duration::ZERO,
-        })
-    }
-
-    /// Sends an event to the run's listener.
-    pub fn send(&mut self, event: RunEvent) {
-        (self.on_event)(event)
-    }
-
-    /// The next fit's iterations, evaluations, operations, seconds and FLOPs count on from the
-    /// last point recorded.
-    pub fn continue_fit(&mut self) {
-        if self.last.is_some() {
-            self.base = self.last.clone();
-        }
-    }
-
-    /// Records one iteration of the current fit (its counts relative to the fit's start).
-    pub fn observe(&mut self, r: &IterReport, theta: &[f64]) {
-        let started = std::time::Instant::now();
-        self.record(r, theta);
-        self.observed += started.elapsed();
-    }
-
-    fn record(&mut self, r: &IterReport, theta: &[f64]) {
-        let r = match &self.base {
-            Some(b) => IterReport {
-                iteration: r.iteration + b.iteration,
-                evaluations: r.evaluations + b.evaluations,
-                ops: r.ops + b.ops,
-                seconds: r.seconds + b.seconds,
-                paper_flops: r.paper_flops.map(|f| f + b.paper_flops.unwrap_or(0.0)),
-                nota_terms: self.nota_terms,
-                ..r.clone()
-            },
-            None => IterReport {
-                nota_terms: self.nota_terms,
-                ..r.clone()
-            },
-        };
-        self.last = Some(r.clone());
-        let mut point = CurvePoint {
-            report: r.clone(),
-            test_token_accuracy: None,
-            test_segment_f1: None,
-            test_log_likelihood: None,
-        };
-        (self.on_event)(RunEvent::Progress(r.clone()));
-        if let (Some(t), true) = (
-            self.test,
-            self.eval_every > 0 && r.iteration.is_multiple_of(self.eval_every),
-        ) {
-            if let Ok(m) = evaluate(self.family, theta, t, &self.inference) {
-                point.test_token_accuracy = Some(m.token_accuracy);
-                point.test_segment_f1 = m.segment_f1();
-                point.test_log_likelihood = m.log_likelihood;
-                (self.on_event)(RunEvent::Eval {
-                    iteration: r.iteration,
-                    metrics: Box::new(m),
-                });
-            }
-        }
-        self.text
-            .push_str(&serde_json::to_string(&point).expect("curve point serialises"));
-        self.text.push('\n');
-        if let Err(e) = self.files.write_curve(&self.text) {
-            self.io_error.get_or_insert(e);
-        }
-    }
-
-    /// The first error writing `curve.jsonl`, if any.
-    pub fn take_error(&mut self) -> Option<Error> {
-        self.io_error.take()
     }
 }
