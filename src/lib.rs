@@ -19,6 +19,7 @@ pub mod grammar;
 pub mod graph;
 pub mod inference;
 pub mod optim;
+pub mod provenance;
 pub mod run;
 pub mod settings;
 pub mod util;

@@ -2,7 +2,7 @@
 //! in one table with 001's significance tests between every pair.
 
 use super::knobs::{merged, run_spec, EstimatorOptionKnobs, RunKnobs};
-use super::train::{existing, run_with_progress, summary_json};
+use super::train::{existing, run_with_progress, summary_json, Report};
 use crate::error::{Error, Result};
 use crate::run::compare::{compare_runs, Scored};
 use clap::Args;
@@ -68,7 +68,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         s.set(crate::settings::ESTIMATOR, name);
         let spec = run_spec(&s)?;
         let dir = out.join(name);
-        let summary = run_with_progress(&spec, &dir, existing(a.force))?;
+        let summary = run_with_progress(&spec, &dir, existing(a.force), Report::for_stderr(false))?;
         rows.push((name.to_string(), summary, dir));
     }
     compare_table(&rows, a.json)

@@ -117,12 +117,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
                 .unwrap_or_default()
         ),
     })?;
-    let date = std::process::Command::new("date")
-        .arg("+%Y-%m-%d %H:%M %Z")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
+    let date = crate::provenance::now_rfc3339();
     let md = reproduce::report(&e, &o, &results, &date)?;
     outln!("{md}")?;
     eprintln!("report: {}", o.out.join(format!("{}.md", e.name)).display());

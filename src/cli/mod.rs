@@ -38,7 +38,7 @@ use train::TrainArgs;
 #[derive(Parser)]
 #[command(
     name = "piecewise-lab",
-    version,
+    version = crate::provenance::VERSION_LINE,
     about = "Train and evaluate structured models (CRFs) with exact and piecewise estimators"
 )]
 struct Cli {

@@ -27,6 +27,10 @@ pub struct TrainArgs {
     /// Print a one-line JSON summary as the last line of stdout.
     #[arg(long)]
     pub summary_json: bool,
+    /// No progress on standard error (off a terminal it is plain lines: the setup, every
+    /// 10 iterations or 30 seconds, each evaluation).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 pub fn train(a: TrainArgs) -> Result<()> {
@@ -38,8 +42,9 @@ pub fn train(a: TrainArgs) -> Result<()> {
             run_spec(&s)?
         }
     };
-    let summary = run_with_progress(&spec, &a.out, existing(a.force))?;
-    if let Some(m) = &summary.test {
+    let how = Report::for_stderr(a.quiet);
+    let summary = run_with_progress(&spec, &a.out, existing(a.force), how)?;
+    if let (Some(m), false) = (&summary.test, a.quiet) {
         eprint!("{}", m.report());
     }
     if a.summary_json {
@@ -80,57 +85,141 @@ pub fn existing(force: bool) -> Existing {
     }
 }
 
-/// Executes a spec with a progress bar on standard error.
-pub fn run_with_progress(spec: &RunSpec, out: &Path, existing: Existing) -> Result<RunSummary> {
-    let max_iter = spec.optimiser.max_iter as u64;
-    let bar = ProgressBar::new(max_iter);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} it  {msg}",
-        )
-        .unwrap(),
-    );
+/// How a run reports on standard error: a progress bar on a terminal; off one (a log file, a
+/// cluster job) plain lines — the setup, a line every [`LINE_EVERY_ITERATIONS`] iterations or
+/// [`LINE_EVERY_SECONDS`] seconds, each evaluation; nothing with `--quiet`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Report {
+    Bar,
+    Lines,
+    Quiet,
+}
+
+/// Off a terminal, a progress line at least every this many iterations…
+pub const LINE_EVERY_ITERATIONS: usize = 10;
+/// …or this many seconds, whichever comes first.
+pub const LINE_EVERY_SECONDS: u64 = 30;
+
+impl Report {
+    /// A bar when standard error is a terminal, else lines; `quiet` silences both.
+    pub fn for_stderr(quiet: bool) -> Report {
+        use std::io::IsTerminal;
+        if quiet {
+            Report::Quiet
+        } else if std::io::stderr().is_terminal() {
+            Report::Bar
+        } else {
+            Report::Lines
+        }
+    }
+}
+
+/// Where a run's lines go: the bar (printed above it) or standard error.
+struct Reporter {
+    how: Report,
+    bar: ProgressBar,
+    last_line: std::time::Instant,
+    last_iteration: usize,
+}
+
+impl Reporter {
+    fn new(how: Report, max_iter: u64) -> Reporter {
+        let bar = if how == Report::Bar {
+            let bar = ProgressBar::new(max_iter);
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} it  {msg}",
+                )
+                .expect("the template is valid"),
+            );
+            bar
+        } else {
+            ProgressBar::hidden()
+        };
+        Reporter {
+            how,
+            bar,
+            last_line: std::time::Instant::now(),
+            last_iteration: 0,
+        }
+    }
+
+    /// A line that always shows (setup, evaluations) unless quiet.
+    fn line(&mut self, text: String) {
+        match self.how {
+            Report::Bar => self.bar.println(text),
+            Report::Lines => eprintln!("{text}"),
+            Report::Quiet => {}
+        }
+        self.last_line = std::time::Instant::now();
+    }
+
+    fn progress(&mut self, r: &crate::optim::IterReport) {
+        let bp = if r.bp_unconverged > 0 {
+            format!("  BP unconverged on {}", r.bp_unconverged)
+        } else {
+            String::new()
+        };
+        let msg = format!("objective {:.4}  |g| {:.3e}{bp}", r.objective, r.grad_norm);
+        match self.how {
+            Report::Bar => {
+                self.bar.set_position(r.iteration as u64);
+                self.bar.set_message(msg);
+            }
+            Report::Lines => {
+                let due = r.iteration == 1
+                    || r.iteration >= self.last_iteration + LINE_EVERY_ITERATIONS
+                    || self.last_line.elapsed().as_secs() >= LINE_EVERY_SECONDS;
+                if due {
+                    self.last_iteration = r.iteration;
+                    self.line(format!("iteration {}: {msg}", r.iteration));
+                }
+            }
+            Report::Quiet => {}
+        }
+    }
+}
+
+/// Executes a spec, reporting on standard error as `how` says.
+pub fn run_with_progress(
+    spec: &RunSpec,
+    out: &Path,
+    existing: Existing,
+    how: Report,
+) -> Result<RunSummary> {
+    let mut rep = Reporter::new(how, spec.optimiser.max_iter as u64);
     let cancel = AtomicBool::new(false);
-    let mut on_event = |e: RunEvent| match e {
+    let mut on_event = |e: RunEvent| {
+        match e {
         RunEvent::Started {
             n_params,
             n_sequences,
             n_tokens,
             threads,
-        } => {
-            bar.println(format!(
-                "training {} on {n_sequences} sequences / {n_tokens} tokens: {n_params} parameters, {threads} threads",
-                spec.estimator.name()
-            ));
-        }
-        RunEvent::Progress(r) => {
-            bar.set_position(r.iteration as u64);
-            let bp = if r.bp_unconverged > 0 {
-                format!("  BP unconverged on {}", r.bp_unconverged)
-            } else {
-                String::new()
-            };
-            bar.set_message(format!(
-                "objective {:.4}  |g| {:.3e}{bp}",
-                r.objective, r.grad_norm
-            ));
-        }
-        RunEvent::Eval { iteration, metrics } => bar.println(format!(
+        } => rep.line(format!(
+            "training {} on {n_sequences} sequences / {n_tokens} tokens: {n_params} parameters, {threads} threads",
+            spec.estimator.name()
+        )),
+        RunEvent::Progress(r) => rep.progress(&r),
+        RunEvent::Eval { iteration, metrics } => rep.line(format!(
             "iteration {iteration}: test accuracy {:.2}%, segment F1 {:.2}",
             metrics.token_accuracy, metrics.segments.f1
         )),
-        RunEvent::Finished(_) | RunEvent::Failed(_) => bar.finish_and_clear(),
+        RunEvent::Finished(_) | RunEvent::Failed(_) => rep.bar.finish_and_clear(),
+    }
     };
     let summary = execute_in(spec, out, existing, &cancel, &mut on_event)?;
-    eprintln!(
-        "{} iterations ({}) in {:.2} s; model in {}",
-        summary.iterations,
-        summary
-            .stop_reason
-            .as_ref()
-            .map_or("closed form".to_string(), |r| format!("{r:?}")),
-        summary.train_seconds,
-        out.display()
-    );
+    if how != Report::Quiet {
+        eprintln!(
+            "{} iterations ({}) in {:.2} s; model in {}",
+            summary.iterations,
+            summary
+                .stop_reason
+                .as_ref()
+                .map_or("closed form".to_string(), |r| format!("{r:?}")),
+            summary.train_seconds,
+            out.display()
+        );
+    }
     Ok(summary)
 }

@@ -8,6 +8,7 @@ use super::spec::RunSpec;
 use super::store::{Existing, RunDir, RunFiles};
 use super::summary::{RunEvent, RunSummary};
 use crate::error::{Error, Result};
+use crate::provenance::Provenance;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -40,11 +41,15 @@ pub fn execute_in(
         status: "running".into(),
         estimator: spec.estimator.name().into(),
         pid: Some(std::process::id()),
+        provenance: Some(Provenance::here()),
         ..Default::default()
     };
     files.write_summary(&summary)?;
     let kind = kinds::for_model(&spec.model);
     let result = kind.train(spec, &files, cancel, on_event, &mut summary);
+    if let Some(p) = &mut summary.provenance {
+        p.ended = crate::provenance::now_rfc3339();
+    }
     // A summary that cannot be written (a full disk) makes the run a failure, recorded as one.
     let result = result.and_then(|()| files.write_summary(&summary));
     match result {
@@ -82,6 +87,7 @@ pub fn record_failure(files: &RunFiles, summary: &RunSummary) -> Result<()> {
         estimator: summary.estimator.clone(),
         error: summary.error.clone(),
         pid: summary.pid,
+        provenance: summary.provenance.clone(),
         ..Default::default()
     };
     let Ok(value) = serde_json::to_value(&short) else {

@@ -125,6 +125,10 @@ pub struct RunSummary {
     /// (see [`super::store::is_claimed`]) was interrupted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// Who ran it, on which host, when (start and end, UTC) and with which build. Runs made
+    /// before it was recorded have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
 }
 
 /// One round of the β heuristic: the β chosen after a fit, its J(β), and the iterations that fit

@@ -9,7 +9,7 @@
 //! objectives train on the ≤ 15-word training trees (1,070). σ² = 10 (the piecewise papers' prior); L-BFGS with CRFsuite's stopping rule.
 //! `--quick` trains on 60 short trees for a few iterations and parses 20 test sentences.
 
-use super::report::{commit, machine};
+use super::report::machine;
 use super::{Options, Stat};
 use crate::data::treebank::{normalise, read_treebank, Tree};
 use crate::error::{Error, Result};
@@ -20,6 +20,7 @@ use crate::grammar::train::GrammarEstimator;
 use crate::grammar::{Grammar, GrammarOptions, Sentence};
 use crate::optim::lbfgs::LbfgsSpec;
 use crate::optim::Prior;
+use crate::provenance::COMMIT;
 use crate::run::registry::{HORIZONTAL, NOTA_PER_SENTENCE, PARENT};
 use crate::settings::{choices, Applies, Kind, Knob, KnobValues};
 use std::sync::atomic::AtomicBool;
@@ -741,6 +742,6 @@ fn markdown(
         }
         m.push('\n');
     }
-    let _ = writeln!(m, "Machine: {}; commit {}.", machine(), commit());
+    let _ = writeln!(m, "Machine: {}; commit {}.", machine(), COMMIT);
     m
 }

@@ -37,27 +37,12 @@ pub(super) fn fmt_paper(p: &Option<(f64, Option<f64>)>) -> String {
 
 /// The machine, for the report: CPU model and cores.
 pub fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{cpu}, {cores} cores, {}", std::env::consts::OS)
-}
-
-pub(super) fn commit() -> String {
-    std::process::Command::new("git")
-        .args(["rev-parse", "--short", "HEAD"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_else(|| "unknown".into())
+    format!(
+        "{}, {cores} cores, {}",
+        crate::provenance::cpu(),
+        std::env::consts::OS
+    )
 }
 
 /// Writes `NAME.md`, `NAME.json` and `NAME.svg` into `o.out`; returns the Markdown.
@@ -70,7 +55,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         "`piecewise-lab reproduce {}{}` — {date}, commit {}, {}.\n",
         e.name,
         if o.quick { " --quick" } else { "" },
-        commit(),
+        crate::provenance::COMMIT,
         machine()
     );
     if o.quick {
@@ -127,7 +112,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     let runs_json = runs_json(results, o);
     let json = serde_json::json!({
         "name": e.name, "title": e.title, "quick": o.quick, "date": date,
-        "commit": commit(), "machine": machine(), "protocol": e.protocol,
+        "commit": crate::provenance::COMMIT, "machine": machine(), "protocol": e.protocol,
         "tables": tables_json, "analysis": analysis_json, "claims": claims_json,
         "runs": runs_json,
     });
