@@ -26,6 +26,11 @@ pub struct ReproduceArgs {
     /// command without --plan afterwards collects them into the report (docs/cluster.md).
     #[arg(long)]
     pub plan: bool,
+    /// Do not train: read what the runs' folders hold, write the report from the finished runs,
+    /// list every run that is not finished (running with its host, failed with its reason,
+    /// interrupted, missing), and fail when any is not.
+    #[arg(long, conflicts_with = "plan")]
+    pub collect: bool,
     /// The shared corpora.
     #[arg(long, default_value = "../shared/data")]
     pub data: PathBuf,
@@ -44,6 +49,7 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         quick,
         out,
         plan,
+        collect,
         data,
         threads,
         experiment,
@@ -73,9 +79,9 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         settings: experiment.0,
     };
     if let Build::InProcess { why, knobs, run } = &reproduce::entry(&name)?.build {
-        if plan {
+        if plan || collect {
             return Err(Error::invalid(format!(
-                "{name} trains in one process ({why}): it has no --plan; run it on one machine"
+                "{name} trains in one process ({why}): it has no --plan or --collect; run it on one machine"
             )));
         }
         // Checked before the long work: a value out of range is an error naming its flag.
@@ -90,6 +96,9 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         return Ok(());
     }
     let e = reproduce::experiment(&name, &o)?;
+    if collect {
+        return collect_runs(&e, &o);
+    }
     if plan {
         let p = reproduce::plan(&e, &o)?;
         for line in p.lines() {
@@ -153,6 +162,11 @@ pub struct SweepArgs {
     /// scheduler; the same command without --plan afterwards writes the table.
     #[arg(long)]
     pub plan: bool,
+    /// Do not train: write the table from the finished points, list every point that is not
+    /// finished (running with its host, failed with its reason, interrupted, missing), and
+    /// fail when any is not.
+    #[arg(long, conflicts_with = "plan")]
+    pub collect: bool,
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
@@ -184,6 +198,32 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             .unwrap_or_default(),
         jobs: a.jobs,
     };
+    if a.collect {
+        let points = crate::experiments::sweep::collect_sweep(&spec, &a.out)?;
+        let total = points.len();
+        let open: Vec<_> = points
+            .iter()
+            .filter(|(_, f)| *f != crate::run::store::Found::Finished)
+            .collect();
+        eprintln!("table: {}", a.out.join("sweep.csv").display());
+        if open.is_empty() {
+            eprintln!("all {total} points finished");
+            return Ok(());
+        }
+        eprintln!("{} of {total} points are not finished:", open.len());
+        for (p, found) in &open {
+            eprintln!(
+                "  λ={} β={} ({}): {found}",
+                p.lambda,
+                p.beta,
+                a.out.join(&p.dir).display()
+            );
+        }
+        return Err(Error::invalid(format!(
+            "{} of {total} points of the sweep are not finished",
+            open.len()
+        )));
+    }
     if a.plan {
         let p = crate::experiments::sweep::plan_sweep(&spec, &a.out)?;
         for line in p.lines() {
@@ -354,4 +394,33 @@ pub fn theory(a: TheoryArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `reproduce NAME --collect`: the report from the finished runs and the state of the others;
+/// trains nothing.
+fn collect_runs(
+    e: &crate::experiments::reproduce::Experiment,
+    o: &crate::experiments::reproduce::Options,
+) -> Result<()> {
+    use crate::experiments::reproduce;
+    let c = reproduce::collect(e, o);
+    let md = reproduce::report(e, o, &c.results, &crate::provenance::now_rfc3339())?;
+    outln!("{md}")?;
+    eprintln!("report: {}", o.out.join(format!("{}.md", e.name)).display());
+    let total = c.runs.len();
+    let open: Vec<_> = c.unfinished().collect();
+    if open.is_empty() {
+        eprintln!("all {total} runs finished");
+        return Ok(());
+    }
+    eprintln!("{} of {total} runs are not finished:", open.len());
+    for (g, k, dir, found) in &open {
+        eprintln!("  {g} {k} ({}): {found}", dir.display());
+    }
+    Err(Error::invalid(format!(
+        "{} of {total} runs of {} are not finished; the report has the {} finished",
+        open.len(),
+        e.name,
+        total - open.len()
+    )))
 }

@@ -21,6 +21,11 @@ pub struct TrainArgs {
     /// (without it both are refused).
     #[arg(long)]
     pub force: bool,
+    /// Safe to run again (a plan's lines): leave --out as it is when it holds this spec's run
+    /// finished; start a failed, cancelled or interrupted run there again; refuse a run
+    /// finished with another spec.
+    #[arg(long, conflicts_with = "force")]
+    pub if_unfinished: bool,
     /// Run a stored spec.json instead of the options above.
     #[arg(long, conflicts_with = "train")]
     pub spec: Option<PathBuf>,
@@ -43,7 +48,12 @@ pub fn train(a: TrainArgs) -> Result<()> {
         }
     };
     let how = Report::for_stderr(a.quiet);
-    let summary = run_with_progress(&spec, &a.out, existing(a.force), how)?;
+    let existing = if a.if_unfinished {
+        Existing::IfUnfinished
+    } else {
+        existing(a.force)
+    };
+    let summary = run_with_progress(&spec, &a.out, existing, how)?;
     if let (Some(m), false) = (&summary.test, a.quiet) {
         eprint!("{}", m.report());
     }

@@ -130,7 +130,7 @@ pub fn write_plan(
         write_json_atomic(&spec_path, &r.spec)?;
         let spec_path = absolute(&spec_path)?;
         plan.stages[stage[i]].push(format!(
-            "cd {} && {} train --spec {} --out {} --force",
+            "cd {} && {} train --spec {} --out {} --if-unfinished",
             cwd_word,
             exe_word,
             path_word(&spec_path)?,

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::estimators::scl::{ComponentFamily, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
 use crate::optim::Prior;
+use crate::run::store::Found;
 use crate::run::{execute_in, Existing, RunFiles, RunSpec, RunSummary};
 use crate::util::{read_json, write_atomic, write_json_atomic};
 use std::path::{Path, PathBuf};
@@ -212,6 +213,27 @@ pub fn plan_sweep(spec: &SweepSpec, dir: &Path) -> Result<super::plan::Plan> {
         .map(|p| dir.join(&p.dir))
         .collect();
     super::plan::write_plan(&runs, &dir.join("plan"), &|r| finished.contains(&r.dir))
+}
+
+/// The sweep in `dir` as it is, never training: its index and `sweep.csv` written from what
+/// the points' run directories hold, and each point with what its directory holds.
+pub fn collect_sweep(spec: &SweepSpec, dir: &Path) -> Result<Vec<(SweepPoint, Found)>> {
+    let points = open_index(spec, dir, &|_| {})?;
+    let mut index = SweepIndex {
+        spec: spec.clone(),
+        points,
+    };
+    refresh(dir, &mut index);
+    write_json_atomic(&dir.join("sweep.json"), &index)?;
+    write_atomic(&dir.join("sweep.csv"), sweep_csv(dir, &index).as_bytes())?;
+    Ok(index
+        .points
+        .iter()
+        .map(|p| {
+            let run = spec.run_spec(p, spec.base.threads);
+            (p.clone(), RunFiles::at(dir.join(&p.dir)).found(&run))
+        })
+        .collect())
 }
 
 /// Runs (or resumes) a sweep in `dir`. `cancel` stops it between points.

@@ -34,8 +34,21 @@ pub fn execute_in(
     on_event: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary> {
     spec.check()?;
-    let _claim = RunDir::claim(out, existing)?;
+    let claim = RunDir::claim(out, existing)?;
     let files = RunFiles::at(out);
+    if existing == Existing::IfUnfinished {
+        if let Some(done) = files.finished_with(spec) {
+            on_event(RunEvent::Finished(Box::new(done.clone())));
+            return Ok(done);
+        }
+        if files.summary().is_ok_and(|s| s.status == "finished") {
+            return Err(Error::file(
+                out.display().to_string(),
+                "holds a run finished with another spec; --force replaces it (or choose another --out)",
+            ));
+        }
+        claim.clear_run_files()?;
+    }
     files.write_spec(spec)?;
     let mut summary = RunSummary {
         status: "running".into(),

@@ -4,6 +4,7 @@
 //! [`kinds`]), the training schedules, a finished run opened ([`TrainedRun`]), and runs
 //! compared side by side ([`compare`]).
 
+pub mod claim;
 pub mod compare;
 pub mod curve;
 pub mod execute;

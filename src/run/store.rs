@@ -10,6 +10,7 @@
 //! process ends, however it ends, so a directory whose summary says `running` but which nobody
 //! holds was interrupted — and no lock file is left behind.
 
+pub use super::claim::{is_claimed, ClaimOptions, RunDir};
 use super::spec::RunSpec;
 use super::summary::{CurvePoint, RunSummary};
 use crate::error::{Error, Result};
@@ -134,6 +135,52 @@ impl RunFiles {
         })
     }
 
+    /// The run's summary when it finished with `spec` — the same spec but for its thread count,
+    /// which changes how long a run takes, not what it computes (so runs planned with
+    /// `--threads 1` for GNU parallel count as done for a `reproduce` on all cores).
+    pub fn finished_with(&self, spec: &RunSpec) -> Option<RunSummary> {
+        let s = self.summary().ok()?;
+        let mut old = self.spec_value().ok()?;
+        let mut new = crate::util::versioned(serde_json::to_value(spec).ok()?);
+        for v in [&mut old, &mut new] {
+            if let Some(m) = v.as_object_mut() {
+                m.remove("threads");
+            }
+        }
+        (s.status == "finished" && old == new).then_some(s)
+    }
+
+    /// What the directory holds against `spec` ([`Found`]).
+    pub fn found(&self, spec: &RunSpec) -> Found {
+        if self.finished_with(spec).is_some() {
+            return Found::Finished;
+        }
+        let Ok(s) = self.summary() else {
+            return Found::Missing;
+        };
+        match s.status.as_str() {
+            "finished" => Found::OtherSpec,
+            "failed" => Found::Failed(s.error.unwrap_or_default()),
+            "cancelled" => Found::Cancelled,
+            _ => {
+                let here = crate::provenance::host();
+                match super::claim::claim_info(&self.dir) {
+                    Some(c) if c.host != here && c.age() <= super::claim::STALE_AFTER.as_secs() => {
+                        Found::Running {
+                            host: c.host,
+                            here: false,
+                        }
+                    }
+                    _ if is_claimed(&self.dir) => Found::Running {
+                        host: here,
+                        here: true,
+                    },
+                    _ => Found::Interrupted,
+                }
+            }
+        }
+    }
+
     /// The learning curve, one point a line (empty before the first iteration is written); a
     /// line that does not parse is an error naming it.
     pub fn curve(&self) -> Result<Vec<CurvePoint>> {
@@ -243,63 +290,46 @@ pub enum Existing {
     Refuse,
     /// Replace a run's files; write beside other files.
     Replace,
+    /// A plan's line, safe to run again: a run finished with the same spec is left as it is,
+    /// an unfinished one (failed, cancelled, interrupted) started again; a run finished with
+    /// another spec and other files are refused.
+    IfUnfinished,
 }
 
-/// A claimed run directory; the claim ends when this is dropped (or the process ends).
-pub struct RunDir {
-    path: PathBuf,
-    _lock: std::fs::File,
+/// What a run directory holds, read against the spec planned for it (what collecting a plan
+/// reports; nothing is trained or changed).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Found {
+    Finished,
+    /// Written now: by a process of this host, or of another host whose claim's heartbeat is
+    /// fresh.
+    Running {
+        host: String,
+        here: bool,
+    },
+    Interrupted,
+    Failed(String),
+    Cancelled,
+    /// Finished with another spec (an older plan's run).
+    OtherSpec,
+    /// No run there yet.
+    Missing,
 }
 
-impl RunDir {
-    /// Claims `out` for a new run: creates it, takes its lock (refusing a directory another
-    /// process is writing), checks it can be written, refuses existing contents unless
-    /// `existing` is [`Existing::Replace`], and removes temporary files a killed run left.
-    pub fn claim(out: &Path, existing: Existing) -> Result<RunDir> {
-        let name = out.display().to_string();
-        if out.exists() && !out.is_dir() {
-            return Err(Error::file(
-                &name,
-                "exists and is not a directory: a run directory is a folder",
-            ));
-        }
-        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
-        let lock =
-            lock(out)?.ok_or_else(|| {
-                Error::file(
-                    &name,
-                    format!(
-                    "another run is writing this directory{}; wait for it or choose another --out",
-                    owner(out).map(|p| format!(" (process {p})")).unwrap_or_default()
-                ),
-                )
-            })?;
-        if existing == Existing::Refuse {
-            refuse_contents(out)?;
-        }
-        for entry in std::fs::read_dir(out)
-            .map_err(|e| Error::io(out, e))?
-            .flatten()
-        {
-            let f = entry.file_name().to_string_lossy().into_owned();
-            let ours = RUN_FILES.contains(&f.as_str());
-            if is_temporary(&f) || (existing == Existing::Replace && ours) {
-                std::fs::remove_file(entry.path()).map_err(|e| Error::io(&entry.path(), e))?;
+impl std::fmt::Display for Found {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Found::Finished => f.write_str("finished"),
+            Found::Running { host, here: true } => write!(f, "running (on {host}, this host)"),
+            Found::Running { host, here: false } => {
+                write!(f, "running on {host} (its heartbeat is fresh)")
             }
+            Found::Interrupted => f.write_str("interrupted (no process holds it)"),
+            Found::Failed(why) => write!(f, "failed: {why}"),
+            Found::Cancelled => f.write_str("cancelled"),
+            Found::OtherSpec => f.write_str("finished with another spec (an older plan)"),
+            Found::Missing => f.write_str("missing"),
         }
-        // Can it be written? (A read-only directory fails here, before any training.)
-        let probe = out.join(format!(".write-test-{}", std::process::id()));
-        std::fs::write(&probe, b"")
-            .and_then(|()| std::fs::remove_file(&probe))
-            .map_err(|e| Error::file(&name, format!("cannot write here: {e}")))?;
-        Ok(RunDir {
-            path: out.to_path_buf(),
-            _lock: lock,
-        })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 
@@ -323,61 +353,39 @@ pub fn check_space(dir: &Path, bytes: u64) -> Result<()> {
     Ok(())
 }
 
-/// Whether a process holds `dir` (a run is writing it now).
-pub fn is_claimed(dir: &Path) -> bool {
-    matches!(lock(dir), Ok(None))
-}
-
-/// The writer's process id, as the run's summary records it.
-fn owner(dir: &Path) -> Option<u32> {
-    RunFiles::at(dir)
-        .summary_value()
-        .ok()?
-        .get("pid")?
-        .as_u64()
-        .map(|p| p as u32)
-}
-
-/// Takes the directory's exclusive lock without waiting: `None` when another process holds it.
-/// std's `File::try_lock` (flock on Unix, as before, so older binaries see the same claim).
-fn lock(dir: &Path) -> Result<Option<std::fs::File>> {
-    let f = lock_file(dir)?;
-    match f.try_lock() {
-        Ok(()) => Ok(Some(f)),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io(dir, e)),
-    }
-}
-
-/// What the claim locks: the directory itself on Unix.
-#[cfg(unix)]
-fn lock_file(dir: &Path) -> Result<std::fs::File> {
-    std::fs::File::open(dir).map_err(|e| Error::io(dir, e))
-}
-
-/// What the claim locks: elsewhere a directory cannot be opened as a file, so a `.claim` file
-/// inside it (ignored as the temporary files are).
-#[cfg(not(unix))]
-fn lock_file(dir: &Path) -> Result<std::fs::File> {
-    let p = dir.join(CLAIM_FILE);
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&p)
-        .map_err(|e| Error::io(&p, e))
-}
-
-/// The lock file of a claim where directories cannot be locked (not Unix).
-#[cfg_attr(unix, allow(dead_code))]
-const CLAIM_FILE: &str = ".claim";
-
 /// Temporary files of [`crate::util::write_atomic`] (`.NAME.tmp-PID`) and of the write test.
-fn is_temporary(f: &str) -> bool {
-    f.starts_with('.') && (f.contains(".tmp-") || f.starts_with(".write-test-") || f == CLAIM_FILE)
+pub(super) fn is_temporary(f: &str) -> bool {
+    f.starts_with('.')
+        && (f.contains(".tmp-") || f.starts_with(".write-test-") || f == super::claim::LOCK_FILE)
 }
 
-fn refuse_contents(out: &Path) -> Result<()> {
+/// Files of the directory that are neither temporary nor the claim's.
+fn listed(f: &str) -> bool {
+    !is_temporary(f) && f != super::claim::CLAIM_FILE
+}
+
+/// Refuses a directory holding files that are not a run's.
+pub(super) fn refuse_foreign(out: &Path) -> Result<()> {
+    let mut others: Vec<String> = std::fs::read_dir(out)
+        .map_err(|e| Error::io(out, e))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|f| listed(f) && !RUN_FILES.contains(&f.as_str()))
+        .collect();
+    if others.is_empty() {
+        return Ok(());
+    }
+    others.sort();
+    Err(Error::file(
+        out.display().to_string(),
+        format!(
+            "holds files that are not a run's ({}): not a run directory of this plan",
+            others.join(", ")
+        ),
+    ))
+}
+
+pub(super) fn refuse_contents(out: &Path) -> Result<()> {
     let name = out.display().to_string();
     let files = RunFiles::at(out);
     if files.has_summary() {
@@ -407,7 +415,7 @@ fn refuse_contents(out: &Path) -> Result<()> {
         .map_err(|e| Error::io(out, e))?
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|f| !is_temporary(f))
+        .filter(|f| listed(f))
         .collect();
     if !others.is_empty() {
         others.sort();

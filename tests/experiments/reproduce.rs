@@ -510,6 +510,92 @@ fn a_planned_reproduction_gives_the_same_report() {
     assert_eq!(numbers(&planned, name), numbers(&alone, name));
 }
 
+/// `--collect` trains nothing: with one planned run missing and one failed it names both and
+/// fails, leaving the missing run missing; the plan's lines run again leave the finished runs
+/// as they are and redo the two; then `--collect` succeeds with the report `reproduce` alone
+/// gives.
+#[test]
+fn collect_trains_nothing_and_plan_lines_are_idempotent() {
+    let Some(data) = data() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let name = "000-table6";
+    let reproduce = |out: &std::path::Path, extra: &[&str]| {
+        let mut c = bin();
+        c.args(["reproduce", name, "--quick", "--threads", "1", "--data"])
+            .arg(&data)
+            .arg("--out")
+            .arg(out)
+            .args(extra);
+        c.output().unwrap()
+    };
+    let alone = tmp.path().join("alone");
+    assert!(reproduce(&alone, &[]).status.success());
+    let planned = tmp.path().join("planned");
+    let lines = String::from_utf8(reproduce(&planned, &["--plan"]).stdout).unwrap();
+    assert!(!lines.contains("--force"), "{lines}");
+    let lines: Vec<&str> = lines.lines().collect();
+    let sh = |l: &str| {
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(l)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{l}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    // Every line but the last (a later stage's: nothing starts from it), which stays missing.
+    let n = lines.len();
+    for l in &lines[..n - 1] {
+        sh(l);
+    }
+    let out_of = |l: &str| {
+        let at = l.find(" --out ").unwrap() + 7;
+        std::path::PathBuf::from(l[at..].split(' ').next().unwrap().trim_matches('\''))
+    };
+    let (missing, failed, kept) = (out_of(lines[n - 1]), out_of(lines[0]), out_of(lines[1]));
+    // The first dies: its summary says so, as a killed job's retry would find it.
+    let path = failed.join("summary.json");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["status"] = "failed".into();
+    v["error"] = "killed by the time limit".into();
+    std::fs::write(&path, v.to_string()).unwrap();
+    let kept_summary = std::fs::read(kept.join("summary.json")).unwrap();
+
+    let o = reproduce(&planned, &["--collect"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("{}): missing", missing.display())),
+        "{err}"
+    );
+    assert!(err.contains("failed: killed by the time limit"), "{err}");
+    assert!(err.contains("2 of "), "{err}");
+    assert!(
+        !missing.join("summary.json").exists(),
+        "collecting trained: {err}"
+    );
+    assert!(
+        planned.join(format!("{name}.md")).exists(),
+        "the report of what finished"
+    );
+
+    // Every line again: the missing and the failed run train, the others are left alone.
+    for l in &lines {
+        sh(l);
+    }
+    assert_eq!(
+        std::fs::read(kept.join("summary.json")).unwrap(),
+        kept_summary
+    );
+    let o = reproduce(&planned, &["--collect"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(numbers(&planned, name), numbers(&alone, name));
+}
+
 /// The full (not quick) experiment `name`, built without running anything (its data files
 /// written into the returned folder); `None` without ../shared/data.
 fn full_experiment(name: &str) -> Option<(reproduce::Experiment, tempfile::TempDir)> {

@@ -124,7 +124,7 @@ fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
     let tmp = tempfile::tempdir().unwrap();
     let data = boltzmann_data(tmp.path(), 5, 1000, 4);
     let out = tmp.path().join("sweep");
-    let sweep = |plan: bool| {
+    let sweep_with = |flag: Option<&str>| {
         let mut c = bin();
         c.args(["sweep", "--model", "boltzmann", "--families", "pl1/fl"])
             .args(["--lambdas", "0.5,1", "--betas", "0.5,1", "--sigma2", "10"])
@@ -132,11 +132,10 @@ fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
             .arg(&data)
             .arg("--out")
             .arg(&out);
-        if plan {
-            c.arg("--plan");
-        }
+        c.args(flag);
         c.output().unwrap()
     };
+    let sweep = |plan: bool| sweep_with(plan.then_some("--plan"));
     let o = sweep(true);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let lines: Vec<String> = String::from_utf8(o.stdout)
@@ -148,6 +147,12 @@ fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
     assert!(finished(&out).is_empty(), "--plan runs nothing");
     let stage = std::fs::read_to_string(out.join("plan/stage-1.txt")).unwrap();
     assert_eq!(stage.lines().collect::<Vec<_>>(), lines);
+    // Collecting before the lines ran: every point missing, nothing trained, a failure.
+    let o = sweep_with(Some("--collect"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert_eq!(err.matches("): missing").count(), 4, "{err}");
+    assert!(finished(&out).is_empty(), "--collect trains nothing");
     // Two at a time, as `parallel -j2 < stage-1.txt` runs them.
     for pair in lines.chunks(2) {
         let kids: Vec<_> = pair
@@ -174,6 +179,10 @@ fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
     assert_eq!(finished(&out), runs, "no point run twice");
     let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().filter(|l| l.contains(",finished,")).count(), 4);
+    // And collecting says so, with the same table.
+    let o = sweep_with(Some("--collect"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_to_string(out.join("sweep.csv")).unwrap(), csv);
 }
 
 /// Two sweeps started on one folder at once share its points: neither lists a point the other

@@ -25,7 +25,7 @@ mod tasks;
 
 pub use registry::{entry, experiment, experiment_knobs, Build, Entry, EXPERIMENTS};
 pub use report::{figure, machine, report};
-pub use runner::{plan, run_all, run_dir, Event};
+pub use runner::{collect, plan, run_all, run_dir, Collected, Event};
 
 use crate::error::Result;
 use crate::run::spec::RunSpec;

@@ -4,6 +4,7 @@
 use super::*;
 use crate::error::{Error, Result};
 use crate::run::spec::RunSpec;
+use crate::run::store::Found;
 use crate::run::Existing;
 use crate::run::{execute_in, RunSummary};
 use std::path::{Path, PathBuf};
@@ -50,6 +51,46 @@ pub fn run_all(e: &Experiment, o: &Options, on: &mut dyn FnMut(Event)) -> Result
     Ok(out)
 }
 
+/// Every run of an experiment as it is on disk, never training: the finished ones by group
+/// (for the report), and each run's state.
+pub struct Collected {
+    pub results: Results,
+    /// (group, repetition, directory, state), in the experiment's order.
+    pub runs: Vec<(String, usize, PathBuf, Found)>,
+}
+
+impl Collected {
+    /// The runs that are not finished.
+    pub fn unfinished(&self) -> impl Iterator<Item = &(String, usize, PathBuf, Found)> {
+        self.runs.iter().filter(|r| r.3 != Found::Finished)
+    }
+}
+
+/// Reads what the experiment's run directories hold (see [`Collected`]).
+pub fn collect(e: &Experiment, o: &Options) -> Collected {
+    let mut c = Collected {
+        results: Results::new(),
+        runs: vec![],
+    };
+    for g in &e.groups {
+        for (k, spec) in g.runs.iter().enumerate() {
+            let dir = run_dir(o, &g.name, k);
+            let files = crate::run::RunFiles::at(&dir);
+            let found = files.found(spec);
+            if found == Found::Finished {
+                if let Some(s) = files.finished_with(spec) {
+                    c.results
+                        .entry(g.name.clone())
+                        .or_default()
+                        .push((dir.clone(), s));
+                }
+            }
+            c.runs.push((g.name.clone(), k, dir, found));
+        }
+    }
+    c
+}
+
 /// Where repetition `k` of a group runs: `OUT/runs/GROUP/K`. Group names carry their task
 /// (`fcrf/pw`, `seminars/bp`), so experiments sharing runs (Tables 6, 7 and 9 on the seminars)
 /// reuse them when they share an output folder.
@@ -57,20 +98,9 @@ pub fn run_dir(o: &Options, group: &str, k: usize) -> PathBuf {
     o.out.join("runs").join(group).join(k.to_string())
 }
 
-/// The run in `dir` when it finished with `spec` — the same spec but for its thread count,
-/// which changes how long a run takes, not what it computes (so runs planned with
-/// `--threads 1` for GNU parallel are reused by a `reproduce` on all cores).
+/// The run in `dir` when it finished with `spec` ([`crate::run::RunFiles::finished_with`]).
 pub(super) fn finished(dir: &Path, spec: &RunSpec) -> Option<RunSummary> {
-    let files = crate::run::RunFiles::at(dir);
-    let s = files.summary().ok()?;
-    let mut old = files.spec_value().ok()?;
-    let mut new = crate::util::versioned(serde_json::to_value(spec).ok()?);
-    for v in [&mut old, &mut new] {
-        if let Some(m) = v.as_object_mut() {
-            m.remove("threads");
-        }
-    }
-    (s.status == "finished" && old == new).then_some(s)
+    crate::run::RunFiles::at(dir).finished_with(spec)
 }
 
 /// The experiment's unfinished runs as command lines for a scheduler
