@@ -1,6 +1,6 @@
 //! Where, when and by what a run or a report was made: the host, the user, UTC times in
 //! RFC 3339 (computed here, no process spawned), the binary's version and the commit it was
-//! built from (`build.rs`), and the CPU. A run's `summary.json` keeps them as [`Provenance`].
+//! built from (`build.rs`), and the CPU. A run's summary keeps them as [`Provenance`].
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -11,6 +11,7 @@ mod data_view;
 mod dialogs;
 pub mod export;
 mod fields_view;
+mod frames;
 pub mod frontier;
 mod graph_view;
 pub mod jobs;
@@ -42,6 +43,7 @@ use std::time::Instant;
 
 pub use dialogs::DialogTarget;
 pub use fields_view::FieldsPane;
+pub use frames::FrameStats;
 pub use graph_view::GraphPane;
 pub use panes::{default_tree, AppCommand, Pane, PaneEntry, PaneKind, PANES};
 pub use plots::CurvesPane;
@@ -147,39 +149,6 @@ pub fn rgb(c: egui::Color32) -> crate::experiments::charts::Rgb {
 /// A chart colour on screen.
 pub fn color(c: crate::experiments::charts::Rgb) -> egui::Color32 {
     egui::Color32::from_rgb(c[0], c[1], c[2])
-}
-
-/// Measured frame timings (CPU time of `ui`), for the status bar and the frame-time report.
-#[derive(Default)]
-pub struct FrameStats {
-    pub last_ms: f32,
-    /// Recent frame CPU times in ms.
-    pub recent: std::collections::VecDeque<f32>,
-    log: Option<std::fs::File>,
-}
-
-impl FrameStats {
-    fn record(&mut self, ms: f32, live_runs: usize) {
-        self.last_ms = ms;
-        self.recent.push_back(ms);
-        if self.recent.len() > 240 {
-            self.recent.pop_front();
-        }
-        if let Some(f) = &mut self.log {
-            use std::io::Write;
-            let _ = writeln!(f, "{ms:.3}\t{live_runs}");
-        }
-    }
-
-    /// Median of the recent frames.
-    pub fn median_ms(&self) -> f32 {
-        let mut v: Vec<f32> = self.recent.iter().copied().collect();
-        if v.is_empty() {
-            return 0.0;
-        }
-        v.sort_by(|a, b| a.total_cmp(b));
-        v[v.len() / 2]
-    }
 }
 
 /// Everything but the tile tree (which the tiles behaviour borrows separately): only what more

@@ -24,10 +24,10 @@ pub struct CompareArgs {
     /// Replace the runs already in --out (without it a finished run there is refused).
     #[arg(long)]
     pub force: bool,
-    /// Compare these finished run directories (comma-separated) instead of training: each
-    /// must have been scored on the same test file.
-    #[arg(long, conflicts_with = "out")]
-    pub runs: Option<String>,
+    /// Compare these finished run directories instead of training (`--runs A B C`, a shell
+    /// glob such as `runs/*`, or `A,B`): each must have been scored on the same test file.
+    #[arg(long, conflicts_with = "out", num_args = 1.., value_delimiter = ',')]
+    pub runs: Vec<PathBuf>,
     /// Print the table as JSON.
     #[arg(long)]
     pub json: bool,
@@ -36,10 +36,10 @@ pub struct CompareArgs {
 /// Trains each estimator in turn with the same data, features and prior; prints one table.
 pub fn compare(a: CompareArgs) -> Result<()> {
     let mut rows = vec![];
-    if let Some(runs) = &a.runs {
-        for d in runs.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let dir = PathBuf::from(d);
-            let s = crate::run::RunFiles::at(&dir).summary()?;
+    if !a.runs.is_empty() {
+        for dir in a.runs.iter().filter(|d| !d.as_os_str().is_empty()) {
+            let d = dir.display().to_string();
+            let s = crate::run::RunFiles::at(dir).summary()?;
             if s.test.is_none() {
                 return Err(Error::file(d, "the run has no test scores to compare"));
             }
@@ -47,8 +47,8 @@ pub fn compare(a: CompareArgs) -> Result<()> {
             // per-state scales) stay apart.
             let name = dir
                 .file_name()
-                .map_or(d.to_string(), |f| f.to_string_lossy().into_owned());
-            rows.push((name, s, dir));
+                .map_or(d, |f| f.to_string_lossy().into_owned());
+            rows.push((name, s, dir.clone()));
         }
         return compare_table(&rows, a.json);
     }

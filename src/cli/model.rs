@@ -262,6 +262,11 @@ pub struct InferArgs {
     /// Most probable assignment (max-product / exact MAP) instead of marginals.
     #[arg(long)]
     pub max: bool,
+    /// With --uai: the UAI `PR` answer, log10 of the partition function with the evidence
+    /// clamped (for a BAYES network, log10 of the evidence's probability) — exact, or BP's
+    /// Bethe estimate.
+    #[arg(long, requires = "uai", conflicts_with = "max")]
+    pub pr: bool,
     #[command(flatten)]
     pub bp: BpKnobs,
     /// Run the inference this many times (cold each time) and report the median time on
@@ -287,7 +292,7 @@ pub fn infer(a: InferArgs) -> Result<()> {
     emit(a.out.as_deref(), &text)
 }
 
-/// A `.uai` factor graph's `MAR` or `MAP` answer, with timings on standard error.
+/// A `.uai` factor graph's `MAR`, `MAP` or `PR` answer, with timings on standard error.
 fn infer_uai(u: &Path, evid: Option<&Path>, a: &InferArgs, opts: &BpOptions) -> Result<String> {
     let (algo, max, repeat) = (a.algo, a.max, a.repeat);
     let g = crate::data::uai::read_uai(u)?;
@@ -320,6 +325,12 @@ fn infer_uai(u: &Path, evid: Option<&Path>, a: &InferArgs, opts: &BpOptions) -> 
                 }
     if let Some(lz) = r.log_z {
         eprintln!("log Z = {lz} ({})", r.by);
+    }
+    if a.pr {
+        let lz = r
+            .log_z
+            .ok_or_else(|| Error::invalid("no partition function was computed"))?;
+        return Ok(crate::data::uai::format_pr(lz));
     }
     match &r.map {
         Some(y) => Ok(crate::data::uai::format_map(y)),

@@ -255,6 +255,12 @@ pub fn format_mar(marginals: &[Vec<f64>]) -> String {
     o
 }
 
+/// The `PR` answer from the natural log of the partition function: its base-10 logarithm, as
+/// the UAI competitions ask.
+pub fn format_pr(log_z: f64) -> String {
+    format!("PR\n{:.10}\n", log_z / std::f64::consts::LN_10)
+}
+
 /// The `MAP` answer: the number of variables and the assignment.
 pub fn format_map(assignment: &[u32]) -> String {
     let mut o = format!("MAP\n{}", assignment.len());

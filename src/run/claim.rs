@@ -16,7 +16,6 @@
 //! The claim file is removed when the claim ends; one left by a killed writer is stale as
 //! above.
 
-use super::store::{is_temporary, refuse_contents, refuse_foreign, Existing, RunFiles, RUN_FILES};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,43 +84,30 @@ pub fn claim_info(dir: &Path) -> Option<ClaimInfo> {
     crate::util::read_json(&dir.join(CLAIM_FILE)).ok()
 }
 
-/// A claimed run directory; the claim ends when this is dropped (or the process ends).
-pub struct RunDir {
-    path: PathBuf,
+/// The locks of a claimed run directory, held until dropped (or the process ends).
+pub struct Claim {
     // Dropped in this order: the heartbeat stops and the claim file goes, then the flock.
     _claim: Heartbeat,
     _lock: Option<std::fs::File>,
 }
 
-impl RunDir {
-    /// Claims `out` for a new run as this host ([`ClaimOptions::default`]): see
-    /// [`claim_with`](Self::claim_with).
-    pub fn claim(out: &Path, existing: Existing) -> Result<RunDir> {
-        Self::claim_with(out, existing, &ClaimOptions::default())
-    }
-
-    /// Claims `out`: creates it, takes its locks (refusing a directory another process of any
-    /// host is writing), checks it can be written, refuses existing contents unless `existing`
-    /// allows them, and removes temporary files a killed run left.
-    pub fn claim_with(out: &Path, existing: Existing, o: &ClaimOptions) -> Result<RunDir> {
-        let name = out.display().to_string();
-        if out.exists() && !out.is_dir() {
-            return Err(Error::file(
-                &name,
-                "exists and is not a directory: a run directory is a folder",
-            ));
-        }
-        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+impl Claim {
+    /// Takes `dir`'s locks as `o.host`: its flock (refused while another process of this host
+    /// holds it; skipped where the file system has none), then its claim file (refused while
+    /// another writer of any host is live; a stale one taken over).
+    pub fn take(dir: &Path, o: &ClaimOptions) -> Result<Claim> {
         let lock = if o.flock {
-            match lock(out)? {
+            match lock(dir)? {
                 Lock::Held(f) => Some(f),
                 Lock::Unsupported => None,
                 Lock::Busy => {
                     return Err(Error::file(
-                        &name,
+                        dir.display().to_string(),
                         format!(
                             "another run is writing this directory{}; wait for it or choose another --out",
-                            owner(out).map(|p| format!(" (process {p})")).unwrap_or_default()
+                            claim_info(dir)
+                                .map(|c| format!(" (process {})", c.pid))
+                                .unwrap_or_default()
                         ),
                     ))
                 }
@@ -129,47 +115,11 @@ impl RunDir {
         } else {
             None
         };
-        let claim = take(out, o, lock.is_some())?;
-        match existing {
-            Existing::Refuse => refuse_contents(out)?,
-            Existing::IfUnfinished => refuse_foreign(out)?,
-            Existing::Replace => {}
-        }
-        for entry in std::fs::read_dir(out)
-            .map_err(|e| Error::io(out, e))?
-            .flatten()
-        {
-            let f = entry.file_name().to_string_lossy().into_owned();
-            let ours = RUN_FILES.contains(&f.as_str());
-            if (is_temporary(&f) && f != LOCK_FILE) || (existing == Existing::Replace && ours) {
-                std::fs::remove_file(entry.path()).map_err(|e| Error::io(&entry.path(), e))?;
-            }
-        }
-        // Can it be written? (A read-only directory fails here, before any training.)
-        let probe = out.join(format!(".write-test-{}", std::process::id()));
-        std::fs::write(&probe, b"")
-            .and_then(|()| std::fs::remove_file(&probe))
-            .map_err(|e| Error::file(&name, format!("cannot write here: {e}")))?;
-        Ok(RunDir {
-            path: out.to_path_buf(),
+        let claim = take(dir, o, lock.is_some())?;
+        Ok(Claim {
             _claim: claim,
             _lock: lock,
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// Removes the run's files the directory holds (the claim is kept): a run starting again.
-    pub fn clear_run_files(&self) -> Result<()> {
-        for f in RUN_FILES {
-            let p = self.path.join(f);
-            if p.exists() {
-                std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -206,7 +156,9 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// Creates the claim file exclusively, taking over a stale one (a dead writer's).
+/// Creates the claim file exclusively, taking over a stale one (a dead writer's). The file is
+/// written whole under a temporary name and then hard-linked into place — `link` fails when
+/// the name exists, atomically on NFS too — so no claimer ever reads a half-written claim.
 fn take(dir: &Path, o: &ClaimOptions, flock_held: bool) -> Result<Heartbeat> {
     let path = dir.join(CLAIM_FILE);
     let info = ClaimInfo {
@@ -216,50 +168,106 @@ fn take(dir: &Path, o: &ClaimOptions, flock_held: bool) -> Result<Heartbeat> {
         heartbeat: now_secs(),
         token: token(),
     };
-    // Twice at most: once more after removing a stale claim (another taker may win that race).
+    let tmp = dir.join(format!("{CLAIM_FILE}.tmp-{}-{}", info.pid, info.token));
+    let text = serde_json::to_string(&info).expect("a claim serialises");
+    write_synced(&tmp, text.as_bytes())?;
+    let result = link_claim(dir, &tmp, &path, o, flock_held);
+    let _ = std::fs::remove_file(&tmp);
+    result.map(|()| Heartbeat::start(path, info))
+}
+
+fn write_synced(p: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    std::fs::File::create(p)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .map_err(|e| Error::io(p, e))
+}
+
+/// Links the written claim `tmp` to the claim file's name; a live claim there refuses, a stale
+/// one is moved aside first.
+fn link_claim(
+    dir: &Path,
+    tmp: &Path,
+    path: &Path,
+    o: &ClaimOptions,
+    flock_held: bool,
+) -> Result<()> {
+    let busy = |why: String| Error::file(dir.display().to_string(), why);
+    // Twice at most: once more after moving a stale claim aside.
     for _ in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                let text = serde_json::to_string(&info).expect("a claim serialises");
-                f.write_all(text.as_bytes())
-                    .and_then(|()| f.sync_all())
-                    .map_err(|e| Error::io(&path, e))?;
-                return Ok(Heartbeat::start(path, info));
+        let e = match std::fs::hard_link(tmp, path) {
+            Ok(()) => return Ok(()),
+            Err(e) => e,
+        };
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                return Err(busy(
+                    "another process claimed this run at the same moment".into(),
+                ));
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                match claim_info(dir) {
-                    Some(c) if live(&c, &o.host, flock_held, o.stale_after) => {
-                        return Err(Error::file(
-                            dir.display().to_string(),
-                            format!(
-                                "{} (process {}, since {}) is writing this run; its heartbeat is {} s old, \
-                                 and another host takes it over after {} s without one",
-                                if c.host == o.host { "this host".to_string() } else { format!("host {}", c.host) },
-                                c.pid,
-                                c.started,
-                                c.age(),
-                                o.stale_after.as_secs()
-                            ),
-                        ))
-                    }
-                    // Stale, or unreadable (a writer killed while creating it): taken over.
-                    _ => {
-                        let _ = std::fs::remove_file(&path);
-                    }
+            return Err(Error::io(path, e));
+        }
+        match claim_info(dir) {
+            Some(c) if live(&c, &o.host, flock_held, o.stale_after) => {
+                return Err(busy(format!(
+                    "{} (process {}, since {}) is writing this run; its heartbeat is {} s old, \
+                     and another host takes it over after {} s without one",
+                    if c.host == o.host {
+                        "this host".to_string()
+                    } else {
+                        format!("host {}", c.host)
+                    },
+                    c.pid,
+                    c.started,
+                    c.age(),
+                    o.stale_after.as_secs()
+                )))
+            }
+            Some(c) => move_aside(dir, path, c.token)?,
+            // Unreadable: damaged, or an older claimer's. Stale once as old as a stale claim.
+            None => {
+                let old = std::fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > o.stale_after);
+                if !old {
+                    return Err(busy(format!(
+                        "its claim file {CLAIM_FILE} cannot be read; it is taken over once {} s old",
+                        o.stale_after.as_secs()
+                    )));
                 }
+                let _ = std::fs::remove_file(path);
             }
-            Err(e) => return Err(Error::io(&path, e)),
         }
     }
-    Err(Error::file(
-        dir.display().to_string(),
-        "another process claimed this run at the same moment; choose another --out or try again",
+    Err(busy(
+        "another process claimed this run at the same moment; choose another --out or try again"
+            .into(),
     ))
+}
+
+/// Moves the stale claim `token` out of the claim file's name. Should another claimer have
+/// replaced it meanwhile, its claim is put back and this one refused.
+fn move_aside(dir: &Path, path: &Path, token: u64) -> Result<()> {
+    let aside = dir.join(format!("{CLAIM_FILE}.tmp-stale-{}", self::token()));
+    match std::fs::rename(path, &aside) {
+        Ok(()) => {}
+        // Another claimer moved it first.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, e)),
+    }
+    let moved: Option<ClaimInfo> = crate::util::read_json(&aside).ok();
+    if moved.is_some_and(|m| m.token != token) {
+        let _ = std::fs::hard_link(&aside, path);
+        let _ = std::fs::remove_file(&aside);
+        return Err(Error::file(
+            dir.display().to_string(),
+            "another process claimed this run at the same moment; choose another --out or try again",
+        ));
+    }
+    let _ = std::fs::remove_file(&aside);
+    Ok(())
 }
 
 /// A value unlikely to repeat: the time in nanoseconds mixed with the process and a counter.
@@ -326,16 +334,6 @@ impl Drop for Heartbeat {
             let _ = std::fs::remove_file(&self.path);
         }
     }
-}
-
-/// The writer's process id, as the run's summary records it.
-fn owner(dir: &Path) -> Option<u32> {
-    RunFiles::at(dir)
-        .summary_value()
-        .ok()?
-        .get("pid")?
-        .as_u64()
-        .map(|p| p as u32)
 }
 
 /// The directory's `flock`, tried without waiting.

@@ -10,7 +10,8 @@
 //! process ends, however it ends, so a directory whose summary says `running` but which nobody
 //! holds was interrupted — and no lock file is left behind.
 
-pub use super::claim::{is_claimed, ClaimOptions, RunDir};
+use super::claim::{claim_info, Claim, CLAIM_FILE, LOCK_FILE, STALE_AFTER};
+pub use super::claim::{is_claimed, ClaimOptions};
 use super::spec::RunSpec;
 use super::summary::{CurvePoint, RunSummary};
 use crate::error::{Error, Result};
@@ -164,8 +165,8 @@ impl RunFiles {
             "cancelled" => Found::Cancelled,
             _ => {
                 let here = crate::provenance::host();
-                match super::claim::claim_info(&self.dir) {
-                    Some(c) if c.host != here && c.age() <= super::claim::STALE_AFTER.as_secs() => {
+                match claim_info(&self.dir) {
+                    Some(c) if c.host != here && c.age() <= STALE_AFTER.as_secs() => {
                         Found::Running {
                             host: c.host,
                             here: false,
@@ -333,6 +334,82 @@ impl std::fmt::Display for Found {
     }
 }
 
+/// A claimed run directory; the claim ends when this is dropped (or the process ends).
+pub struct RunDir {
+    path: PathBuf,
+    _claim: Claim,
+}
+
+impl RunDir {
+    /// Claims `out` for a new run as this host: creates it, takes its locks ([`Claim`]:
+    /// refusing a directory another process of any host is writing), checks it can be written,
+    /// refuses existing contents as `existing` says, and removes temporary files a killed run
+    /// left.
+    pub fn claim(out: &Path, existing: Existing) -> Result<RunDir> {
+        Self::claim_with(out, existing, &ClaimOptions::default())
+    }
+
+    /// [`claim`](Self::claim) as `o.host`, with or without flock (tests stand in for other
+    /// machines; see `claim.rs`).
+    pub fn claim_with(out: &Path, existing: Existing, o: &ClaimOptions) -> Result<RunDir> {
+        let name = out.display().to_string();
+        if out.exists() && !out.is_dir() {
+            return Err(Error::file(
+                &name,
+                "exists and is not a directory: a run directory is a folder",
+            ));
+        }
+        std::fs::create_dir_all(out).map_err(|e| Error::io(out, e))?;
+        let claim = Claim::take(out, o)?;
+        match existing {
+            Existing::Refuse => refuse_contents(out)?,
+            Existing::IfUnfinished => refuse_foreign(out)?,
+            Existing::Replace => {}
+        }
+        for entry in std::fs::read_dir(out)
+            .map_err(|e| Error::io(out, e))?
+            .flatten()
+        {
+            let f = entry.file_name().to_string_lossy().into_owned();
+            let ours = RUN_FILES.contains(&f.as_str());
+            // Not the lock, nor another claimer's claim in the making (it is refused anyway).
+            let claiming = f == LOCK_FILE || f.starts_with(&format!("{CLAIM_FILE}.tmp-"));
+            if (is_temporary(&f) && !claiming) || (existing == Existing::Replace && ours) {
+                match std::fs::remove_file(entry.path()) {
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(Error::io(&entry.path(), e))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Can it be written? (A read-only directory fails here, before any training.)
+        let probe = out.join(format!(".write-test-{}", std::process::id()));
+        std::fs::write(&probe, b"")
+            .and_then(|()| std::fs::remove_file(&probe))
+            .map_err(|e| Error::file(&name, format!("cannot write here: {e}")))?;
+        Ok(RunDir {
+            path: out.to_path_buf(),
+            _claim: claim,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the run's files the directory holds (the claim is kept): a run starting again.
+    pub fn clear_run_files(&self) -> Result<()> {
+        for f in RUN_FILES {
+            let p = self.path.join(f);
+            if p.exists() {
+                std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Refuses to start when the file system holding `dir` has less room than the run's files will
 /// take (`bytes`, with a margin): better an error before training than after it.
 pub fn check_space(dir: &Path, bytes: u64) -> Result<()> {
@@ -354,18 +431,17 @@ pub fn check_space(dir: &Path, bytes: u64) -> Result<()> {
 }
 
 /// Temporary files of [`crate::util::write_atomic`] (`.NAME.tmp-PID`) and of the write test.
-pub(super) fn is_temporary(f: &str) -> bool {
-    f.starts_with('.')
-        && (f.contains(".tmp-") || f.starts_with(".write-test-") || f == super::claim::LOCK_FILE)
+fn is_temporary(f: &str) -> bool {
+    f.starts_with('.') && (f.contains(".tmp-") || f.starts_with(".write-test-") || f == LOCK_FILE)
 }
 
 /// Files of the directory that are neither temporary nor the claim's.
 fn listed(f: &str) -> bool {
-    !is_temporary(f) && f != super::claim::CLAIM_FILE
+    !is_temporary(f) && f != CLAIM_FILE
 }
 
 /// Refuses a directory holding files that are not a run's.
-pub(super) fn refuse_foreign(out: &Path) -> Result<()> {
+fn refuse_foreign(out: &Path) -> Result<()> {
     let mut others: Vec<String> = std::fs::read_dir(out)
         .map_err(|e| Error::io(out, e))?
         .flatten()
@@ -385,7 +461,7 @@ pub(super) fn refuse_foreign(out: &Path) -> Result<()> {
     ))
 }
 
-pub(super) fn refuse_contents(out: &Path) -> Result<()> {
+fn refuse_contents(out: &Path) -> Result<()> {
     let name = out.display().to_string();
     let files = RunFiles::at(out);
     if files.has_summary() {

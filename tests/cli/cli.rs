@@ -451,6 +451,16 @@ fn compare_split_and_augment() {
     ])))
     .unwrap();
     assert_eq!(again["runs"][0]["significance"]["pw"], *sig);
+    // And with the directories as separate words, as a shell glob gives them.
+    let spaced: Value = serde_json::from_str(&stdout(&run(&[
+        "compare",
+        "--runs",
+        &format!("{out}/ml"),
+        &format!("{out}/pw"),
+        "--json",
+    ])))
+    .unwrap();
+    assert_eq!(spaced, again);
     // A run scored on another test file is named, not paired.
     let other = dir.path().join("other-test.conll");
     std::fs::copy(&test, &other).unwrap();

@@ -209,3 +209,39 @@ fn damaged_sizes_and_impossible_models_are_errors_not_panics() {
         .to_string();
     assert!(e.contains("probability zero"), "{e}");
 }
+
+/// `infer --uai --pr`: log10 of the partition function written out by hand — Z = Σ_a Σ_b
+/// f0(a) f1(a, b) = 0.5 (1 + 2) + 2 (3 + 4) = 15.5 — and with b observed as 1 the sum over a
+/// alone, 0.5 · 2 + 2 · 4 = 9; exact and BP (exact on this tree) agree.
+#[test]
+fn the_pr_answer_is_log10_of_the_partition_function() {
+    let dir = tempfile::tempdir().unwrap();
+    let uai = dir.path().join("g.uai");
+    std::fs::write(
+        &uai,
+        "MARKOV\n2\n2 2\n2\n1 0\n2 0 1\n\n2\n 0.5 2\n\n4\n 1 2 3 4\n",
+    )
+    .unwrap();
+    let evid = dir.path().join("g.evid");
+    std::fs::write(&evid, "1 1 1\n").unwrap();
+    for (ev, z) in [(None, 15.5f64), (Some(&evid), 9.0)] {
+        for algo in ["exact", "bp"] {
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"));
+            c.args(["infer", "--pr", "--algo", algo, "--uai"]).arg(&uai);
+            if let Some(e) = ev {
+                c.arg("--evid").arg(e);
+            }
+            let o = c.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let out = String::from_utf8(o.stdout).unwrap();
+            let mut lines = out.lines();
+            assert_eq!(lines.next(), Some("PR"));
+            let got: f64 = lines.next().unwrap().parse().unwrap();
+            assert!(
+                (got - z.log10()).abs() < 1e-9,
+                "{algo} {ev:?}: {got} against {}",
+                z.log10()
+            );
+        }
+    }
+}
