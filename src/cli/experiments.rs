@@ -31,6 +31,13 @@ pub struct ReproduceArgs {
     /// interrupted, missing), and fail when any is not.
     #[arg(long, conflicts_with = "plan")]
     pub collect: bool,
+    /// With --plan: also a Slurm job array per stage (OUT/plan/NAME/stage-K.sbatch) and
+    /// submit.sh, which submits them with each stage after the one before (docs/cluster.md).
+    #[arg(long, requires = "plan")]
+    pub slurm: bool,
+    /// With --slurm: runs one array task does one after another.
+    #[arg(long, default_value_t = 1, requires = "slurm")]
+    pub runs_per_task: usize,
     /// The shared corpora.
     #[arg(long, default_value = "../shared/data")]
     pub data: PathBuf,
@@ -50,6 +57,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         out,
         plan,
         collect,
+        slurm,
+        runs_per_task,
         data,
         threads,
         experiment,
@@ -104,10 +113,15 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         for line in p.lines() {
             outln!("{line}")?;
         }
+        if slurm {
+            let dir = o.out.join("plan").join(&name);
+            slurm_scripts(&p, &dir, &name, runs_per_task, threads)?;
+        }
         let mut again = format!("piecewise-lab reproduce {name} --out {}", o.out.display());
         if quick {
             again.push_str(" --quick");
         }
+        again.push_str(" --collect");
         eprintln!("{}", crate::experiments::plan::describe(&p, &again));
         return Ok(());
     }
@@ -167,6 +181,12 @@ pub struct SweepArgs {
     /// fail when any is not.
     #[arg(long, conflicts_with = "plan")]
     pub collect: bool,
+    /// With --plan: also a Slurm job array (OUT/plan/stage-1.sbatch) and submit.sh.
+    #[arg(long, requires = "plan")]
+    pub slurm: bool,
+    /// With --slurm: points one array task runs one after another.
+    #[arg(long, default_value_t = 1, requires = "slurm")]
+    pub runs_per_task: usize,
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
@@ -229,9 +249,22 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         for line in p.lines() {
             outln!("{line}")?;
         }
+        if a.slurm {
+            let name = a
+                .out
+                .file_name()
+                .map_or("sweep".into(), |n| n.to_string_lossy().into_owned());
+            slurm_scripts(
+                &p,
+                &a.out.join("plan"),
+                &name,
+                a.runs_per_task,
+                spec.base.threads,
+            )?;
+        }
         eprintln!(
             "{}",
-            crate::experiments::plan::describe(&p, "the same sweep command without --plan")
+            crate::experiments::plan::describe(&p, "the same sweep command with --collect")
         );
         return Ok(());
     }
@@ -423,4 +456,35 @@ fn collect_runs(
         e.name,
         total - open.len()
     )))
+}
+
+/// `--plan --slurm`: the stages as Slurm job arrays beside the line files, and what to type.
+fn slurm_scripts(
+    p: &crate::experiments::plan::Plan,
+    dir: &std::path::Path,
+    name: &str,
+    runs_per_task: usize,
+    threads: usize,
+) -> Result<()> {
+    use crate::experiments::plan::{write_slurm, SlurmOptions};
+    if p.stages.is_empty() {
+        return Ok(());
+    }
+    let files = write_slurm(
+        p,
+        dir,
+        &SlurmOptions {
+            name: name.to_string(),
+            runs_per_task,
+            cpus_per_task: threads,
+        },
+    )?;
+    for f in &files {
+        eprintln!("slurm: {}", f.display());
+    }
+    eprintln!(
+        "submit every stage, each after the one before: bash {}",
+        dir.join("submit.sh").display()
+    );
+    Ok(())
 }

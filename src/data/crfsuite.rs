@@ -1,8 +1,10 @@
 //! CRFsuite's data format, the ecosystem's way to hand a CRF arbitrary (and real-valued)
 //! features: one token a line, `LABEL<TAB>attr[:value]<TAB>attr[:value]…`, a blank line
 //! between sequences. An attribute without `:value` has value 1; in names, `\:` is a colon and
-//! `\\` a backslash (CRFsuite's escapes). Files are recognised by their extension, `.crfsuite`
-//! (or `.crfs`), wherever a data file is taken. The attributes become the chain's state
+//! `\\` a backslash (CRFsuite's escapes). Files are recognised wherever a data file is taken:
+//! by name (`.crfsuite` or `.crfs` as the extension or before it, as the usual
+//! `train.crfsuite.txt`), or by content (every line tab-separated with every attribute a
+//! `name=value` or `name:value`), so a CRFsuite file is never read as columns. The attributes become the chain's state
 //! features (each attribute × label, weighted by its value); a template adds transitions
 //! (default: the always-on `B`).
 
@@ -10,12 +12,50 @@ use super::conll::{Corpus, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
 
-/// Whether `path` names a CRFsuite data file (by its extension).
+/// Whether `path` is a CRFsuite data file: by its name, else by its first lines.
 pub fn is_crfsuite(path: &Path) -> bool {
-    matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("crfsuite" | "crfs")
-    )
+    named_crfsuite(path) || (path.is_file() && head(path).is_some_and(|h| looks_like_crfsuite(&h)))
+}
+
+/// `x.crfsuite`, `x.crfs`, `x.crfsuite.txt`, `x.crfs.gz`: a dot-separated part of the name
+/// after the first is `crfsuite` or `crfs`.
+fn named_crfsuite(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.split('.').skip(1).any(|p| p == "crfsuite" || p == "crfs"))
+}
+
+/// The file's first 64 KiB.
+fn head(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut buf = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(1 << 16)
+        .read_to_end(&mut buf)
+        .ok()?;
+    Some(buf)
+}
+
+/// CRFsuite by content: the first (up to 200) non-blank lines, the last possibly cut short
+/// left out, each `LABEL<TAB>attr<TAB>…` with every attribute holding `=` or `:` (as
+/// `w[0]=He`, `U00:1.5`). Column files (CoNLL) have no such line.
+pub fn looks_like_crfsuite(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(head);
+    let mut lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if head.len() >= 1 << 16 {
+        lines.pop();
+    }
+    lines.truncate(200);
+    !lines.is_empty()
+        && lines.iter().all(|l| {
+            let mut fields = l.split('\t');
+            let label = fields.next().unwrap_or("");
+            let attrs: Vec<&str> = fields.filter(|f| !f.is_empty()).collect();
+            !label.trim().is_empty()
+                && !attrs.is_empty()
+                && attrs.iter().all(|a| a.contains('=') || a.contains(':'))
+        })
 }
 
 /// Reads a CRFsuite data file (the first field of every line is the label, as in CRFsuite's

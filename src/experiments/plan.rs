@@ -147,6 +147,86 @@ pub fn write_plan(
     Ok(plan)
 }
 
+/// How a plan's Slurm scripts ask for their job arrays.
+#[derive(Clone, Debug)]
+pub struct SlurmOptions {
+    /// The job's name (its stages are `NAME-s1`, `NAME-s2`, …).
+    pub name: String,
+    /// Runs one array task does one after another (short runs share a task).
+    pub runs_per_task: usize,
+    /// CPUs per task: the plan's `--threads` (1 when it said 0, all cores: a run then uses
+    /// what its allocation has).
+    pub cpus_per_task: usize,
+}
+
+/// A word of an `#SBATCH` line, which no shell unquotes: refused when it would need quoting.
+fn directive_word(s: &str) -> Result<String> {
+    if quote(s) == s {
+        Ok(s.to_string())
+    } else {
+        Err(Error::invalid(format!(
+            "{s:?} cannot stand in an #SBATCH line (spaces or quotes); choose a plainer name or --out"
+        )))
+    }
+}
+
+/// Writes a Slurm job array per stage beside the plan's line files (`stage-K.sbatch`: task i
+/// runs lines (i − 1)·N + 1 … i·N of `stage-K.txt`, failing when any of them fails) and
+/// `submit.sh`, which submits them in order, each stage `--dependency=afterok` on the one
+/// before. Returns the files written.
+pub fn write_slurm(plan: &Plan, plan_dir: &Path, o: &SlurmOptions) -> Result<Vec<PathBuf>> {
+    let per = o.runs_per_task.max(1);
+    let plan_word = path_word(&absolute(plan_dir)?)?;
+    let mut written = vec![];
+    let mut submit = String::from(
+        "#!/bin/bash\n# Submits the plan's stages in order; each starts when the one before has finished\n\
+         # without a failed task.\nset -euo pipefail\n",
+    );
+    submit.push_str(&format!("cd {plan_word}\n"));
+    let mut previous: Option<String> = None;
+    for (k, (lines, file)) in plan.stages.iter().zip(&plan.files).enumerate() {
+        let stage = k + 1;
+        let tasks = lines.len().div_ceil(per);
+        let lines_word = path_word(&absolute(file)?)?;
+        let logs = absolute(&plan_dir.join("logs"))?;
+        std::fs::create_dir_all(&logs).map_err(|e| Error::io(&logs, e))?;
+        let script = format!(
+            "#!/bin/bash\n\
+             #SBATCH --job-name={name}-s{stage}\n\
+             #SBATCH --array=1-{tasks}\n\
+             #SBATCH --cpus-per-task={cpus}\n\
+             #SBATCH --output={logs}/stage-{stage}-%A_%a.log\n\
+             # Task i runs lines (i - 1) * {per} + 1 … i * {per} of the stage's line file, one after\n\
+             # another; it fails when any of them fails (so afterok holds the next stage back).\n\
+             set -u\n\
+             first=$(( (SLURM_ARRAY_TASK_ID - 1) * {per} + 1 ))\n\
+             last=$(( SLURM_ARRAY_TASK_ID * {per} ))\n\
+             mapfile -t lines < <(sed -n \"${{first}},${{last}}p\" {lines_word})\n\
+             status=0\n\
+             for line in \"${{lines[@]}}\"; do\n  bash -c \"$line\" || status=1\ndone\n\
+             exit $status\n",
+            name = directive_word(&o.name)?,
+            cpus = o.cpus_per_task.max(1),
+            logs = directive_word(&logs.display().to_string())?,
+        );
+        let f = plan_dir.join(format!("stage-{stage}.sbatch"));
+        write_atomic(&f, script.as_bytes())?;
+        written.push(f);
+        let dep = previous
+            .as_ref()
+            .map(|p| format!(" --dependency=afterok:\"${p}\""))
+            .unwrap_or_default();
+        submit.push_str(&format!(
+            "s{stage}=$(sbatch --parsable{dep} stage-{stage}.sbatch)\ns{stage}=${{s{stage}%%;*}}  # ID;CLUSTER on a federation\necho \"stage {stage}: job $s{stage} ({tasks} task(s))\"\n"
+        ));
+        previous = Some(format!("s{stage}"));
+    }
+    let f = plan_dir.join("submit.sh");
+    write_atomic(&f, submit.as_bytes())?;
+    written.push(f);
+    Ok(written)
+}
+
 /// What to tell the user after writing a plan: where it is and how to run it.
 pub fn describe(plan: &Plan, again: &str) -> String {
     if plan.stages.is_empty() {

@@ -220,3 +220,40 @@ fn malformed_crfsuite_lines_are_file_line_errors() {
         );
     }
 }
+
+/// The same CRFsuite bytes named `x.crfsuite`, `x.crfsuite.txt` (the usual name) and `x.txt`
+/// read alike, labels from the first field; a CoNLL file stays columns, label last.
+#[test]
+fn crfsuite_files_are_known_by_name_or_content_never_read_as_columns() {
+    use piecewise_lab::data::crfsuite::{is_crfsuite, looks_like_crfsuite};
+    use piecewise_lab::data::read_corpus;
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = "B-NP\tw[0]=He\tpos=PRP\nB-VP\tw[0]=reckons\tpos=VBZ\tlen:7\n\nO\tw[0]=.\n";
+    let labels = |name: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        assert!(is_crfsuite(&p), "{name}");
+        read_corpus(&p)
+            .unwrap()
+            .sequences
+            .iter()
+            .map(|s| s.labels.clone())
+            .collect::<Vec<_>>()
+    };
+    let want = vec![
+        vec!["B-NP".to_string(), "B-VP".to_string()],
+        vec!["O".to_string()],
+    ];
+    for name in ["x.crfsuite", "x.crfsuite.txt", "x.txt"] {
+        assert_eq!(labels(name), want, "{name}");
+    }
+    let conll = dir.path().join("c.txt");
+    std::fs::write(&conll, "He PRP B-NP\nreckons VBZ B-VP\n").unwrap();
+    assert!(!is_crfsuite(&conll));
+    assert_eq!(
+        read_corpus(&conll).unwrap().sequences[0].labels,
+        ["B-NP", "B-VP"]
+    );
+    // Tab-separated columns are not CRFsuite either.
+    assert!(!looks_like_crfsuite(b"He\tPRP\tB-NP\nreckons\tVBZ\tB-VP\n"));
+}

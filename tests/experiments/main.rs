@@ -2,4 +2,5 @@
 
 mod bundled_data;
 mod reproduce;
+mod slurm;
 mod sweep;
