@@ -394,6 +394,29 @@ pub fn score(gold: &[Vec<String>], pred: &[Vec<String>]) -> Metrics {
 }
 
 impl Metrics {
+    /// CRFsuite's macro-averaged token precision, recall and F1 (`tag -qt`), in percent: each
+    /// label's scores (0 where it was never predicted, or never gold) averaged over the labels
+    /// of the gold and the predictions. (CRFsuite divides by every label its model knows, which
+    /// differs when a label of the model is in neither.) `None` without labels.
+    pub fn macro_prf(&self) -> Option<(f64, f64, f64)> {
+        let n = self.labels.len();
+        (n > 0).then(|| {
+            let sum = |f: fn(&Prf) -> f64| self.labels.values().map(f).sum::<f64>() / n as f64;
+            (sum(|p| p.precision), sum(|p| p.recall), sum(|p| p.f1))
+        })
+    }
+
+    /// CRFsuite's instance accuracy: the sequences labelled right at every token, and how many
+    /// were scored. `None` when the per-sequence errors were not kept.
+    pub fn instance_accuracy(&self) -> Option<(usize, usize)> {
+        (!self.sequence_errors.is_empty()).then(|| {
+            (
+                self.sequence_errors.iter().filter(|&&e| e == 0).count(),
+                self.sequence_errors.len(),
+            )
+        })
+    }
+
     /// A human-readable report in conlleval's spirit.
     /// Segment F1, or `None` when neither gold nor predicted labels form segments (labels
     /// without B-/I-/E-/S- prefixes, e.g. per-field IO labels).
@@ -423,6 +446,15 @@ impl Metrics {
                 self.segments.precision,
                 self.segments.recall,
                 self.segments.f1
+            );
+        }
+        if let (Some((p, r, f)), Some((right, n))) = (self.macro_prf(), self.instance_accuracy()) {
+            let _ = writeln!(
+                o,
+                "macro-average over {} labels: precision: {p:6.2}%; recall: {r:6.2}%; F1: {f:6.2}; \
+                 instance accuracy: {right} / {n} ({:.2}%)",
+                self.labels.len(),
+                100.0 * right as f64 / n.max(1) as f64
             );
         }
         if let Some(ll) = self.log_likelihood {

@@ -76,3 +76,21 @@ fn no_chunks_gives_zero_not_nan() {
     assert_eq!(m.segments.f1, 0.0);
     assert_eq!(m.token_accuracy, 100.0);
 }
+
+/// CRFsuite's `tag -qt` figures, worked out by hand: A is right 3 of the 4 times it is
+/// predicted and found all 3 times (75 / 100 / 85.71); B is never predicted (0 / 0 / 0).
+/// The macro average is 37.5 / 50 / 42.86. One of the two sequences is right throughout.
+#[test]
+fn macro_averages_and_instance_accuracy_are_crfsuites() {
+    let m = score(&[v("A B"), v("A A")], &[v("A A"), v("A A")]);
+    let (p, r, f) = m.macro_prf().unwrap();
+    assert!(
+        (p - 37.5).abs() < 1e-9 && (r - 50.0).abs() < 1e-9,
+        "{p} {r}"
+    );
+    assert!((f - 300.0 / 7.0).abs() < 1e-9, "{f}");
+    assert_eq!(m.instance_accuracy(), Some((1, 2)));
+    assert!(m
+        .report()
+        .contains("macro-average over 2 labels: precision:  37.50%; recall:  50.00%; F1:  42.86; instance accuracy: 1 / 2 (50.00%)"));
+}
