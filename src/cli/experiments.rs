@@ -7,6 +7,27 @@ use clap::Args;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 
+/// Runs for a cluster, the same for `reproduce` and `sweep` (docs/cluster.md).
+#[derive(Args)]
+pub struct ClusterArgs {
+    /// Do not run: write the unfinished runs as command lines, one per run
+    /// (OUT/plan/…/stage-K.txt), for a scheduler (Slurm array, GNU parallel); then --collect.
+    #[arg(long)]
+    pub plan: bool,
+    /// Do not train: read what the runs' folders hold, write the report (or the sweep's table)
+    /// from the finished runs, list every run that is not finished (running with its host,
+    /// failed with its reason, interrupted, missing), and fail when any is not.
+    #[arg(long, conflicts_with = "plan")]
+    pub collect: bool,
+    /// With --plan: also a Slurm job array per stage (stage-K.sbatch beside the line files) and
+    /// submit.sh, which submits them with each stage after the one before.
+    #[arg(long, requires = "plan")]
+    pub slurm: bool,
+    /// With --slurm: runs one array task does one after another.
+    #[arg(long, default_value_t = 1, requires = "slurm")]
+    pub runs_per_task: usize,
+}
+
 #[derive(Args)]
 pub struct ReproduceArgs {
     /// The experiment (see --list).
@@ -21,23 +42,8 @@ pub struct ReproduceArgs {
     /// Output folder (default: reproductions, or reproductions-quick with --quick).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Do not run: write the unfinished runs as command lines, one per run
-    /// (OUT/plan/NAME/stage-K.txt), for a scheduler (Slurm array, GNU parallel); the same
-    /// command without --plan afterwards collects them into the report (docs/cluster.md).
-    #[arg(long)]
-    pub plan: bool,
-    /// Do not train: read what the runs' folders hold, write the report from the finished runs,
-    /// list every run that is not finished (running with its host, failed with its reason,
-    /// interrupted, missing), and fail when any is not.
-    #[arg(long, conflicts_with = "plan")]
-    pub collect: bool,
-    /// With --plan: also a Slurm job array per stage (OUT/plan/NAME/stage-K.sbatch) and
-    /// submit.sh, which submits them with each stage after the one before (docs/cluster.md).
-    #[arg(long, requires = "plan")]
-    pub slurm: bool,
-    /// With --slurm: runs one array task does one after another.
-    #[arg(long, default_value_t = 1, requires = "slurm")]
-    pub runs_per_task: usize,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// The shared corpora.
     #[arg(long, default_value = "../shared/data")]
     pub data: PathBuf,
@@ -55,10 +61,13 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         list,
         quick,
         out,
-        plan,
-        collect,
-        slurm,
-        runs_per_task,
+        cluster:
+            ClusterArgs {
+                plan,
+                collect,
+                slurm,
+                runs_per_task,
+            },
         data,
         threads,
         experiment,
@@ -172,21 +181,8 @@ pub struct SweepArgs {
     /// Sweep directory (resumed when it exists).
     #[arg(long)]
     pub out: PathBuf,
-    /// Do not run: write the unfinished points as command lines (OUT/plan/stage-1.txt) for a
-    /// scheduler; the same command without --plan afterwards writes the table.
-    #[arg(long)]
-    pub plan: bool,
-    /// Do not train: write the table from the finished points, list every point that is not
-    /// finished (running with its host, failed with its reason, interrupted, missing), and
-    /// fail when any is not.
-    #[arg(long, conflicts_with = "plan")]
-    pub collect: bool,
-    /// With --plan: also a Slurm job array (OUT/plan/stage-1.sbatch) and submit.sh.
-    #[arg(long, requires = "plan")]
-    pub slurm: bool,
-    /// With --slurm: points one array task runs one after another.
-    #[arg(long, default_value_t = 1, requires = "slurm")]
-    pub runs_per_task: usize,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 pub fn sweep(a: SweepArgs) -> Result<()> {
@@ -218,38 +214,28 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
             .unwrap_or_default(),
         jobs: a.jobs,
     };
-    if a.collect {
+    if a.cluster.collect {
         let points = crate::experiments::sweep::collect_sweep(&spec, &a.out)?;
-        let total = points.len();
-        let open: Vec<_> = points
-            .iter()
-            .filter(|(_, f)| *f != crate::run::store::Found::Finished)
-            .collect();
         eprintln!("table: {}", a.out.join("sweep.csv").display());
-        if open.is_empty() {
-            eprintln!("all {total} points finished");
-            return Ok(());
-        }
-        eprintln!("{} of {total} points are not finished:", open.len());
-        for (p, found) in &open {
-            eprintln!(
-                "  λ={} β={} ({}): {found}",
-                p.lambda,
-                p.beta,
-                a.out.join(&p.dir).display()
-            );
-        }
-        return Err(Error::invalid(format!(
-            "{} of {total} points of the sweep are not finished",
-            open.len()
-        )));
+        return unfinished(
+            "points of the sweep",
+            points.iter().map(|(p, found)| {
+                let at = format!(
+                    "λ={} β={} ({})",
+                    p.lambda,
+                    p.beta,
+                    a.out.join(&p.dir).display()
+                );
+                (at, found)
+            }),
+        );
     }
-    if a.plan {
+    if a.cluster.plan {
         let p = crate::experiments::sweep::plan_sweep(&spec, &a.out)?;
         for line in p.lines() {
             outln!("{line}")?;
         }
-        if a.slurm {
+        if a.cluster.slurm {
             let name = a
                 .out
                 .file_name()
@@ -258,7 +244,7 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
                 &p,
                 &a.out.join("plan"),
                 &name,
-                a.runs_per_task,
+                a.cluster.runs_per_task,
                 spec.base.threads,
             )?;
         }
@@ -440,21 +426,36 @@ fn collect_runs(
     let md = reproduce::report(e, o, &c.results, &crate::provenance::now_rfc3339())?;
     outln!("{md}")?;
     eprintln!("report: {}", o.out.join(format!("{}.md", e.name)).display());
-    let total = c.runs.len();
-    let open: Vec<_> = c.unfinished().collect();
+    unfinished(
+        &format!("runs of {}", e.name),
+        c.runs
+            .iter()
+            .map(|(g, k, dir, found)| (format!("{g} {k} ({})", dir.display()), found)),
+    )
+}
+
+/// Lists the runs (or points) collecting found not finished, each with its state, and fails
+/// when there is any.
+fn unfinished<'a>(
+    what: &str,
+    runs: impl Iterator<Item = (String, &'a crate::run::store::Found)>,
+) -> Result<()> {
+    let mut total = 0;
+    let open: Vec<(String, &crate::run::store::Found)> = runs
+        .inspect(|_| total += 1)
+        .filter(|(_, f)| **f != crate::run::store::Found::Finished)
+        .collect();
     if open.is_empty() {
-        eprintln!("all {total} runs finished");
+        eprintln!("all {total} {what} finished");
         return Ok(());
     }
-    eprintln!("{} of {total} runs are not finished:", open.len());
-    for (g, k, dir, found) in &open {
-        eprintln!("  {g} {k} ({}): {found}", dir.display());
+    eprintln!("{} of {total} {what} are not finished:", open.len());
+    for (at, found) in &open {
+        eprintln!("  {at}: {found}");
     }
     Err(Error::invalid(format!(
-        "{} of {total} runs of {} are not finished; the report has the {} finished",
-        open.len(),
-        e.name,
-        total - open.len()
+        "{} of {total} {what} are not finished",
+        open.len()
     )))
 }
 

@@ -231,7 +231,7 @@ pub fn collect_sweep(spec: &SweepSpec, dir: &Path) -> Result<Vec<(SweepPoint, Fo
         .iter()
         .map(|p| {
             let run = spec.run_spec(p, spec.base.threads);
-            (p.clone(), RunFiles::at(dir.join(&p.dir)).found(&run))
+            (p.clone(), RunFiles::at(dir.join(&p.dir)).found(&run).0)
         })
         .collect())
 }

@@ -141,27 +141,33 @@ impl RunFiles {
     /// `--threads 1` for GNU parallel count as done for a `reproduce` on all cores).
     pub fn finished_with(&self, spec: &RunSpec) -> Option<RunSummary> {
         let s = self.summary().ok()?;
-        let mut old = self.spec_value().ok()?;
-        let mut new = crate::util::versioned(serde_json::to_value(spec).ok()?);
+        (s.status == "finished" && self.same_spec(spec)).then_some(s)
+    }
+
+    /// Whether the stored spec is `spec`, its thread count aside.
+    fn same_spec(&self, spec: &RunSpec) -> bool {
+        let (Ok(mut old), Ok(new)) = (self.spec_value(), serde_json::to_value(spec)) else {
+            return false;
+        };
+        let mut new = crate::util::versioned(new);
         for v in [&mut old, &mut new] {
             if let Some(m) = v.as_object_mut() {
                 m.remove("threads");
             }
         }
-        (s.status == "finished" && old == new).then_some(s)
+        old == new
     }
 
-    /// What the directory holds against `spec` ([`Found`]).
-    pub fn found(&self, spec: &RunSpec) -> Found {
-        if self.finished_with(spec).is_some() {
-            return Found::Finished;
-        }
+    /// What the directory holds against `spec` ([`Found`]), with the run's summary when it
+    /// has one (read once).
+    pub fn found(&self, spec: &RunSpec) -> (Found, Option<RunSummary>) {
         let Ok(s) = self.summary() else {
-            return Found::Missing;
+            return (Found::Missing, None);
         };
-        match s.status.as_str() {
+        let found = match s.status.as_str() {
+            "finished" if self.same_spec(spec) => Found::Finished,
             "finished" => Found::OtherSpec,
-            "failed" => Found::Failed(s.error.unwrap_or_default()),
+            "failed" => Found::Failed(s.error.clone().unwrap_or_default()),
             "cancelled" => Found::Cancelled,
             _ => {
                 let here = crate::provenance::host();
@@ -179,7 +185,8 @@ impl RunFiles {
                     _ => Found::Interrupted,
                 }
             }
-        }
+        };
+        (found, Some(s))
     }
 
     /// The learning curve, one point a line (empty before the first iteration is written); a

@@ -59,13 +59,6 @@ pub struct Collected {
     pub runs: Vec<(String, usize, PathBuf, Found)>,
 }
 
-impl Collected {
-    /// The runs that are not finished.
-    pub fn unfinished(&self) -> impl Iterator<Item = &(String, usize, PathBuf, Found)> {
-        self.runs.iter().filter(|r| r.3 != Found::Finished)
-    }
-}
-
 /// Reads what the experiment's run directories hold (see [`Collected`]).
 pub fn collect(e: &Experiment, o: &Options) -> Collected {
     let mut c = Collected {
@@ -75,15 +68,12 @@ pub fn collect(e: &Experiment, o: &Options) -> Collected {
     for g in &e.groups {
         for (k, spec) in g.runs.iter().enumerate() {
             let dir = run_dir(o, &g.name, k);
-            let files = crate::run::RunFiles::at(&dir);
-            let found = files.found(spec);
-            if found == Found::Finished {
-                if let Some(s) = files.finished_with(spec) {
-                    c.results
-                        .entry(g.name.clone())
-                        .or_default()
-                        .push((dir.clone(), s));
-                }
+            let (found, summary) = crate::run::RunFiles::at(&dir).found(spec);
+            if let (Found::Finished, Some(s)) = (&found, summary) {
+                c.results
+                    .entry(g.name.clone())
+                    .or_default()
+                    .push((dir.clone(), s));
             }
             c.runs.push((g.name.clone(), k, dir, found));
         }
