@@ -67,15 +67,32 @@ fn target(path: &Path) -> Result<Target> {
 /// way, in that file's folder; a device, FIFO or descriptor (`/dev/null`, `/dev/stderr`) is
 /// written in place; `-` and `/dev/stdout` are standard output.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_with(path, &mut |w| w.write_all(bytes))
+}
+
+/// [`write_atomic`] for a file written in pieces by `write` (a checkpoint of several hundred
+/// megabytes is never gathered in memory first).
+pub fn write_atomic_with(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     match target(path)? {
-        Target::Stdout => write_stdout(bytes),
+        Target::Stdout => {
+            let mut so = std::io::stdout().lock();
+            write(&mut so)
+                .and_then(|()| so.flush())
+                .map_err(|e| Error::io(Path::new("<stdout>"), e))
+        }
         Target::Direct(p) => std::fs::OpenOptions::new()
             .write(true)
             .truncate(true)
             .open(&p)
-            .and_then(|mut f| f.write_all(bytes).and_then(|()| f.flush()))
+            .and_then(|f| {
+                let mut w = std::io::BufWriter::new(f);
+                write(&mut w).and_then(|()| w.flush())
+            })
             .map_err(|e| Error::io(path, e)),
-        Target::Atomic(p) => replace_file(&p, bytes).map_err(|e| Error::io(path, e)),
+        Target::Atomic(p) => replace_file(&p, write).map_err(|e| Error::io(path, e)),
     }
 }
 
@@ -90,7 +107,10 @@ pub fn write_stdout(bytes: &[u8]) -> Result<()> {
 
 /// Writes a temporary file (created new, never through an existing name) beside `path` with
 /// the existing file's permissions, syncs it and renames it over `path`.
-fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn replace_file(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir)?;
@@ -120,7 +140,7 @@ fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             Err(e) => return Err(e),
         }
     }
-    let Some((tmp, mut f)) = made else {
+    let Some((tmp, f)) = made else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::AlreadyExists,
             "no free name for a temporary file beside it",
@@ -130,7 +150,9 @@ fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         if let Some(mode) = mode {
             f.set_permissions(mode)?;
         }
-        f.write_all(bytes)?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+        write(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         drop(f);
         std::fs::rename(&tmp, path)
@@ -301,6 +323,68 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     read_at_most(path, MAX_INPUT_BYTES)
 }
 
+/// Whether `path` names standard input.
+pub fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// An input file opened for reading: `-` is standard input, and gzip data (known by its
+/// magic bytes, whatever the name) is decompressed as it is read.
+pub fn open_input(path: &Path) -> Result<Box<dyn std::io::BufRead>> {
+    if is_stdin(path) {
+        return gunzip_if_gzip(std::io::stdin(), path);
+    }
+    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    gunzip_if_gzip(f, path)
+}
+
+/// `r` buffered, decompressed when it starts with gzip's magic bytes.
+fn gunzip_if_gzip<R: std::io::Read + 'static>(
+    r: R,
+    path: &Path,
+) -> Result<Box<dyn std::io::BufRead>> {
+    use std::io::BufRead;
+    let mut r = std::io::BufReader::with_capacity(1 << 16, r);
+    let gz = r
+        .fill_buf()
+        .map_err(|e| Error::io(path, e))?
+        .starts_with(&[0x1f, 0x8b]);
+    let limited = |r: Box<dyn std::io::Read>| -> Box<dyn std::io::BufRead> {
+        Box::new(std::io::BufReader::with_capacity(
+            1 << 16,
+            AtMost {
+                inner: r,
+                left: MAX_INPUT_BYTES,
+            },
+        ))
+    };
+    Ok(if gz {
+        limited(Box::new(flate2::bufread::MultiGzDecoder::new(r)))
+    } else {
+        limited(Box::new(r))
+    })
+}
+
+/// A reader that fails (rather than ends) after [`MAX_INPUT_BYTES`]: a decompression bomb or
+/// an endless stream is an error, never a silently cut corpus.
+struct AtMost {
+    inner: Box<dyn std::io::Read>,
+    left: u64,
+}
+
+impl std::io::Read for AtMost {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n as u64 > self.left {
+            return Err(std::io::Error::other(format!(
+                "more than {MAX_INPUT_BYTES} bytes, the most an input may hold"
+            )));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 fn read_at_most(path: &Path, limit: u64) -> Result<Vec<u8>> {
     use std::io::Read;
     let too_big = || {
@@ -309,13 +393,19 @@ fn read_at_most(path: &Path, limit: u64) -> Result<Vec<u8>> {
             format!("larger than {limit} bytes, the most an input file may hold"),
         )
     };
-    let f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    let len = if is_stdin(path) {
+        0
+    } else {
+        std::fs::metadata(path)
+            .map_err(|e| Error::io(path, e))?
+            .len()
+    };
     if len > limit {
         return Err(too_big());
     }
     let mut bytes = Vec::with_capacity(len as usize);
-    f.take(limit + 1)
+    open_input(path)?
+        .take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, e))?;
     if bytes.len() as u64 > limit {

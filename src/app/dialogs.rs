@@ -11,6 +11,8 @@ pub enum DialogTarget {
     TrainFolder,
     Test,
     Template,
+    /// A folder of runs to open (the Runs pane's *Open runs…*).
+    RunFolder,
 }
 
 impl AppState {
@@ -47,6 +49,31 @@ impl AppState {
         self.load(ctx);
     }
 
+    /// Opens a folder of runs (any depth: `reproduce` and sweep outputs, a cluster's
+    /// collection), says what it found, and remembers it.
+    pub fn open_run_folder(&mut self, path: &Path) -> Result<(), String> {
+        let (added, truncated) = self.runs.open_folder(path)?;
+        let total = self
+            .runs
+            .entries
+            .iter()
+            .filter(|e| e.folder.as_deref() == Some(path))
+            .count();
+        self.info(format!(
+            "opened {}: {total} runs ({added} new to the list){}; it is read again every {} s",
+            path.display(),
+            truncated
+                .map(|t| format!(" — the search {t}"))
+                .unwrap_or_default(),
+            super::runs::RESCAN.as_secs()
+        ));
+        let recent = &mut self.settings.recent_run_folders;
+        recent.retain(|r| r != path);
+        recent.insert(0, path.to_path_buf());
+        recent.truncate(8);
+        Ok(())
+    }
+
     /// Opens a native file dialog on a background thread (it blocks while open).
     pub fn open_dialog(&mut self, ctx: &egui::Context, target: DialogTarget) {
         if self.dialog.is_some() {
@@ -54,12 +81,13 @@ impl AppState {
         }
         let start = match target {
             DialogTarget::Template => self.config.root.join("assets/templates"),
+            DialogTarget::RunFolder => self.config.workspace.clone(),
             _ => self.config.root.join("sample_data"),
         };
         self.dialog = Some(Job::spawn(ctx, "file dialog", move || {
             let d = rfd::FileDialog::new().set_directory(start);
             let picked = match target {
-                DialogTarget::TrainFolder => d.pick_folder(),
+                DialogTarget::TrainFolder | DialogTarget::RunFolder => d.pick_folder(),
                 _ => d.pick_file(),
             };
             Ok(picked.map(|p| (target, p)))

@@ -125,6 +125,10 @@ pub struct Settings {
     pub presenter: bool,
     /// Runs that train at once (the Runs pane's setting; 0 in older settings means 1).
     pub runs_at_once: usize,
+    /// Folders of runs open at the end of the last session (opened again at start).
+    pub run_folders: Vec<PathBuf>,
+    /// Folders of runs opened recently, newest first.
+    pub recent_run_folders: Vec<PathBuf>,
 }
 
 /// A line in the message bar.
@@ -207,6 +211,8 @@ pub struct AppState {
     pub references_open: bool,
     /// The About window is open.
     pub about_open: bool,
+    /// The run deleted last, for the message bar's *Undo*.
+    pub undo: Option<runs::Trashed>,
     /// What the current lesson step points at (scrolled into view by the pane drawing it).
     pub focus: lesson_format::Focus,
 }
@@ -275,8 +281,18 @@ impl Workbench {
             keyboard_busy: false,
             references_open: false,
             about_open: false,
+            undo: None,
             focus: Default::default(),
         };
+        // The folders of runs open last time, opened again (quietly: their listing is the
+        // message).
+        for f in std::mem::take(&mut state.settings.run_folders) {
+            if f.is_dir() {
+                if let Err(e) = state.runs.open_folder(&f) {
+                    state.error(format!("cannot open runs: {e}"));
+                }
+            }
+        }
         // Finished runs start selected, so the curves show something.
         state.selected = state
             .runs
@@ -365,6 +381,8 @@ impl Workbench {
         if self.state.runs.any_live() || self.state.is_busy() {
             ctx.request_repaint_after(std::time::Duration::from_millis(250));
         }
+        // Runs other processes write appear and progress without input.
+        ctx.request_repaint_after(runs::RESCAN);
         let live = self.state.runs.live_count();
         self.state
             .frames
@@ -483,6 +501,7 @@ impl Workbench {
         let mut s = self.state.settings.clone();
         s.launch = Some(self.state.launch.clone());
         s.runs_at_once = self.state.runs.runs_at_once;
+        s.run_folders = self.state.runs.folders.clone();
         s
     }
 }
@@ -523,7 +542,9 @@ impl AppState {
         self.loading.is_some()
     }
 
+    /// A message for the bar; a newer one takes the place of a deletion's *Undo*.
     pub fn info(&mut self, text: impl Into<String>) {
+        self.undo = None;
         self.messages.push(Message {
             text: text.into(),
             error: false,
@@ -531,6 +552,7 @@ impl AppState {
     }
 
     pub fn error(&mut self, text: impl Into<String>) {
+        self.undo = None;
         self.messages.push(Message {
             text: text.into(),
             error: true,
@@ -598,6 +620,11 @@ impl AppState {
                     DialogTarget::Train | DialogTarget::TrainFolder => self.form.train = p,
                     DialogTarget::Test => self.form.test = p,
                     DialogTarget::Template => self.form.template = p,
+                    DialogTarget::RunFolder => {
+                        if let Err(e) = self.open_run_folder(&path) {
+                            self.error(format!("cannot open runs: {e}"));
+                        }
+                    }
                 }
             }
             Some(Ok(None)) => self.info(
@@ -660,8 +687,16 @@ impl AppState {
                     ui.visuals().text_color()
                 };
                 ui.label(egui::RichText::new(&m.text).color(color));
+                if self.undo.is_some() && ui.small_button("Undo").clicked() {
+                    let t = self.undo.take().expect("a deleted run");
+                    match self.runs.undelete(t) {
+                        Ok(id) => self.info(format!("run {id} is back")),
+                        Err(e) => self.error(e),
+                    }
+                }
                 if ui.small_button("Dismiss").clicked() {
                     self.messages.pop();
+                    self.undo = None;
                 }
                 if self.messages.len() > 1 {
                     ui.weak(format!("({} earlier)", self.messages.len() - 1));

@@ -79,6 +79,8 @@ pub struct RunEntry {
     pub error: Option<String>,
     /// Wall seconds since launch (live) or setup + training seconds (from disk).
     pub elapsed: f64,
+    /// The opened folder it was found in (`None`: the workspace's runs).
+    pub folder: Option<PathBuf>,
     live: Option<Live>,
 }
 
@@ -98,8 +100,25 @@ impl RunEntry {
             metrics: None,
             error: Some(error),
             elapsed: 0.0,
+            folder: None,
             live: None,
         }
+    }
+
+    /// Takes what `fresh` (the same directory read again) says: status, summary, curve.
+    fn reread(&mut self, fresh: RunEntry) {
+        self.spec = fresh.spec;
+        self.status = fresh.status;
+        self.summary = fresh.summary;
+        self.curve = fresh.curve;
+        self.metrics = fresh.metrics;
+        self.error = fresh.error;
+        self.elapsed = fresh.elapsed;
+    }
+
+    /// Ended in this program, or not ours to follow: nothing on disk changes it any more.
+    fn settled(&self) -> bool {
+        !matches!(self.status, RunStatus::Elsewhere | RunStatus::Interrupted)
     }
 
     /// Marks the run broken (its model could not be loaded), keeping the reason.
@@ -209,6 +228,7 @@ impl RunEntry {
                 }
                 self.summary = Some(*s);
             }
+            RunEvent::Note(_) => {}
             RunEvent::Failed(msg) => {
                 self.status = if msg == crate::error::Error::Cancelled.to_string() {
                     RunStatus::Cancelled
@@ -233,6 +253,29 @@ pub struct Runs {
     /// A sweep's place in the line: it waits like a run, then holds every core (its points
     /// train `jobs` at once) until [`Runs::sweep_ended`]; no run starts meanwhile.
     sweep: SweepTurn,
+    /// Folders of runs opened besides the workspace (`reproduce` and sweep outputs, a
+    /// cluster's collection), searched at any depth.
+    pub folders: Vec<PathBuf>,
+    /// The background rescan of the workspace and the folders, when one is under way.
+    scan: Option<Receiver<Vec<Scanned>>>,
+    last_scan: Option<Instant>,
+}
+
+/// How often the workspace and the opened folders are read again for runs that started,
+/// progressed or ended in other processes.
+pub const RESCAN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A deleted run: its listing, and where its directory went (none when it had none).
+pub struct Trashed {
+    pub entry: RunEntry,
+    pub to: Option<PathBuf>,
+}
+
+/// A run directory read by the rescan: new, or one not settled read again.
+struct Scanned {
+    dir: PathBuf,
+    folder: Option<PathBuf>,
+    entry: Result<RunEntry, String>,
 }
 
 /// Where the sweep stands in the queue.
@@ -288,6 +331,9 @@ impl Runs {
                 runs_at_once: 1,
                 queue: Default::default(),
                 sweep: SweepTurn::None,
+                folders: vec![],
+                scan: None,
+                last_scan: None,
             },
             problems,
         )
@@ -303,6 +349,131 @@ impl Runs {
         e.id = label.to_string();
         self.entries.push(e);
         Ok(label.to_string())
+    }
+
+    /// Opens a folder of runs: every run under it, at any depth, is listed (those already
+    /// listed once), and it is read again with the workspace. Returns how many runs were added
+    /// and what the walk left out.
+    pub fn open_folder(&mut self, root: &Path) -> Result<(usize, Option<String>), String> {
+        let tree = crate::run::tree::find_runs(root).map_err(|e| e.to_string())?;
+        if !self.folders.iter().any(|f| f == root) {
+            self.folders.push(root.to_path_buf());
+        }
+        let mut added = 0;
+        for dir in tree.runs {
+            if self.entries.iter().any(|e| e.dir == dir) {
+                continue;
+            }
+            let entry = load_entry(&dir).unwrap_or_else(|e| RunEntry::broken(&dir, e));
+            self.add_found(entry, Some(root.to_path_buf()));
+            added += 1;
+        }
+        Ok((added, tree.truncated))
+    }
+
+    /// Stops listing the runs of folder `root` (nothing on disk changes); live runs stay.
+    pub fn close_folder(&mut self, root: &Path) {
+        self.folders.retain(|f| f != root);
+        self.entries
+            .retain(|e| e.folder.as_deref() != Some(root) || e.status.is_live());
+    }
+
+    /// Lists a run found on disk, its id the path below its folder (named by the folder's own
+    /// name), or its directory's name in the workspace; made unique.
+    fn add_found(&mut self, mut entry: RunEntry, folder: Option<PathBuf>) {
+        let mut id = match &folder {
+            Some(root) => {
+                let rel = entry.dir.strip_prefix(root).unwrap_or(&entry.dir);
+                let name = root
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| root.display().to_string());
+                if rel.as_os_str().is_empty() {
+                    name
+                } else {
+                    format!("{name}/{}", rel.display())
+                }
+            }
+            None => entry.id.clone(),
+        };
+        let base = id.clone();
+        let mut k = 2;
+        while self.entries.iter().any(|e| e.id == id) {
+            id = format!("{base} ({k})");
+            k += 1;
+        }
+        entry.id = id;
+        entry.folder = folder;
+        self.entries.push(entry);
+    }
+
+    /// Reads the workspace and the opened folders again in the background, every
+    /// [`RESCAN`]: new runs are listed, runs written by other processes re-read (their
+    /// progress, how they ended). Called by [`Runs::poll`].
+    fn rescan(&mut self) {
+        if let Some(rx) = &self.scan {
+            match rx.try_recv() {
+                Ok(found) => {
+                    self.scan = None;
+                    for s in found {
+                        match self.entries.iter_mut().find(|e| e.dir == s.dir) {
+                            Some(e) if e.live.is_none() && !e.status.is_live() => {
+                                if let Ok(fresh) = s.entry {
+                                    e.reread(fresh);
+                                }
+                            }
+                            Some(_) => {}
+                            None => {
+                                let entry = s.entry.unwrap_or_else(|e| RunEntry::broken(&s.dir, e));
+                                self.add_found(entry, s.folder);
+                            }
+                        }
+                    }
+                }
+                Err(std::sync::mpsc::TryRecvError::Empty) => return,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.scan = None,
+            }
+        }
+        if self.last_scan.is_some_and(|t| t.elapsed() < RESCAN) {
+            return;
+        }
+        self.last_scan = Some(Instant::now());
+        let roots: Vec<(PathBuf, Option<PathBuf>)> = std::iter::once((self.dir.clone(), None))
+            .chain(self.folders.iter().map(|f| (f.clone(), Some(f.clone()))))
+            .collect();
+        // Known directories, and whether to read them again.
+        let known: std::collections::HashMap<PathBuf, bool> = self
+            .entries
+            .iter()
+            .map(|e| (e.dir.clone(), e.live.is_none() && !e.settled()))
+            .collect();
+        let (tx, rx) = channel();
+        self.scan = Some(rx);
+        let spawned = std::thread::Builder::new()
+            .name("run rescan".into())
+            .spawn(move || {
+                let mut found = vec![];
+                for (root, folder) in roots {
+                    let Ok(tree) = crate::run::tree::find_runs(&root) else {
+                        continue;
+                    };
+                    for dir in tree.runs {
+                        if known.get(&dir) == Some(&false) {
+                            continue;
+                        }
+                        let entry = load_entry(&dir);
+                        found.push(Scanned {
+                            dir,
+                            folder: folder.clone(),
+                            entry,
+                        });
+                    }
+                }
+                let _ = tx.send(found);
+            });
+        if spawned.is_err() {
+            self.scan = None;
+        }
     }
 
     pub fn get(&self, id: &str) -> Option<&RunEntry> {
@@ -348,6 +519,7 @@ impl Runs {
             metrics: None,
             error: None,
             elapsed: 0.0,
+            folder: None,
             live: None,
         });
         self.queue.push_back(Queued {
@@ -482,6 +654,7 @@ impl Runs {
             }
         }
         self.start_queued();
+        self.rescan();
         failed
     }
 
@@ -506,8 +679,10 @@ impl Runs {
         }
     }
 
-    /// Deletes a run that is not running, with its directory.
-    pub fn delete(&mut self, id: &str) -> Result<(), String> {
+    /// Deletes a run that is not running: its directory moves to the workspace's trash
+    /// (`.trash`, beside `runs/`; a run on another file system to a `.trash` beside it), from
+    /// where [`Runs::undelete`] puts it back. Hidden folders are never listed as runs.
+    pub fn delete(&mut self, id: &str) -> Result<Trashed, String> {
         let Some(i) = self.entries.iter().position(|e| e.id == id) else {
             return Err(format!("no run {id}"));
         };
@@ -515,12 +690,62 @@ impl Runs {
             return Err(format!("run {id} is still running: cancel it first"));
         }
         let dir = self.entries[i].dir.clone();
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir)
-                .map_err(|e| format!("cannot delete {}: {e}", dir.display()))?;
+        if crate::run::store::is_claimed(&dir) {
+            return Err(format!("run {id} is being written by another process"));
         }
-        self.entries.remove(i);
-        Ok(())
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let name = format!(
+            "{stamp}-{}",
+            id.replace(|c: char| !c.is_ascii_alphanumeric() && c != '-', "_")
+        );
+        let workspace_trash = self.dir.parent().unwrap_or(&self.dir).join(".trash");
+        let beside = dir.parent().map(|p| p.join(".trash"));
+        let mut to = None;
+        if dir.exists() {
+            let mut last_err = None;
+            for trash in std::iter::once(workspace_trash).chain(beside) {
+                let target = trash.join(&name);
+                let moved =
+                    std::fs::create_dir_all(&trash).and_then(|()| std::fs::rename(&dir, &target));
+                match moved {
+                    Ok(()) => {
+                        to = Some(target);
+                        break;
+                    }
+                    Err(e) => last_err = Some(e),
+                }
+            }
+            if to.is_none() {
+                return Err(format!(
+                    "cannot move {} to the trash: {}",
+                    dir.display(),
+                    last_err.map_or("no trash folder".into(), |e| e.to_string())
+                ));
+            }
+        }
+        let entry = self.entries.remove(i);
+        Ok(Trashed { entry, to })
+    }
+
+    /// Puts a deleted run back where it was (refused when something else is there now).
+    pub fn undelete(&mut self, t: Trashed) -> Result<String, String> {
+        let Trashed { entry, to } = t;
+        if let Some(to) = to {
+            if entry.dir.exists() {
+                return Err(format!(
+                    "{} exists again: the deleted run stays in {}",
+                    entry.dir.display(),
+                    to.display()
+                ));
+            }
+            std::fs::rename(&to, &entry.dir)
+                .map_err(|e| format!("cannot put {} back: {e}", entry.dir.display()))?;
+        }
+        let id = entry.id.clone();
+        self.entries.push(entry);
+        Ok(id)
     }
 
     /// Asks every live run to stop (on exit).
@@ -584,6 +809,7 @@ fn load_entry(dir: &Path) -> Result<RunEntry, String> {
         metrics,
         error,
         elapsed,
+        folder: None,
         live: None,
     })
 }

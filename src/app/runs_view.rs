@@ -17,6 +17,75 @@ use crate::run::spec::{RUN_KNOBS, TEMPLATE};
 pub struct RunsPane {
     #[serde(skip)]
     pub preview: Transient<super::policy_view::Preview>,
+    /// The path field beside *Open runs…* (the dialog needs a desktop portal).
+    #[serde(default)]
+    pub folder: String,
+    /// Words every listed run matches (in its id, path, estimator, model, status or name).
+    #[serde(default)]
+    pub filter: String,
+    #[serde(default)]
+    pub group: RunGroup,
+}
+
+/// What the run list is grouped by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum RunGroup {
+    #[default]
+    None,
+    /// The opened folder (or the workspace).
+    Folder,
+    Estimator,
+    Model,
+    Status,
+}
+
+impl RunGroup {
+    const ALL: [RunGroup; 5] = [
+        RunGroup::None,
+        RunGroup::Folder,
+        RunGroup::Estimator,
+        RunGroup::Model,
+        RunGroup::Status,
+    ];
+    fn label(self) -> &'static str {
+        match self {
+            RunGroup::None => "nothing",
+            RunGroup::Folder => "folder",
+            RunGroup::Estimator => "estimator",
+            RunGroup::Model => "model",
+            RunGroup::Status => "status",
+        }
+    }
+    /// The group of `e`.
+    fn of(self, e: &super::runs::RunEntry) -> String {
+        match self {
+            RunGroup::None => String::new(),
+            RunGroup::Folder => e
+                .folder
+                .as_ref()
+                .map_or("workspace".to_string(), |f| f.display().to_string()),
+            RunGroup::Estimator => e.spec.estimator.name().to_string(),
+            RunGroup::Model => e.spec.model.kind().name().to_string(),
+            RunGroup::Status => e.status.label().to_string(),
+        }
+    }
+}
+
+/// Whether `e` matches every word of `filter` (case-insensitive).
+fn matches(e: &super::runs::RunEntry, filter: &str) -> bool {
+    let hay = format!(
+        "{} {} {} {} {} {}",
+        e.id,
+        e.dir.display(),
+        e.spec.estimator.name(),
+        e.spec.model.kind().name(),
+        e.status.label(),
+        e.spec.name.as_deref().unwrap_or("")
+    )
+    .to_lowercase();
+    filter
+        .split_whitespace()
+        .all(|w| hay.contains(&w.to_lowercase()))
 }
 
 pub fn ui(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
@@ -25,7 +94,7 @@ pub fn ui(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
         .show(ui, |ui| {
             launch_form(state, p, ui);
             ui.separator();
-            run_list(state, ui);
+            run_list(state, p, ui);
         });
 }
 
@@ -208,18 +277,155 @@ fn estimator_picker(ui: &mut egui::Ui, f: &mut LaunchForm) {
     });
 }
 
-fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
+/// *Open runs…*: a folder of runs by the dialog or by its path, the recent ones, and the
+/// folders open now with their *Close*.
+fn folders(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
+    let ctx = ui.ctx().clone();
+    let mut open: Option<std::path::PathBuf> = None;
+    ui.horizontal(|ui| {
+        if ui
+            .button("Open runs…")
+            .on_hover_text(
+                "List every run in a folder, at any depth: reproduce and sweep outputs, a                  cluster's collection. Runs there that start or finish later appear as they do.",
+            )
+            .clicked()
+        {
+            state.open_dialog(&ctx, super::dialogs::DialogTarget::RunFolder);
+        }
+        let l = ui.label("or the folder's path");
+        let r = ui
+            .add(
+                egui::TextEdit::singleline(&mut p.folder)
+                    .hint_text("e.g. reproductions/runs")
+                    .desired_width(260.0),
+            )
+            .labelled_by(l.id);
+        let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if (ui.button("Open").clicked() || enter) && !p.folder.trim().is_empty() {
+            open = Some(std::path::PathBuf::from(p.folder.trim()));
+        }
+        let recent: Vec<_> = state
+            .settings
+            .recent_run_folders
+            .iter()
+            .filter(|f| !state.runs.folders.contains(f))
+            .cloned()
+            .collect();
+        if !recent.is_empty() {
+            egui::ComboBox::from_id_salt("recent-run-folders")
+                .selected_text("Recent")
+                .show_ui(ui, |ui| {
+                    for f in recent {
+                        if ui.selectable_label(false, f.display().to_string()).clicked() {
+                            open = Some(f);
+                        }
+                    }
+                });
+        }
+    });
+    if let Some(dir) = open {
+        if let Err(e) = state.open_run_folder(&dir) {
+            state.error(format!("cannot open runs: {e}"));
+        }
+    }
+    let mut close = None;
+    for f in &state.runs.folders {
+        ui.horizontal(|ui| {
+            let n = state
+                .runs
+                .entries
+                .iter()
+                .filter(|e| e.folder.as_ref() == Some(f))
+                .count();
+            ui.label(format!("open: {} — {n} runs", f.display()));
+            if ui
+                .small_button("Close")
+                .on_hover_text("Stop listing this folder's runs (nothing on disk changes)")
+                .clicked()
+            {
+                close = Some(f.clone());
+            }
+        });
+    }
+    if let Some(f) = close {
+        state.runs.close_folder(&f);
+        state.selected.retain(|id| state.runs.get(id).is_some());
+    }
+}
+
+fn run_list(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         ui.heading("Runs");
         ui.weak(format!("in {}", state.runs.dir.display()));
     });
+    folders(state, p, ui);
     queue_controls(state, ui);
     if state.runs.entries.is_empty() {
-        ui.weak("No runs yet: fill the form above and press Train.");
+        ui.weak("No runs yet: fill the form above and press Train, or open a folder of runs.");
         return;
     }
+    ui.horizontal(|ui| {
+        let l = ui.label("Filter");
+        ui.add(
+            egui::TextEdit::singleline(&mut p.filter)
+                .hint_text("words: estimator, status, path…")
+                .desired_width(200.0),
+        )
+        .labelled_by(l.id);
+        ui.label("Group by");
+        egui::ComboBox::from_id_salt("run-group")
+            .selected_text(p.group.label())
+            .show_ui(ui, |ui| {
+                for g in RunGroup::ALL {
+                    ui.selectable_value(&mut p.group, g, g.label());
+                }
+            });
+    });
+    // Newest first, the filter applied, then grouped (groups in order of first appearance).
+    let shown: Vec<usize> = (0..state.runs.entries.len())
+        .rev()
+        .filter(|&i| matches(&state.runs.entries[i], &p.filter))
+        .collect();
+    if shown.len() < state.runs.entries.len() {
+        ui.weak(format!(
+            "{} of {} runs match the filter",
+            shown.len(),
+            state.runs.entries.len()
+        ));
+    }
+    let mut groups: Vec<(String, Vec<usize>)> = vec![];
+    for i in shown {
+        let g = p.group.of(&state.runs.entries[i]);
+        match groups.iter_mut().find(|(k, _)| *k == g) {
+            Some((_, v)) => v.push(i),
+            None => groups.push((g, vec![i])),
+        }
+    }
     let mut action: Option<(&'static str, String)> = None;
-    for e in state.runs.entries.iter().rev() {
+    for (g, members) in groups {
+        if p.group == RunGroup::None {
+            run_rows(state, &members, &mut action, ui);
+        } else {
+            egui::CollapsingHeader::new(format!("{g} ({})", members.len()))
+                .id_salt(("run-group", &g))
+                .default_open(true)
+                .show(ui, |ui| run_rows(state, &members, &mut action, ui));
+        }
+    }
+    if let Some((what, id)) = action {
+        apply(state, what, id);
+    }
+}
+
+/// The runs `members` (indices into the run list), one framed row each.
+fn run_rows(
+    state: &AppState,
+    members: &[usize],
+    action: &mut Option<(&'static str, String)>,
+    ui: &mut egui::Ui,
+) {
+    for &i in members {
+        let e = &state.runs.entries[i];
         let id = e.id.clone();
         // (A run whose spec.json could not be read has only a placeholder spec.)
         let spec_known = !e.spec.train.as_os_str().is_empty();
@@ -231,7 +437,7 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                     .on_hover_text("Show in Curves, Fields and Compare")
                     .changed()
                 {
-                    action = Some((if sel { "select" } else { "unselect" }, id.clone()));
+                    *action = Some((if sel { "select" } else { "unselect" }, id.clone()));
                 }
                 ui.strong(e.label());
                 let color = match e.status {
@@ -263,7 +469,7 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                         format!("waiting in the queue: {} runs start before it", k - 1)
                     });
                     if ui.button("Cancel").clicked() {
-                        action = Some(("cancel", id.clone()));
+                        *action = Some(("cancel", id.clone()));
                     }
                 } else if e.status.is_live() {
                     ui.add(
@@ -281,7 +487,7 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                             .on_hover_text("At the current pace, if the iteration budget is used up; convergence usually stops earlier.");
                     }
                     if ui.button("Cancel").clicked() {
-                        action = Some(("cancel", id.clone()));
+                        *action = Some(("cancel", id.clone()));
                     }
                 } else {
                     ui.label(format!(
@@ -302,22 +508,22 @@ fn run_list(state: &mut AppState, ui: &mut egui::Ui) {
                     if spec_known
                         && ui.button("Rerun with edits").on_hover_text("Copy this run's spec into the form").clicked()
                     {
-                        action = Some(("edit", id.clone()));
+                        *action = Some(("edit", id.clone()));
                     }
                     if ui.button("Delete").clicked() {
-                        action = Some(("delete", id.clone()));
+                        *action = Some(("delete", id.clone()));
                     }
                 }
             });
+            if e.folder.is_some() {
+                ui.weak(e.dir.display().to_string());
+            }
             if let Some(err) = &e.error {
                 if e.status != RunStatus::Finished {
                     ui.colored_label(ui.visuals().error_fg_color, format!("why: {err}"));
                 }
             }
         });
-    }
-    if let Some((what, id)) = action {
-        apply(state, what, id);
     }
 }
 
@@ -389,9 +595,13 @@ fn apply(state: &mut AppState, what: &str, id: String) {
             }
         }
         "delete" => match state.runs.delete(&id) {
-            Ok(()) => {
+            Ok(t) => {
                 state.selected.remove(&id);
-                state.info(format!("deleted run {id}"));
+                state.info(match &t.to {
+                    Some(to) => format!("deleted run {id} (moved to {})", to.display()),
+                    None => format!("deleted run {id}"),
+                });
+                state.undo = Some(t);
             }
             Err(e) => state.error(e),
         },

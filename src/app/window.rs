@@ -53,6 +53,8 @@ pub struct Opening {
     pub presenter: Option<bool>,
     /// The window's inner size in points (default 1400×900).
     pub window_size: Option<[f32; 2]>,
+    /// Folders of runs to open (`gui --runs DIR…`).
+    pub runs: Vec<PathBuf>,
 }
 
 impl Workbench {
@@ -64,6 +66,12 @@ impl Workbench {
         }
         if let Some(p) = o.presenter {
             self.state.settings.presenter = p;
+        }
+        for dir in &o.runs {
+            self.state
+                .open_run_folder(dir)
+                .map_err(|e| format!("--runs: {e}"))?;
+            self.state.command(AppCommand::Focus(PaneKind::Runs));
         }
         let Some((name, step)) = &o.lesson else {
             return Ok(());

@@ -68,7 +68,13 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         s.set(crate::settings::ESTIMATOR, name);
         let spec = run_spec(&s)?;
         let dir = out.join(name);
-        let summary = run_with_progress(&spec, &dir, existing(a.force), Report::for_stderr(false))?;
+        let summary = run_with_progress(
+            &spec,
+            &dir,
+            existing(a.force),
+            Default::default(),
+            Report::for_stderr(false),
+        )?;
         rows.push((name.to_string(), summary, dir));
     }
     compare_table(&rows, a.json)

@@ -21,6 +21,7 @@ mod data;
 mod experiments;
 mod knobs;
 mod model;
+mod signals;
 mod train;
 
 use crate::error::{Error, Result};
@@ -121,6 +122,13 @@ enum Command {
     /// The version, and where the workbench finds its lessons, templates and sample data and
     /// keeps its runs (the About box's lines).
     About,
+    /// Print a completion script for a shell: `piecewise-lab completions bash >
+    /// ~/.local/share/bash-completion/completions/piecewise-lab` (zsh: a file `_piecewise-lab`
+    /// on `$fpath`; fish: `~/.config/fish/completions/piecewise-lab.fish`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Args)]
@@ -145,6 +153,10 @@ pub struct GuiArgs {
     /// resolution, say.
     #[arg(long, value_parser = parse_window_size)]
     pub window_size: Option<[f32; 2]>,
+    /// Open these folders of runs in the Runs pane: every run below them, at any depth
+    /// (`reproduce` and `sweep` outputs, a cluster's collection), read again as they change.
+    #[arg(long, value_name = "DIR", num_args = 1..)]
+    pub runs: Vec<std::path::PathBuf>,
 }
 
 /// `1280x800` as [width, height], each 320…10000.
@@ -193,8 +205,17 @@ fn open_workbench(gui: Option<GuiArgs>) -> Result<()> {
             dark: a.theme.as_deref().map(|t| t == "dark"),
             presenter: a.presenter.then_some(true),
             window_size: a.window_size,
+            runs: a.runs.clone(),
         })
         .unwrap_or_default();
+    for dir in &opening.runs {
+        if !dir.is_dir() {
+            return Err(Error::file(
+                dir.display().to_string(),
+                "--runs: not a folder",
+            ));
+        }
+    }
     if let Some((name, step)) = &opening.lesson {
         // A wrong name or step is a command-line error, before any window opens.
         crate::app::lessons::LessonRuntime::read(&config.root)
@@ -239,6 +260,12 @@ fn run(command: Command) -> Result<()> {
                 outln!("{line}")?;
             }
             Ok(())
+        }
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "piecewise-lab", &mut script);
+            crate::util::write_stdout(&script)
         }
     }
 }

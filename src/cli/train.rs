@@ -2,11 +2,11 @@
 
 use super::knobs::{merged, run_spec, EstimatorKnobs, RunKnobs};
 use crate::error::Result;
-use crate::run::{execute_in, Existing, RunEvent, RunSpec, RunSummary};
+use crate::run::checkpoint::CheckpointPolicy;
+use crate::run::{execute_with, Existing, RunEvent, RunSpec, RunSummary};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 
 #[derive(Args)]
 pub struct TrainArgs {
@@ -15,8 +15,19 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub estimator: EstimatorKnobs,
     /// Run directory to create.
-    #[arg(long)]
-    pub out: PathBuf,
+    #[arg(long, required_unless_present = "resume")]
+    pub out: Option<PathBuf>,
+    /// Continue the run in DIR (its spec.json) from its checkpoint, or start it again when it
+    /// has none; a finished run is left as it is.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["out", "spec", "force", "train"])]
+    pub resume: Option<PathBuf>,
+    /// Write a checkpoint every N iterations (besides every --checkpoint-minutes).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub checkpoint_every: usize,
+    /// Write a checkpoint whenever this many minutes have passed since the last (0: not by
+    /// time). A cancelled run (Ctrl-C, SIGTERM) writes one as it stops.
+    #[arg(long, value_name = "MINUTES", default_value_t = 10.0)]
+    pub checkpoint_minutes: f64,
     /// Replace the run already in --out, or write into a directory that holds other files
     /// (without it both are refused).
     #[arg(long)]
@@ -39,26 +50,51 @@ pub struct TrainArgs {
 }
 
 pub fn train(a: TrainArgs) -> Result<()> {
-    let spec = match &a.spec {
-        Some(p) => crate::util::read_json::<RunSpec>(p)?,
-        None => {
+    let spec = match (&a.resume, &a.spec) {
+        (Some(dir), _) => {
+            let files = crate::run::RunFiles::at(dir);
+            if !files.has_spec() {
+                return Err(crate::error::Error::file(
+                    dir.display().to_string(),
+                    "holds no run to resume (no spec.json)",
+                ));
+            }
+            files.spec()?
+        }
+        (None, Some(p)) => crate::util::read_json::<RunSpec>(p)?,
+        (None, None) => {
             let s = merged(&[&a.run.0, &a.estimator.0]);
             crate::estimators::settings::check_given(&s)?;
             run_spec(&s)?
         }
     };
     let how = Report::for_stderr(a.quiet);
-    let existing = if a.if_unfinished {
+    let existing = if a.if_unfinished || a.resume.is_some() {
         Existing::IfUnfinished
     } else {
         existing(a.force)
     };
-    let summary = run_with_progress(&spec, &a.out, existing, how)?;
+    if !(0.0..=1e6).contains(&a.checkpoint_minutes) {
+        return Err(crate::error::Error::invalid(
+            "--checkpoint-minutes: give 0 to 1000000",
+        ));
+    }
+    let checkpoints = CheckpointPolicy {
+        every_iterations: a.checkpoint_every,
+        every: (a.checkpoint_minutes > 0.0)
+            .then(|| std::time::Duration::from_secs_f64(a.checkpoint_minutes * 60.0)),
+    };
+    let out = a
+        .resume
+        .clone()
+        .or(a.out.clone())
+        .expect("clap: --out or --resume");
+    let summary = run_with_progress(&spec, &out, existing, checkpoints, how)?;
     if let (Some(m), false) = (&summary.test, a.quiet) {
         eprint!("{}", m.report());
     }
     if a.summary_json {
-        outln!("{}", summary_json(&summary, &a.out))?;
+        outln!("{}", summary_json(&summary, &out))?;
     }
     Ok(())
 }
@@ -195,10 +231,13 @@ pub fn run_with_progress(
     spec: &RunSpec,
     out: &Path,
     existing: Existing,
+    checkpoints: CheckpointPolicy,
     how: Report,
 ) -> Result<RunSummary> {
     let mut rep = Reporter::new(how, spec.optimiser.max_iter as u64);
-    let cancel = AtomicBool::new(false);
+    // Ctrl-C or SIGTERM (a batch system's time limit) stops the run at its iteration and
+    // writes a checkpoint; a second signal ends the process at once.
+    let cancel = super::signals::cancel_on_signals();
     let mut on_event = |e: RunEvent| {
         match e {
         RunEvent::Started {
@@ -215,10 +254,11 @@ pub fn run_with_progress(
             "iteration {iteration}: test accuracy {:.2}%, segment F1 {:.2}",
             metrics.token_accuracy, metrics.segments.f1
         )),
+        RunEvent::Note(msg) => rep.line(msg),
         RunEvent::Finished(_) | RunEvent::Failed(_) => rep.bar.finish_and_clear(),
     }
     };
-    let summary = execute_in(spec, out, existing, &cancel, &mut on_event)?;
+    let summary = execute_with(spec, out, existing, checkpoints, cancel, &mut on_event)?;
     if how != Report::Quiet {
         eprintln!(
             "{} iterations ({}) in {:.2} s; model in {}",

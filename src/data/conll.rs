@@ -135,9 +135,8 @@ pub fn read_conll(path: &Path) -> Result<Corpus> {
 }
 
 pub fn read_conll_with(path: &Path, label: LabelColumn) -> Result<Corpus> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     collect(
-        std::io::BufReader::with_capacity(1 << 16, file),
+        crate::util::open_input(path)?,
         &path.display().to_string(),
         label,
     )

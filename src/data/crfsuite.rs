@@ -25,11 +25,14 @@ fn named_crfsuite(path: &Path) -> bool {
         .is_some_and(|n| n.split('.').skip(1).any(|p| p == "crfsuite" || p == "crfs"))
 }
 
-/// The file's first 64 KiB.
+/// The file's first 64 KiB (decompressed); none of standard input, which is read once.
 fn head(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
+    if crate::util::is_stdin(path) {
+        return None;
+    }
     let mut buf = Vec::new();
-    std::fs::File::open(path)
+    crate::util::open_input(path)
         .ok()?
         .take(1 << 16)
         .read_to_end(&mut buf)

@@ -8,11 +8,7 @@ use crate::error::{Error, Result};
 use std::path::Path;
 
 pub fn read_samples(path: &Path) -> Result<Corpus> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    collect(
-        std::io::BufReader::with_capacity(1 << 16, file),
-        &path.display().to_string(),
-    )
+    collect(crate::util::open_input(path)?, &path.display().to_string())
 }
 
 pub fn parse_samples(text: &str, name: &str) -> Result<Corpus> {

@@ -77,7 +77,7 @@ impl LbfgsSpec {
 }
 
 /// What the observer sees after each iteration.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct IterReport {
     pub iteration: usize,
     /// Minimised objective (−Σ value + penalty).
@@ -229,6 +229,87 @@ struct Pair {
     ys: f64,
 }
 
+/// Sees the fit as it goes: every iteration's report, and the optimiser's whole state where a
+/// checkpoint may be taken (after an iteration that did not stop the fit, and at a
+/// cancellation, where the state is the start of the iteration that was cut short).
+pub trait Watch {
+    fn observe(&mut self, report: &IterReport, theta: &[f64]);
+    fn keep(&mut self, _state: &Snapshot) {}
+}
+
+struct Observer<'o>(&'o mut dyn FnMut(&IterReport, &[f64]));
+
+impl Watch for Observer<'_> {
+    fn observe(&mut self, report: &IterReport, theta: &[f64]) {
+        (self.0)(report, theta)
+    }
+}
+
+/// The optimiser's state between two iterations, borrowed: everything the next iteration reads
+/// (so a fit continued from it goes on exactly as it would have).
+pub struct Snapshot<'a> {
+    pub x: &'a [f64],
+    pub g: &'a [f64],
+    pub f: f64,
+    /// Correction pairs, oldest first: (s, y, yᵀs).
+    pub pairs: Vec<(&'a [f64], &'a [f64], f64)>,
+    /// The objective at every iteration so far (the stopping rule's window).
+    pub history: &'a [f64],
+    pub iterations: usize,
+    pub evaluations: usize,
+    pub ops: u64,
+    /// Training seconds so far.
+    pub seconds: f64,
+    pub last: Option<&'a IterReport>,
+}
+
+impl<'a> Snapshot<'a> {
+    fn of(
+        x: &'a [f64],
+        g: &'a [f64],
+        f: f64,
+        pairs: &'a VecDeque<Pair>,
+        history: &'a [f64],
+        (iterations, ev, seconds): (usize, &Evaluator, f64),
+        last: Option<&'a IterReport>,
+    ) -> Self {
+        Snapshot {
+            x,
+            g,
+            f,
+            pairs: pairs.iter().map(|p| (&p.s[..], &p.y[..], p.ys)).collect(),
+            history,
+            iterations,
+            evaluations: ev.evaluations,
+            ops: ev.ops,
+            seconds,
+            last,
+        }
+    }
+}
+
+/// A [`Snapshot`] owned: where [`minimize_from`] continues a fit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LbfgsState {
+    pub x: Vec<f64>,
+    pub g: Vec<f64>,
+    pub f: f64,
+    pub pairs: Vec<(Vec<f64>, Vec<f64>, f64)>,
+    pub history: Vec<f64>,
+    pub iterations: usize,
+    pub evaluations: usize,
+    pub ops: u64,
+    pub seconds: f64,
+    pub last: Option<IterReport>,
+}
+
+/// Where a fit starts: at weights, or where an earlier process left it.
+pub enum Start {
+    At(Vec<f64>),
+    Resume(Box<LbfgsState>),
+}
+
+/// L-BFGS on `obj` from `theta0`, every iteration shown to `observer`.
 pub fn minimize(
     obj: &dyn Objective,
     theta0: Vec<f64>,
@@ -236,11 +317,28 @@ pub fn minimize(
     cancel: &AtomicBool,
     observer: &mut dyn FnMut(&IterReport, &[f64]),
 ) -> Result<OptimResult> {
+    minimize_from(
+        obj,
+        Start::At(theta0),
+        spec,
+        cancel,
+        &mut Observer(observer),
+    )
+}
+
+/// L-BFGS on `obj` from `start`, watched by `watch`. Resumed from a state, the iterates are
+/// those of the fit never interrupted, bit for bit, when the objective is a function of θ alone
+/// (on the same threads: see [`crate::estimators::objective`]).
+pub fn minimize_from(
+    obj: &dyn Objective,
+    start: Start,
+    spec: &LbfgsSpec,
+    cancel: &AtomicBool,
+    watch: &mut dyn Watch,
+) -> Result<OptimResult> {
     let n = obj.n_params();
-    if theta0.len() != n {
-        return Err(Error::invalid("initial parameters have the wrong length"));
-    }
-    let start = Instant::now();
+    let m = spec.m.max(1);
+    let clock = Instant::now();
     // Time spent in the observer, not counted as training.
     let mut observed = std::time::Duration::ZERO;
     let mut ev = Evaluator {
@@ -250,24 +348,54 @@ pub fn minimize(
         ops: 0,
         last: Evaluation::default(),
     };
-    let m = spec.m.max(1);
-    let mut x = theta0;
-    let mut g = vec![0.0; n];
-    let mut f = ev.eval(&x, &mut g).map_err(|e| match e {
-        Error::Cancelled => e,
-        e => Error::invalid(format!("optimiser: {e}")),
-    })?;
+    let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(m);
+    let (mut x, mut g, mut f, mut history, mut iterations, mut last, earlier) = match start {
+        Start::At(theta0) => {
+            if theta0.len() != n {
+                return Err(Error::invalid("initial parameters have the wrong length"));
+            }
+            let mut g = vec![0.0; n];
+            let f = ev.eval(&theta0, &mut g).map_err(|e| match e {
+                Error::Cancelled => e,
+                e => Error::invalid(format!("optimiser: {e}")),
+            })?;
+            (theta0, g, f, vec![f], 0, None, 0.0)
+        }
+        Start::Resume(st) => {
+            let st = *st;
+            if st.x.len() != n || st.g.len() != n || st.pairs.len() > m {
+                return Err(Error::invalid(
+                    "the checkpoint does not fit this model and optimiser",
+                ));
+            }
+            for (s, y, ys) in st.pairs {
+                if s.len() != n || y.len() != n {
+                    return Err(Error::invalid("the checkpoint does not fit this model"));
+                }
+                pairs.push_back(Pair { s, y, ys });
+            }
+            ev.evaluations = st.evaluations;
+            ev.ops = st.ops;
+            (
+                st.x,
+                st.g,
+                st.f,
+                st.history,
+                st.iterations,
+                st.last,
+                st.seconds,
+            )
+        }
+    };
+    let seconds =
+        |observed: std::time::Duration| earlier + (clock.elapsed() - observed).as_secs_f64();
     // The trial point of the line search and its gradient; the search direction.
     let mut xt = vec![0.0; n];
     let mut gt = vec![0.0; n];
     let mut d = vec![0.0; n];
-    let mut pairs: VecDeque<Pair> = VecDeque::with_capacity(m);
     let mut alpha = vec![0.0; m];
-    let mut first_search = true;
-    let mut history = vec![f];
-    let mut last = None;
+    let mut first_search = iterations == 0;
     let mut reason = StopReason::MaxIterations;
-    let mut iterations = 0;
     let vec = Vectors { pool: obj.pool() };
     while iterations < spec.max_iter {
         if cancel.load(Ordering::Relaxed) {
@@ -331,7 +459,7 @@ pub fn minimize(
             objective: f,
             value: ev.last.value,
             grad_norm: gnorm,
-            seconds: (start.elapsed() - observed).as_secs_f64(),
+            seconds: seconds(observed),
             evaluations: ev.evaluations,
             ops: ev.ops,
             bp_unconverged: ev.last.unconverged,
@@ -341,7 +469,7 @@ pub fn minimize(
             nota_terms: None,
         };
         let watching = Instant::now();
-        observer(&report, &x);
+        watch.observe(&report, &x);
         observed += watching.elapsed();
         last = Some(report);
         history.push(f);
@@ -357,6 +485,34 @@ pub fn minimize(
                 break;
             }
         }
+        if iterations < spec.max_iter {
+            let watching = Instant::now();
+            let secs = seconds(observed);
+            watch.keep(&Snapshot::of(
+                &x,
+                &g,
+                f,
+                &pairs,
+                &history,
+                (iterations, &ev, secs),
+                last.as_ref(),
+            ));
+            observed += watching.elapsed();
+        }
+    }
+    // Cut short: the state is the start of the iteration that was (x, g and the pairs are
+    // only replaced once its line search is done).
+    if reason == StopReason::Cancelled && iterations > 0 {
+        let secs = seconds(observed);
+        watch.keep(&Snapshot::of(
+            &x,
+            &g,
+            f,
+            &pairs,
+            &history,
+            (iterations, &ev, secs),
+            last.as_ref(),
+        ));
     }
     Ok(OptimResult {
         theta: x,
@@ -806,6 +962,114 @@ mod tests {
             Vectors { pool: None }.dot(short, short).to_bits(),
             dot(short, short).to_bits()
         );
+    }
+
+    /// Keeps the state after iteration `at` (owned), and counts iterations seen.
+    struct KeepAt {
+        at: usize,
+        kept: Option<LbfgsState>,
+        seen: Vec<usize>,
+    }
+
+    impl Watch for KeepAt {
+        fn observe(&mut self, r: &IterReport, _: &[f64]) {
+            self.seen.push(r.iteration);
+        }
+        fn keep(&mut self, s: &Snapshot) {
+            if s.iterations == self.at {
+                self.kept = Some(LbfgsState {
+                    x: s.x.to_vec(),
+                    g: s.g.to_vec(),
+                    f: s.f,
+                    pairs: s
+                        .pairs
+                        .iter()
+                        .map(|(a, b, c)| (a.to_vec(), b.to_vec(), *c))
+                        .collect(),
+                    history: s.history.to_vec(),
+                    iterations: s.iterations,
+                    evaluations: s.evaluations,
+                    ops: s.ops,
+                    seconds: s.seconds,
+                    last: s.last.cloned(),
+                });
+            }
+        }
+    }
+
+    #[test]
+    fn a_fit_resumed_from_any_iteration_ends_bit_for_bit_where_the_whole_fit_ends() {
+        let obj = bowl(30);
+        let x0: Vec<f64> = (0..30).map(|i| (i as f64 * 0.7).cos() * 3.0).collect();
+        // m = 3 < the iterations before the cut, so recycled pairs are resumed too.
+        let spec = LbfgsSpec {
+            m: 3,
+            delta: 1e-12,
+            epsilon: 1e-12,
+            ..Default::default()
+        };
+        let cancel = AtomicBool::new(false);
+        let whole = minimize(&obj, x0.clone(), &spec, &cancel, &mut |_, _| {}).unwrap();
+        assert!(whole.iterations > 8, "{} iterations", whole.iterations);
+        for at in [1, 2, 5, whole.iterations - 1] {
+            let mut w = KeepAt {
+                at,
+                kept: None,
+                seen: vec![],
+            };
+            minimize_from(&obj, Start::At(x0.clone()), &spec, &cancel, &mut w).unwrap();
+            let state = w.kept.expect("a state after that iteration");
+            let mut rest = KeepAt {
+                at: 0,
+                kept: None,
+                seen: vec![],
+            };
+            let r = minimize_from(
+                &obj,
+                Start::Resume(Box::new(state)),
+                &spec,
+                &cancel,
+                &mut rest,
+            )
+            .unwrap();
+            assert_eq!(rest.seen.first(), Some(&(at + 1)), "numbering goes on");
+            assert_eq!(r.iterations, whole.iterations);
+            assert_eq!(r.reason, whole.reason);
+            let bits = |t: &[f64]| t.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&r.theta), bits(&whole.theta), "resumed after {at}");
+            assert_eq!(
+                r.last.unwrap().evaluations,
+                whole.last.as_ref().unwrap().evaluations
+            );
+        }
+    }
+
+    #[test]
+    fn a_cancelled_fit_keeps_the_state_it_stopped_in() {
+        let obj = bowl(10);
+        let cancel = AtomicBool::new(false);
+        struct CancelAt<'c>(&'c AtomicBool, Option<usize>);
+        impl Watch for CancelAt<'_> {
+            fn observe(&mut self, r: &IterReport, _: &[f64]) {
+                if r.iteration == 3 {
+                    self.0.store(true, Ordering::Relaxed);
+                }
+            }
+            fn keep(&mut self, s: &Snapshot) {
+                self.1 = Some(s.iterations);
+            }
+        }
+        let mut w = CancelAt(&cancel, None);
+        let r = minimize_from(
+            &obj,
+            Start::At(vec![1.0; 10]),
+            &LbfgsSpec::default(),
+            &cancel,
+            &mut w,
+        )
+        .unwrap();
+        assert_eq!(r.reason, StopReason::Cancelled);
+        assert_eq!(w.1, Some(3));
     }
 
     #[test]

@@ -6,7 +6,10 @@
 
 pub mod lbfgs;
 
-pub use lbfgs::{minimize, IterReport, LbfgsSpec, OptimResult, StopReason};
+pub use lbfgs::{
+    minimize, minimize_from, IterReport, LbfgsSpec, LbfgsState, OptimResult, Snapshot, Start,
+    StopReason, Watch,
+};
 
 /// Gaussian prior N(0, σ²) on every weight: penalty ‖θ‖² / (2σ²). CRFsuite's `c2` penalises
 /// c2·‖θ‖², so σ² = 1/(2·c2).

@@ -120,6 +120,27 @@ impl<'a> Curve<'a> {
         }
     }
 
+    /// What a checkpoint keeps of the curve.
+    pub fn state(&self) -> super::checkpoint::CurveState {
+        super::checkpoint::CurveState {
+            text: self.text.clone(),
+            base: self.base.clone(),
+            last: self.last.clone(),
+            nota_terms: self.nota_terms,
+        }
+    }
+
+    /// The curve as a checkpoint kept it (its file written again at once).
+    pub fn restore(&mut self, s: &super::checkpoint::CurveState) {
+        self.text = s.text.clone();
+        self.base = s.base.clone();
+        self.last = s.last.clone();
+        self.nota_terms = s.nota_terms;
+        if let Err(e) = self.files.write_curve(&self.text) {
+            self.io_error.get_or_insert(e);
+        }
+    }
+
     /// The first error writing the curve file, if any.
     pub fn take_error(&mut self) -> Option<Error> {
         self.io_error.take()

@@ -3,6 +3,7 @@
 //! into it; the summary then records how it ended. Every file goes through the run store
 //! ([`RunFiles`]), written to a temporary name and renamed.
 
+use super::checkpoint::{CheckpointPolicy, CHECKPOINT};
 use super::kinds;
 use super::spec::RunSpec;
 use super::store::{Existing, RunDir, RunFiles};
@@ -33,6 +34,25 @@ pub fn execute_in(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary> {
+    execute_with(
+        spec,
+        out,
+        existing,
+        CheckpointPolicy::default(),
+        cancel,
+        on_event,
+    )
+}
+
+/// [`execute_in`] writing checkpoints as `checkpoints` says.
+pub fn execute_with(
+    spec: &RunSpec,
+    out: &Path,
+    existing: Existing,
+    checkpoints: CheckpointPolicy,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary> {
     spec.check()?;
     let claim = RunDir::claim(out, existing)?;
     let files = RunFiles::at(out);
@@ -47,7 +67,13 @@ pub fn execute_in(
                 "holds a run finished with another spec; --force replaces it (or choose another --out)",
             ));
         }
-        claim.clear_run_files()?;
+        // The same spec's checkpoint is resumed from (the kind reads it); anything else of
+        // an unfinished run is written again.
+        if files.same_spec(spec) && files.dir().join(CHECKPOINT).exists() {
+            claim.clear_run_files_but(&[CHECKPOINT])?;
+        } else {
+            claim.clear_run_files()?;
+        }
     }
     files.write_spec(spec)?;
     let mut summary = RunSummary {
@@ -59,7 +85,7 @@ pub fn execute_in(
     };
     files.write_summary(&summary)?;
     let kind = kinds::for_model(&spec.model);
-    let result = kind.train(spec, &files, cancel, on_event, &mut summary);
+    let result = kind.train(spec, &files, checkpoints, cancel, on_event, &mut summary);
     if let Some(p) = &mut summary.provenance {
         p.ended = crate::provenance::now_rfc3339();
     }

@@ -3,6 +3,7 @@
 //! [`DatasetObjective`], fits through the estimator's schedule ([`super::schedule`]) and its
 //! post-steps, saves `model.json` and the weights, and scores its test data.
 
+use super::checkpoint::{Checkpoint, CheckpointPolicy, Checkpoints};
 use super::kind::{FinishedRun, ModelKind};
 use super::registry::ModelSpec;
 use super::schedule::{self, Context, Curve};
@@ -40,11 +41,12 @@ impl ModelKind for FactorGraphs {
         &self,
         spec: &RunSpec,
         files: &RunFiles,
+        checkpoints: CheckpointPolicy,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(RunEvent),
         summary: &mut RunSummary,
     ) -> Result<()> {
-        train(spec, files, cancel, on_event, summary)
+        train(spec, files, checkpoints, cancel, on_event, summary)
     }
     fn open(&self, files: &RunFiles) -> Result<Box<dyn FinishedRun>> {
         Ok(Box::new(TrainedRun::read(files)?))
@@ -78,6 +80,7 @@ pub fn initial_weights(fam: &dyn Family, dir: &Path) -> Result<Vec<f64>> {
 fn train(
     spec: &RunSpec,
     files: &RunFiles,
+    policy: CheckpointPolicy,
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(RunEvent),
     summary: &mut RunSummary,
@@ -98,12 +101,24 @@ fn train(
         Ok((train, fam, instances, test))
     })?;
     let estimator = spec.estimator.build(fam.model())?;
+    let schedule = schedule::for_spec(spec);
+    // A checkpoint left by an earlier process (execute keeps one only for this spec): resumed
+    // on the threads it was written with, since the objective's sums are split by them.
+    let mut resume_threads = Checkpoint::threads_in(files)?;
+    if resume_threads.is_some() && !schedule.resumable() {
+        on_event(RunEvent::Note(format!(
+            "{}: this estimator's schedule keeps state besides the optimiser's, so the run starts again",
+            files.dir().join(super::checkpoint::CHECKPOINT).display()
+        )));
+        Checkpoints::remove(files)?;
+        resume_threads = None;
+    }
     let obj = DatasetObjective::new(
         fam.model(),
         &instances,
         estimator.as_ref(),
         spec.prior,
-        spec.threads,
+        resume_threads.unwrap_or(spec.threads),
     )?;
     summary.setup_seconds = setup.elapsed().as_secs_f64();
     summary.n_params = fam.model().n_params;
@@ -133,6 +148,25 @@ fn train(
                 .transpose()
         })
     };
+    let resume = match resume_threads {
+        Some(_) => Checkpoint::read(files, fam.model().n_params).map_err(|e| {
+            Error::invalid(format!(
+                "{e} (remove it, or --force, to start the run again)"
+            ))
+        })?,
+        None => None,
+    };
+    if let Some(c) = &resume {
+        on_event(RunEvent::Note(format!(
+            "resuming after iteration {} from {}",
+            c.iteration(),
+            files.dir().join(super::checkpoint::CHECKPOINT).display()
+        )));
+    }
+    let mut checkpoints = Checkpoints::new(files.clone(), policy, obj.threads(), resume);
+    if !schedule.resumable() {
+        checkpoints.disable();
+    }
     let curve = Curve::new(files.clone(), spec.eval_every, held_out, on_event)?;
     let mut cx = Context {
         spec,
@@ -144,11 +178,17 @@ fn train(
         summary,
         inference,
         curve,
+        checkpoints,
     };
     let t0 = Instant::now();
-    let result = schedule::for_spec(spec).fit(&mut cx, theta0)?;
+    let result = schedule.fit(&mut cx, theta0)?;
     if let Some(e) = cx.curve.take_error() {
         return Err(e);
+    }
+    if let Some(e) = cx.checkpoints.failed.take() {
+        cx.curve.send(RunEvent::Note(format!(
+            "a checkpoint could not be written: {e}"
+        )));
     }
     let cancelled = result.reason == StopReason::Cancelled;
     if !cancelled {
@@ -160,10 +200,13 @@ fn train(
         summary,
         inference,
         curve,
+        checkpoints,
         ..
     } = cx;
     summary.nota_terms = curve.nota_terms;
-    summary.train_seconds = t0.elapsed().saturating_sub(curve.observed).as_secs_f64();
+    summary.train_seconds =
+        checkpoints.train_seconds + t0.elapsed().saturating_sub(curve.observed).as_secs_f64();
+    summary.resumed_at = checkpoints.resumed_at.clone();
     summary.iterations = result.iterations;
     if let Some(l) = curve.last.as_ref().or(result.last.as_ref()) {
         summary.evaluations = l.evaluations;
@@ -183,6 +226,8 @@ fn train(
     if cancelled {
         return Err(Error::Cancelled);
     }
+    // Finished: its checkpoint (as large as the optimiser's state) is no longer needed.
+    Checkpoints::remove(files)?;
     if let Some(t) = &test {
         summary.test = Some(evaluate(fam.as_ref(), &result.theta, t, &inference)?);
     }

@@ -6,6 +6,7 @@
 //! the training trees: the grammar is a function of them, so [`GrammarRun::open`] reads the
 //! grammar off the trees again, refusing when they changed.
 
+use super::checkpoint::CheckpointPolicy;
 use super::curve::Curve;
 use super::kind::{FinishedRun, ModelKind};
 use super::registry::ModelSpec;
@@ -50,6 +51,7 @@ impl ModelKind for Grammars {
         &self,
         spec: &RunSpec,
         files: &RunFiles,
+        _checkpoints: CheckpointPolicy,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(RunEvent),
         summary: &mut RunSummary,

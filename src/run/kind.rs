@@ -4,6 +4,7 @@
 //! kind is one file behind [`ModelKind`] and one line in [`super::kinds`]; the run layer
 //! dispatches by kind, and nothing below it names one.
 
+use super::checkpoint::CheckpointPolicy;
 use super::spec::RunSpec;
 use super::store::RunFiles;
 use super::summary::{RunEvent, RunSummary};
@@ -28,6 +29,7 @@ pub trait ModelKind: Sync {
         &self,
         spec: &RunSpec,
         files: &RunFiles,
+        checkpoints: CheckpointPolicy,
         cancel: &AtomicBool,
         on_event: &mut dyn FnMut(RunEvent),
         summary: &mut RunSummary,

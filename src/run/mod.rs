@@ -4,6 +4,7 @@
 //! [`kinds`]), the training schedules, a finished run opened ([`TrainedRun`]), and runs
 //! compared side by side ([`compare`]).
 
+pub mod checkpoint;
 pub mod claim;
 pub mod compare;
 pub mod curve;
@@ -19,8 +20,9 @@ pub mod spec;
 pub mod store;
 pub mod summary;
 pub mod trained;
+pub mod tree;
 
-pub use execute::{execute, execute_in};
+pub use execute::{execute, execute_in, execute_with};
 pub use registry::{FamilyKind, ModelSpec};
 pub use spec::RunSpec;
 pub use store::{Existing, RunFiles};

@@ -144,11 +144,7 @@ impl ModelSpec {
     pub fn stats(&self, path: &Path) -> Result<crate::data::Stats> {
         use crate::data::{conll, samples, Stats};
         let name = path.display().to_string();
-        let open = || {
-            std::fs::File::open(path)
-                .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
-                .map_err(|e| Error::io(path, e))
-        };
+        let open = || crate::util::open_input(path);
         let mut st = Stats {
             path: name.clone(),
             ..Default::default()

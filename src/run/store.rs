@@ -54,6 +54,7 @@ pub const RUN_FILES: &[&str] = &[
     Record::SCALING.0,
     Record::CAMEL.0,
     Record::GRAMMAR.0,
+    super::checkpoint::CHECKPOINT,
 ];
 
 /// The files every run has, for reports that point at them: "`spec.json`, …".
@@ -145,7 +146,7 @@ impl RunFiles {
     }
 
     /// Whether the stored spec is `spec`, its thread count aside.
-    fn same_spec(&self, spec: &RunSpec) -> bool {
+    pub fn same_spec(&self, spec: &RunSpec) -> bool {
         let (Ok(mut old), Ok(new)) = (self.spec_value(), serde_json::to_value(spec)) else {
             return false;
         };
@@ -299,8 +300,9 @@ pub enum Existing {
     /// Replace a run's files; write beside other files.
     Replace,
     /// A plan's line, safe to run again: a run finished with the same spec is left as it is,
-    /// an unfinished one (failed, cancelled, interrupted) started again; a run finished with
-    /// another spec and other files are refused.
+    /// an unfinished one (failed, cancelled, interrupted) resumed from its checkpoint when it
+    /// has one of the same spec, else started again; a run finished with another spec and
+    /// other files are refused.
     IfUnfinished,
 }
 
@@ -407,7 +409,13 @@ impl RunDir {
 
     /// Removes the run's files the directory holds (the claim is kept): a run starting again.
     pub fn clear_run_files(&self) -> Result<()> {
-        for f in RUN_FILES {
+        self.clear_run_files_but(&[])
+    }
+
+    /// [`clear_run_files`](Self::clear_run_files) but for `keep` (a run resuming keeps its
+    /// checkpoint).
+    pub fn clear_run_files_but(&self, keep: &[&str]) -> Result<()> {
+        for f in RUN_FILES.iter().filter(|f| !keep.contains(f)) {
             let p = self.path.join(f);
             if p.exists() {
                 std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;

@@ -22,6 +22,8 @@ pub enum RunEvent {
     },
     Finished(Box<RunSummary>),
     Failed(String),
+    /// Something the user should know that changes nothing (a run resumed, or not).
+    Note(String),
 }
 
 impl RunEvent {
@@ -112,6 +114,9 @@ pub struct RunSummary {
     /// With `init_from`: the weights copied from that run (nonzero ones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init_weights: Option<usize>,
+    /// The iterations after which the run was resumed from a checkpoint, one per resumption.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumed_at: Vec<usize>,
     /// The fitted model in one line (labels, features, parameters; skip edges per item).
     #[serde(default)]
     pub model_description: String,

@@ -7,3 +7,4 @@ mod workbench;
 mod gui;
 mod lessons;
 mod presenter;
+mod run_folders;

@@ -1055,3 +1055,17 @@ fn gui_names_the_lessons_when_asked_for_a_missing_one() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("has steps 1 to 4"), "{err}");
 }
+
+#[test]
+fn completions_name_the_commands_and_their_flags() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = bin().args(["completions", shell]).output().unwrap();
+        assert!(o.status.success(), "{shell}");
+        let s = String::from_utf8(o.stdout).unwrap();
+        for word in ["piecewise-lab", "reproduce", "resume", "checkpoint-every"] {
+            assert!(s.contains(word), "{shell}: no {word}");
+        }
+    }
+    let o = bin().args(["completions", "tcsh"]).output().unwrap();
+    assert!(!o.status.success());
+}

@@ -1002,6 +1002,54 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             }),
         });
     }
+    // A checkpoint (a chain run cancelled after two iterations), read the way a run resuming
+    // reads it: sizes checked against the file before anything large is made.
+    {
+        use piecewise_lab::run::checkpoint::{Checkpoint, CheckpointPolicy, CHECKPOINT};
+        let mut s: RunSpec = serde_json::from_slice(&spec_seeds[0]).unwrap();
+        s.threads = 1;
+        s.eval_every = 0;
+        let cut = fx.dir.path().join("checkpoint-seed");
+        let cancel = AtomicBool::new(false);
+        let _ = piecewise_lab::run::execute_with(
+            &s,
+            &cut,
+            piecewise_lab::run::Existing::Refuse,
+            CheckpointPolicy::NEVER,
+            &cancel,
+            &mut |ev| {
+                if let piecewise_lab::run::RunEvent::Progress(p) = ev {
+                    if p.iteration == 2 {
+                        cancel.store(true, Ordering::Relaxed);
+                    }
+                }
+            },
+        );
+        let seed = std::fs::read(cut.join(CHECKPOINT)).expect("a checkpoint at the cancel");
+        let n = chain_fam.model().n_params;
+        let files = piecewise_lab::run::RunFiles::at(&cut);
+        if let Err(err) = Checkpoint::read(&files, n) {
+            panic!("the seed checkpoint: {err}");
+        }
+        let work = fx.dir.path().join("mutated-checkpoint");
+        std::fs::create_dir_all(&work).unwrap();
+        let lock = Mutex::new(());
+        ts.push(Target {
+            name: "checkpoint",
+            seeds: vec![seed],
+            // Not JSON (its header is), but as large as a model file: mutated whole, not cut.
+            json: true,
+            dictionary: &[],
+            run: Box::new(move |b| {
+                let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
+                std::fs::write(work.join(CHECKPOINT), b).unwrap();
+                let files = piecewise_lab::run::RunFiles::at(&work);
+                Checkpoint::threads_in(&files).map_err(e)?;
+                Checkpoint::read(&files, n).map_err(e)?;
+                Ok(())
+            }),
+        });
+    }
     // A `train --spec` spec, run: its numbers checked (the history m = 2^31 once asked for
     // 120 GB), then trained for at most two iterations on the fixture's data (its own paths are
     // replaced: a mutated path may name anything on this machine).

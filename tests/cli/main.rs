@@ -3,3 +3,4 @@
 mod cli;
 mod fuzz;
 mod logs;
+mod resume;

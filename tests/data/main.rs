@@ -5,6 +5,7 @@ mod common;
 
 mod crfsuite;
 mod data_errors;
+mod inputs;
 mod seminars;
 mod shared_data;
 mod templates;

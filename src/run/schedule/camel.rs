@@ -63,4 +63,11 @@ impl Schedule for Camel {
             last: None,
         })
     }
+
+    /// CAMEL's dual carries δ from one evaluation to the next (the profiled multipliers), a
+    /// state its checkpoint would need besides L-BFGS's: not kept, so a CAMEL run starts
+    /// again.
+    fn resumable(&self) -> bool {
+        false
+    }
 }

@@ -33,13 +33,21 @@ use crate::estimators::objective::DatasetObjective;
 use crate::estimators::EstimatorSpec;
 use crate::eval::Inference;
 use crate::graph::{Family, Instance};
-use crate::optim::{minimize, LbfgsSpec, Objective, OptimResult};
+use crate::optim::{
+    minimize_from, IterReport, LbfgsSpec, Objective, OptimResult, Snapshot, Start, Watch,
+};
+use crate::run::checkpoint::{Begin, Checkpoints};
 use std::sync::atomic::AtomicBool;
 
 /// A training procedure: fits the weights from `theta0`, recording every iteration through
 /// `cx.curve`.
 pub trait Schedule {
     fn fit(&self, cx: &mut Context, theta0: Vec<f64>) -> Result<OptimResult>;
+    /// Whether a run of it can continue from a checkpoint: every fit goes through
+    /// [`Context::minimize`], and the steps between fits depend only on the fits' results.
+    fn resumable(&self) -> bool {
+        true
+    }
 }
 
 /// A step after the fit that refines the model with θ fixed (and may change how it decodes).
@@ -90,20 +98,51 @@ pub struct Context<'a> {
     /// How the run decodes; post-steps may change it (per-state scales).
     pub inference: Inference,
     pub curve: Curve<'a>,
+    pub checkpoints: Checkpoints,
+}
+
+/// What a fit's iterations go to: the curve, and the checkpoints.
+struct Keep<'c, 'a> {
+    curve: &'c mut Curve<'a>,
+    checkpoints: &'c mut Checkpoints,
+    summary: &'c RunSummary,
+    cancel: &'c AtomicBool,
+}
+
+impl Watch for Keep<'_, '_> {
+    fn observe(&mut self, r: &IterReport, theta: &[f64]) {
+        self.curve.observe(r, theta)
+    }
+    fn keep(&mut self, s: &Snapshot) {
+        let now = self.cancel.load(std::sync::atomic::Ordering::Relaxed);
+        self.checkpoints.keep(s, self.curve, self.summary, now)
+    }
 }
 
 impl Context<'_> {
-    /// L-BFGS on `obj` from `theta` with `opt`, every iteration recorded on the curve.
+    /// L-BFGS on `obj` from `theta` with `opt`, every iteration recorded on the curve and
+    /// checkpointed as the run's policy says; a fit before a resumed checkpoint's returns how
+    /// it ended, and the checkpoint's fit continues from its state.
     pub fn minimize(
         &mut self,
         obj: &dyn Objective,
         theta: Vec<f64>,
         opt: &LbfgsSpec,
     ) -> Result<OptimResult> {
-        let curve = &mut self.curve;
-        minimize(obj, theta, opt, self.cancel, &mut |r, th| {
-            curve.observe(r, th)
-        })
+        let start = match self.checkpoints.begin(theta, &mut self.curve, self.summary) {
+            Begin::Replayed(r) => return Ok(r),
+            Begin::Resume(state) => Start::Resume(Box::new(state)),
+            Begin::Fresh(theta) => Start::At(theta),
+        };
+        let mut keep = Keep {
+            curve: &mut self.curve,
+            checkpoints: &mut self.checkpoints,
+            summary: self.summary,
+            cancel: self.cancel,
+        };
+        let r = minimize_from(obj, start, opt, self.cancel, &mut keep)?;
+        self.checkpoints.end(&r);
+        Ok(r)
     }
 
     /// The spec's optimiser settings with at most `max_iter` iterations.

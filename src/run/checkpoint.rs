@@ -1,0 +1,474 @@
+//! Checkpoints: a running run writes the optimiser's whole state (weights, gradient, the
+//! correction pairs, the stopping rule's window), where its schedule is (which fit, how the
+//! fits before it ended) and its curve so far to `checkpoint.bin`, atomically, every N
+//! iterations or minutes and when it is cancelled (a Slurm time limit's SIGTERM included). A
+//! run started again on the directory (`train --resume DIR`, a plan line's `--if-unfinished`)
+//! continues from it and ends with the weights the run never stopped would have — bit for bit
+//! when its objective is a function of θ alone (exact inference; loopy BP warm-starts its
+//! messages, and a resumed run starts them cold).
+//!
+//! A schedule resumes by being run again: fits before the checkpoint's return how they ended
+//! without optimising ([`Checkpoints::replayed`]), the last of them with the weights the
+//! checkpoint's fit started from, so the schedule's own steps between fits (NOTA's choice, SCL's
+//! β) rebuild the objective that fit had; the fit in progress continues from the state.
+//!
+//! The file: a magic line, the header's length (u64, little-endian), the header (JSON), then
+//! the arrays as little-endian f64 — the fit's start (when it is not the first fit), x, g, and
+//! each pair's s and y. Numbers the search reads again (f, yᵀs, the window) are kept as their
+//! bits, since JSON would round them.
+
+use super::curve::Curve;
+use super::store::RunFiles;
+use super::summary::{BetaRound, RunSummary};
+use crate::error::{Error, Result};
+use crate::optim::{IterReport, LbfgsState, OptimResult, Snapshot, StopReason};
+use std::io::Read;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// The checkpoint's file in the run directory.
+pub const CHECKPOINT: &str = "checkpoint.bin";
+const MAGIC: &[u8] = b"piecewise-lab checkpoint 1\n";
+/// The largest header read (the curve's text is in it: about 300 bytes an iteration).
+const MAX_HEADER: u64 = 256 << 20;
+
+/// When a run writes checkpoints.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CheckpointPolicy {
+    /// Every this many iterations (0: not by count).
+    pub every_iterations: usize,
+    /// And whenever this long has passed since the last (`None`: not by time).
+    pub every: Option<Duration>,
+}
+
+impl Default for CheckpointPolicy {
+    /// Every ten minutes: a few seconds of writing per hour at most, and at most ten minutes
+    /// lost to a kill.
+    fn default() -> Self {
+        CheckpointPolicy {
+            every_iterations: 0,
+            every: Some(Duration::from_secs(600)),
+        }
+    }
+}
+
+impl CheckpointPolicy {
+    /// No checkpoints (only at a cancellation).
+    pub const NEVER: CheckpointPolicy = CheckpointPolicy {
+        every_iterations: 0,
+        every: None,
+    };
+}
+
+/// How a fit before the checkpoint's ended.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct FitRecord {
+    pub iterations: usize,
+    pub reason: StopReason,
+    pub last: Option<IterReport>,
+}
+
+/// The schedule's records in the run summary, as they were at the checkpoint.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Records {
+    nota_choices: Vec<(usize, usize)>,
+    resamples: usize,
+    beta_rounds: Vec<BetaRound>,
+}
+
+/// The curve as it was at the checkpoint.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct CurveState {
+    pub text: String,
+    pub base: Option<IterReport>,
+    pub last: Option<IterReport>,
+    pub nota_terms: Option<usize>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Header {
+    n: usize,
+    /// The objective's threads: its sums are split by them, so the run resumes on as many.
+    threads: usize,
+    /// The fit in progress (0 = the schedule's first).
+    fit: usize,
+    done: Vec<FitRecord>,
+    has_start: bool,
+    pairs: usize,
+    f_bits: u64,
+    ys_bits: Vec<u64>,
+    history_bits: Vec<u64>,
+    iterations: usize,
+    evaluations: usize,
+    ops: u64,
+    seconds: f64,
+    last: Option<IterReport>,
+    curve: CurveState,
+    records: Records,
+    /// Training seconds of the processes before this one.
+    train_seconds: f64,
+    /// Iterations (counted over the run) at which the run was resumed before.
+    resumed_at: Vec<usize>,
+}
+
+/// A checkpoint read back.
+pub struct Checkpoint {
+    pub threads: usize,
+    pub fit: usize,
+    pub done: Vec<FitRecord>,
+    /// The weights the checkpoint's fit started from (not kept for the first fit).
+    pub start: Option<Vec<f64>>,
+    pub state: LbfgsState,
+    pub curve: CurveState,
+    records: Records,
+    pub train_seconds: f64,
+    pub resumed_at: Vec<usize>,
+}
+
+impl Checkpoint {
+    /// The threads a checkpoint in `files` was written with, from its header alone; `None`
+    /// without one.
+    pub fn threads_in(files: &RunFiles) -> Result<Option<usize>> {
+        let path = files.dir().join(CHECKPOINT);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let mut f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+        Ok(Some(read_header(&mut f, &path, len)?.0.threads))
+    }
+
+    /// Reads the checkpoint in `files` for a model of `n` weights: `None` when there is none.
+    /// Sizes are checked against the file's length before anything large is read.
+    pub fn read(files: &RunFiles, n: usize) -> Result<Option<Checkpoint>> {
+        let path = files.dir().join(CHECKPOINT);
+        let shown = path.display().to_string();
+        let file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let mut r = std::io::BufReader::with_capacity(1 << 20, file);
+        let (h, header_len) = read_header(&mut r, &path, len)?;
+        let bad = |why: String| Err(Error::file(&shown, why));
+        if h.n != n {
+            return bad(format!("written for {} weights; the model has {n}", h.n));
+        }
+        if h.pairs > crate::optim::LbfgsSpec::MAX_M || h.ys_bits.len() != h.pairs {
+            return bad(format!("{} correction pairs: not a checkpoint", h.pairs));
+        }
+        if h.done.len() != h.fit || h.history_bits.len() != h.iterations + 1 {
+            return bad("its fits or its window do not add up".into());
+        }
+        let arrays = 2 + 2 * h.pairs + usize::from(h.has_start);
+        if len != header_len + 8 * (arrays as u64) * n as u64 {
+            return bad(format!(
+                "{len} bytes, not the {} its header says (cut short?)",
+                header_len + 8 * (arrays as u64) * n as u64
+            ));
+        }
+        let mut next = |what: &str| -> Result<Vec<f64>> {
+            let mut v = vec![0.0; n];
+            let mut buf = [0u8; 8];
+            for x in v.iter_mut() {
+                r.read_exact(&mut buf).map_err(|e| Error::io(&path, e))?;
+                *x = f64::from_le_bytes(buf);
+            }
+            if let Some(k) = v.iter().position(|x| !x.is_finite()) {
+                return Err(Error::file(
+                    &shown,
+                    format!("{what}[{k}] is {}, not a finite number", v[k]),
+                ));
+            }
+            Ok(v)
+        };
+        let start = h.has_start.then(|| next("start")).transpose()?;
+        let x = next("x")?;
+        let g = next("g")?;
+        let mut pairs = Vec::with_capacity(h.pairs);
+        for ys in &h.ys_bits {
+            let s = next("s")?;
+            let y = next("y")?;
+            pairs.push((s, y, f64::from_bits(*ys)));
+        }
+        Ok(Some(Checkpoint {
+            threads: h.threads,
+            fit: h.fit,
+            done: h.done,
+            start,
+            state: LbfgsState {
+                x,
+                g,
+                f: f64::from_bits(h.f_bits),
+                pairs,
+                history: h.history_bits.iter().map(|b| f64::from_bits(*b)).collect(),
+                iterations: h.iterations,
+                evaluations: h.evaluations,
+                ops: h.ops,
+                seconds: h.seconds,
+                last: h.last,
+            },
+            curve: h.curve,
+            records: h.records,
+            train_seconds: h.train_seconds,
+            resumed_at: h.resumed_at,
+        }))
+    }
+
+    /// The iteration (counted over the run) the checkpoint was written after.
+    pub fn iteration(&self) -> usize {
+        self.curve.last.as_ref().map_or(0, |l| l.iteration)
+    }
+}
+
+/// The header and the bytes up to its end, its length checked against the file's (`file_len`)
+/// before it is read.
+fn read_header(r: &mut dyn Read, path: &Path, file_len: u64) -> Result<(Header, u64)> {
+    let shown = path.display().to_string();
+    let mut magic = vec![0u8; MAGIC.len()];
+    let mut len = [0u8; 8];
+    r.read_exact(&mut magic)
+        .and_then(|()| r.read_exact(&mut len))
+        .map_err(|e| Error::file(&shown, format!("not a checkpoint: {e}")))?;
+    if magic != MAGIC {
+        return Err(Error::file(&shown, "not a checkpoint of this program"));
+    }
+    let len = u64::from_le_bytes(len);
+    if len > file_len.saturating_sub(MAGIC.len() as u64 + 8) {
+        return Err(Error::file(
+            &shown,
+            format!("a header of {len} bytes in a file of {file_len}: cut short"),
+        ));
+    }
+    if len > MAX_HEADER {
+        return Err(Error::file(
+            &shown,
+            format!("a header of {len} bytes (at most {MAX_HEADER})"),
+        ));
+    }
+    let mut text = vec![0u8; len as usize];
+    r.read_exact(&mut text)
+        .map_err(|e| Error::file(&shown, format!("its header is cut short: {e}")))?;
+    let h = serde_json::from_slice(&text)
+        .map_err(|e| Error::file(&shown, format!("its header: {e}")))?;
+    Ok((h, MAGIC.len() as u64 + 8 + len))
+}
+
+/// A run's checkpoints: when to write them, where the schedule is, and the checkpoint being
+/// resumed from.
+pub struct Checkpoints {
+    files: RunFiles,
+    policy: CheckpointPolicy,
+    /// False for schedules that cannot resume (nothing is written).
+    enabled: bool,
+    threads: usize,
+    /// The fit in progress (the schedule's calls to [`super::schedule::Context::minimize`]).
+    fit: usize,
+    done: Vec<FitRecord>,
+    start: Option<Vec<f64>>,
+    resume: Option<Checkpoint>,
+    last_write: Instant,
+    last_iteration: usize,
+    /// When this process began training.
+    born: Instant,
+    /// The first error writing one (reported once; the run goes on).
+    pub failed: Option<Error>,
+    /// Training seconds and resumption points of the processes before this one.
+    pub train_seconds: f64,
+    pub resumed_at: Vec<usize>,
+}
+
+/// What [`Checkpoints::begin`] says the schedule's next fit is.
+pub enum Begin {
+    /// Before the checkpoint: it ended like this (nothing to optimise).
+    Replayed(OptimResult),
+    /// The checkpoint's fit: continue from its state.
+    Resume(LbfgsState),
+    /// A fit to run from its start.
+    Fresh(Vec<f64>),
+}
+
+impl Checkpoints {
+    pub fn new(
+        files: RunFiles,
+        policy: CheckpointPolicy,
+        threads: usize,
+        resume: Option<Checkpoint>,
+    ) -> Self {
+        let (train_seconds, mut resumed_at) = resume
+            .as_ref()
+            .map_or((0.0, vec![]), |c| (c.train_seconds, c.resumed_at.clone()));
+        if let Some(c) = &resume {
+            resumed_at.push(c.iteration());
+        }
+        Checkpoints {
+            files,
+            policy,
+            enabled: true,
+            threads,
+            fit: 0,
+            done: vec![],
+            start: None,
+            resume,
+            last_write: Instant::now(),
+            last_iteration: 0,
+            born: Instant::now(),
+            failed: None,
+            train_seconds,
+            resumed_at,
+        }
+    }
+
+    /// Writes none (a schedule that cannot resume).
+    pub fn disable(&mut self) {
+        self.enabled = false;
+    }
+
+    /// Whether a checkpoint is waiting for its fit.
+    pub fn resuming(&self) -> bool {
+        self.resume.is_some()
+    }
+
+    /// The curve state to start from when resuming (its text, written again at once).
+    pub fn resumed_curve(&self) -> Option<&CurveState> {
+        self.resume.as_ref().map(|c| &c.curve)
+    }
+
+    /// The schedule starts a fit from `theta`: replayed, resumed or run afresh. On resuming,
+    /// the curve and the summary's schedule records are put back as the checkpoint had them.
+    pub fn begin(&mut self, theta: Vec<f64>, curve: &mut Curve, summary: &mut RunSummary) -> Begin {
+        let k = self.fit;
+        self.fit += 1;
+        if let Some(c) = &mut self.resume {
+            if k < c.fit {
+                let d = &c.done[k];
+                let theta = match (&mut c.start, k + 1 == c.fit) {
+                    (Some(s), true) => std::mem::take(s),
+                    _ => theta,
+                };
+                self.done.push(d.clone());
+                return Begin::Replayed(OptimResult {
+                    theta,
+                    iterations: d.iterations,
+                    reason: d.reason.clone(),
+                    last: d.last.clone(),
+                });
+            }
+            let c = self.resume.take().expect("a checkpoint");
+            curve.restore(&c.curve);
+            summary.nota_choices = c.records.nota_choices;
+            summary.resamples = c.records.resamples;
+            summary.beta_rounds = c.records.beta_rounds;
+            self.last_iteration = c.curve.last.as_ref().map_or(0, |l| l.iteration);
+            if self.enabled && k > 0 {
+                self.start = Some(theta);
+            }
+            return Begin::Resume(c.state);
+        }
+        self.start = (self.enabled && k > 0).then(|| theta.clone());
+        Begin::Fresh(theta)
+    }
+
+    /// The fit just begun ended with `r`.
+    pub fn end(&mut self, r: &OptimResult) {
+        self.done.push(FitRecord {
+            iterations: r.iterations,
+            reason: r.reason.clone(),
+            last: r.last.clone(),
+        });
+        self.start = None;
+    }
+
+    /// Writes a checkpoint of `s` when one is due (or `now`, at a cancellation).
+    pub fn keep(&mut self, s: &Snapshot, curve: &Curve, summary: &RunSummary, now: bool) {
+        if !self.enabled {
+            return;
+        }
+        let at = curve.last.as_ref().map_or(0, |l| l.iteration);
+        let by_count = self.policy.every_iterations > 0
+            && at >= self.last_iteration + self.policy.every_iterations;
+        let by_time = self
+            .policy
+            .every
+            .is_some_and(|d| self.last_write.elapsed() >= d);
+        if !(now || by_count || by_time) {
+            return;
+        }
+        self.last_write = Instant::now();
+        self.last_iteration = at;
+        if let Err(e) = self.write(s, curve, summary) {
+            self.failed.get_or_insert(e);
+        }
+    }
+
+    fn write(&self, s: &Snapshot, curve: &Curve, summary: &RunSummary) -> Result<()> {
+        let h = Header {
+            n: s.x.len(),
+            threads: self.threads,
+            fit: self.fit - 1,
+            done: self.done.clone(),
+            has_start: self.start.is_some(),
+            pairs: s.pairs.len(),
+            f_bits: s.f.to_bits(),
+            ys_bits: s.pairs.iter().map(|p| p.2.to_bits()).collect(),
+            history_bits: s.history.iter().map(|v| v.to_bits()).collect(),
+            iterations: s.iterations,
+            evaluations: s.evaluations,
+            ops: s.ops,
+            seconds: s.seconds,
+            last: s.last.cloned(),
+            curve: curve.state(),
+            records: Records {
+                nota_choices: summary.nota_choices.clone(),
+                resamples: summary.resamples,
+                beta_rounds: summary.beta_rounds.clone(),
+            },
+            train_seconds: self.train_seconds
+                + self
+                    .born
+                    .elapsed()
+                    .saturating_sub(curve.observed)
+                    .as_secs_f64(),
+            resumed_at: self.resumed_at.clone(),
+        };
+        let header =
+            serde_json::to_vec(&h).map_err(|e| Error::invalid(format!("checkpoint: {e}")))?;
+        let arrays = 2 + 2 * s.pairs.len() + usize::from(self.start.is_some());
+        super::store::check_space(
+            self.files.dir(),
+            (header.len() + 8 * arrays * s.x.len()) as u64,
+        )?;
+        let path = self.files.dir().join(CHECKPOINT);
+        crate::util::write_atomic_with(&path, &mut |w| {
+            w.write_all(MAGIC)?;
+            w.write_all(&(header.len() as u64).to_le_bytes())?;
+            w.write_all(&header)?;
+            let mut put = |v: &[f64]| -> std::io::Result<()> {
+                for x in v {
+                    w.write_all(&x.to_le_bytes())?;
+                }
+                Ok(())
+            };
+            if let Some(start) = &self.start {
+                put(start)?;
+            }
+            put(s.x)?;
+            put(s.g)?;
+            for (sv, yv, _) in &s.pairs {
+                put(sv)?;
+                put(yv)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Removes the checkpoint (a finished run needs none).
+    pub fn remove(files: &RunFiles) -> Result<()> {
+        let path = files.dir().join(CHECKPOINT);
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),
+            _ => Ok(()),
+        }
+    }
+}
