@@ -293,6 +293,8 @@ impl Workbench {
                 }
             }
         }
+        // Reopened, not opened now: the Runs pane keeps its place.
+        state.runs.folders_opened = 0;
         // Finished runs start selected, so the curves show something.
         state.selected = state
             .runs

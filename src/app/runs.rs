@@ -256,6 +256,8 @@ pub struct Runs {
     /// Folders of runs opened besides the workspace (`reproduce` and sweep outputs, a
     /// cluster's collection), searched at any depth.
     pub folders: Vec<PathBuf>,
+    /// Folders opened so far (the Runs pane scrolls to its list when this changes).
+    pub folders_opened: usize,
     /// The background rescan of the workspace and the folders, when one is under way.
     scan: Option<Receiver<Vec<Scanned>>>,
     last_scan: Option<Instant>,
@@ -332,6 +334,7 @@ impl Runs {
                 queue: Default::default(),
                 sweep: SweepTurn::None,
                 folders: vec![],
+                folders_opened: 0,
                 scan: None,
                 last_scan: None,
             },
@@ -359,6 +362,7 @@ impl Runs {
         if !self.folders.iter().any(|f| f == root) {
             self.folders.push(root.to_path_buf());
         }
+        self.folders_opened += 1;
         let mut added = 0;
         for dir in tree.runs {
             if self.entries.iter().any(|e| e.dir == dir) {

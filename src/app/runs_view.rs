@@ -25,6 +25,9 @@ pub struct RunsPane {
     pub filter: String,
     #[serde(default)]
     pub group: RunGroup,
+    /// Folders opened when the list was last drawn: one more scrolls the list into view.
+    #[serde(skip)]
+    seen_opened: usize,
 }
 
 /// What the run list is grouped by.
@@ -282,7 +285,10 @@ fn estimator_picker(ui: &mut egui::Ui, f: &mut LaunchForm) {
 fn folders(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
     let ctx = ui.ctx().clone();
     let mut open: Option<std::path::PathBuf> = None;
-    ui.horizontal(|ui| {
+    let visible = super::plots::visible_width(ui, 200.0);
+    ui.horizontal_wrapped(|ui| {
+        // Wrapped at the visible edge, not the (wider) launch form's.
+        ui.set_max_width(visible);
         if ui
             .button("Open runs…")
             .on_hover_text(
@@ -293,11 +299,13 @@ fn folders(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
             state.open_dialog(&ctx, super::dialogs::DialogTarget::RunFolder);
         }
         let l = ui.label("or the folder's path");
+        // Room left for *Open* beside it on a narrow pane.
+        let width = (visible - (ui.cursor().left() - ui.max_rect().left()) - 70.0).clamp(120.0, 260.0);
         let r = ui
             .add(
                 egui::TextEdit::singleline(&mut p.folder)
                     .hint_text("e.g. reproductions/runs")
-                    .desired_width(260.0),
+                    .desired_width(width),
             )
             .labelled_by(l.id);
         let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -358,6 +366,11 @@ fn run_list(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
         ui.heading("Runs");
         ui.weak(format!("in {}", state.runs.dir.display()));
     });
+    // A folder just opened (here, by `gui --runs` or a dialog): its runs are what to see.
+    if state.runs.folders_opened != p.seen_opened {
+        p.seen_opened = state.runs.folders_opened;
+        ui.scroll_to_cursor(Some(egui::Align::TOP));
+    }
     folders(state, p, ui);
     queue_controls(state, ui);
     if state.runs.entries.is_empty() {

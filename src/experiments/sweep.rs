@@ -369,21 +369,34 @@ pub struct SweepRun {
 #[derive(Clone, Debug)]
 pub struct SweepData {
     pub name: String,
+    /// Its folder (its points' directories are relative to it).
+    pub dir: PathBuf,
     pub families: String,
     pub runs: Vec<SweepRun>,
     pub total: usize,
 }
 
-/// Reads every sweep under `workspace/sweeps` (the Frontier pane calls it off the GUI thread).
-pub fn read_sweeps(workspace: &Path) -> Vec<SweepData> {
-    let root = workspace.join("sweeps");
-    let Ok(entries) = std::fs::read_dir(&root) else {
-        return vec![];
+/// Reads every sweep under `workspace/sweeps`, and the sweeps in `folders` (a folder that is a
+/// sweep's `--out`, or holds some): the Frontier pane calls it off the GUI thread.
+pub fn read_sweeps(workspace: &Path, folders: &[PathBuf]) -> Vec<SweepData> {
+    let children = |root: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(root)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
     };
+    let mut dirs = children(&workspace.join("sweeps"));
+    for f in folders {
+        dirs.push(f.clone());
+        dirs.extend(children(f));
+    }
     let mut out = vec![];
-    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    dirs.sort();
+    let mut seen = std::collections::HashSet::new();
     for dir in dirs {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
         let Ok(index) = read_json::<SweepIndex>(&dir.join("sweep.json")) else {
             continue;
         };
@@ -402,6 +415,7 @@ pub fn read_sweeps(workspace: &Path) -> Vec<SweepData> {
             })
             .collect();
         out.push(SweepData {
+            dir: dir.clone(),
             name: dir
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

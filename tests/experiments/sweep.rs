@@ -183,6 +183,17 @@ fn a_planned_sweep_runs_its_lines_and_is_collected_by_the_sweep() {
     let o = sweep_with(Some("--collect"));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(std::fs::read_to_string(out.join("sweep.csv")).unwrap(), csv);
+    // The Frontier pane finds it when the folder is opened (as the sweep or its parent), not
+    // in a workspace without it.
+    use piecewise_lab::experiments::sweep::read_sweeps;
+    let ws = tmp.path().join("ws");
+    assert!(read_sweeps(&ws, &[]).is_empty());
+    for folder in [out.clone(), tmp.path().to_path_buf()] {
+        let found = read_sweeps(&ws, &[folder]);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].dir, out);
+        assert_eq!(found[0].runs.len(), 4);
+    }
 }
 
 /// Two sweeps started on one folder at once share its points: neither lists a point the other

@@ -147,6 +147,8 @@ pub struct FrontierRuntime {
     /// [`AppState::sweep_events`] when the sweeps were last read: a point finished since, so
     /// read them again.
     seen_events: usize,
+    /// The folders of runs open when the sweeps were read (their sweeps are listed too).
+    seen_folders: usize,
     /// The *New sweep* form's policy preview (004 Fig. 1) of the point it names.
     pub preview: crate::app::policy_view::Preview,
 }
@@ -368,18 +370,21 @@ fn poll_sweeps(
         .horizontal(|ui| {
             let r = ui.button("Reload sweeps").clicked();
             ui.weak(format!(
-                "sweeps in {} (piecewise-lab sweep --out …/sweeps/NAME)",
+                "sweeps in {} (piecewise-lab sweep --out …/sweeps/NAME) and in the folders \
+                 opened in the Runs pane",
                 state.config.workspace.join("sweeps").display()
             ));
             r
         })
         .inner;
-    let fresh = rt.seen_events != state.sweep_events;
+    let fresh = rt.seen_events != state.sweep_events || rt.seen_folders != state.runs.folders.len();
     if (rt.sweeps.is_none() || reload || fresh) && rt.job.is_none() {
         rt.seen_events = state.sweep_events;
+        rt.seen_folders = state.runs.folders.len();
         let ws = state.config.workspace.clone();
+        let folders = state.runs.folders.clone();
         rt.job = Some(Job::spawn(&ctx, "reading sweeps", move || {
-            Ok(read_sweeps(&ws))
+            Ok(read_sweeps(&ws, &folders))
         }));
     }
     rt.sweeps.clone()

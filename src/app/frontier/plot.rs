@@ -138,12 +138,7 @@ pub(super) fn hover_and_open(
             ui.weak(format!("{} — click to open in Compare", r.dir));
         });
         if resp.clicked() {
-            let dir = state
-                .config
-                .workspace
-                .join("sweeps")
-                .join(&sweep.name)
-                .join(&r.dir);
+            let dir = sweep.dir.join(&r.dir);
             let label = format!("{}/{}", sweep.name, r.dir.trim_start_matches("runs/"));
             match state.runs.adopt(&dir, &label) {
                 Ok(id) => {
