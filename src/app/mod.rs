@@ -25,6 +25,7 @@ pub mod papers;
 pub mod parse_view;
 mod plots;
 pub mod policy_view;
+pub mod run_folders;
 pub mod runs;
 mod runs_view;
 pub mod theory;
@@ -284,17 +285,12 @@ impl Workbench {
             undo: None,
             focus: Default::default(),
         };
-        // The folders of runs open last time, opened again (quietly: their listing is the
-        // message).
-        for f in std::mem::take(&mut state.settings.run_folders) {
-            if f.is_dir() {
-                if let Err(e) = state.runs.open_folder(&f) {
-                    state.error(format!("cannot open runs: {e}"));
-                }
-            }
+        for e in state
+            .runs
+            .reopen(&std::mem::take(&mut state.settings.run_folders))
+        {
+            state.error(e);
         }
-        // Reopened, not opened now: the Runs pane keeps its place.
-        state.runs.folders_opened = 0;
         // Finished runs start selected, so the curves show something.
         state.selected = state
             .runs
@@ -544,9 +540,7 @@ impl AppState {
         self.loading.is_some()
     }
 
-    /// A message for the bar; a newer one takes the place of a deletion's *Undo*.
     pub fn info(&mut self, text: impl Into<String>) {
-        self.undo = None;
         self.messages.push(Message {
             text: text.into(),
             error: false,
@@ -554,7 +548,6 @@ impl AppState {
     }
 
     pub fn error(&mut self, text: impl Into<String>) {
-        self.undo = None;
         self.messages.push(Message {
             text: text.into(),
             error: true,
@@ -689,16 +682,9 @@ impl AppState {
                     ui.visuals().text_color()
                 };
                 ui.label(egui::RichText::new(&m.text).color(color));
-                if self.undo.is_some() && ui.small_button("Undo").clicked() {
-                    let t = self.undo.take().expect("a deleted run");
-                    match self.runs.undelete(t) {
-                        Ok(id) => self.info(format!("run {id} is back")),
-                        Err(e) => self.error(e),
-                    }
-                }
+                runs_view::undo_button(self, ui);
                 if ui.small_button("Dismiss").clicked() {
                     self.messages.pop();
-                    self.undo = None;
                 }
                 if self.messages.len() > 1 {
                     ui.weak(format!("({} earlier)", self.messages.len() - 1));

@@ -59,7 +59,7 @@ impl RunStatus {
 }
 
 /// A live run's connection to its thread.
-struct Live {
+pub(super) struct Live {
     rx: Receiver<RunEvent>,
     cancel: Arc<AtomicBool>,
     started: Instant,
@@ -81,12 +81,12 @@ pub struct RunEntry {
     pub elapsed: f64,
     /// The opened folder it was found in (`None`: the workspace's runs).
     pub folder: Option<PathBuf>,
-    live: Option<Live>,
+    pub(super) live: Option<Live>,
 }
 
 impl RunEntry {
     /// A run directory that cannot be read, listed with the reason.
-    fn broken(dir: &Path, error: String) -> RunEntry {
+    pub(super) fn broken(dir: &Path, error: String) -> RunEntry {
         RunEntry {
             id: dir
                 .file_name()
@@ -106,7 +106,7 @@ impl RunEntry {
     }
 
     /// Takes what `fresh` (the same directory read again) says: status, summary, curve.
-    fn reread(&mut self, fresh: RunEntry) {
+    pub(super) fn reread(&mut self, fresh: RunEntry) {
         self.spec = fresh.spec;
         self.status = fresh.status;
         self.summary = fresh.summary;
@@ -117,7 +117,7 @@ impl RunEntry {
     }
 
     /// Ended in this program, or not ours to follow: nothing on disk changes it any more.
-    fn settled(&self) -> bool {
+    pub(super) fn settled(&self) -> bool {
         !matches!(self.status, RunStatus::Elsewhere | RunStatus::Interrupted)
     }
 
@@ -241,6 +241,17 @@ impl RunEntry {
     }
 }
 
+/// How often the workspace and the opened folders are read again for runs that started,
+/// progressed or ended in other processes.
+pub const RESCAN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A run directory read by the rescan: new, or one not settled read again.
+pub(super) struct Scanned {
+    pub(super) dir: PathBuf,
+    pub(super) folder: Option<PathBuf>,
+    pub(super) entry: Result<RunEntry, String>,
+}
+
 /// Every run in the workspace directory, live or finished.
 pub struct Runs {
     pub dir: PathBuf,
@@ -259,25 +270,14 @@ pub struct Runs {
     /// Folders opened so far (the Runs pane scrolls to its list when this changes).
     pub folders_opened: usize,
     /// The background rescan of the workspace and the folders, when one is under way.
-    scan: Option<Receiver<Vec<Scanned>>>,
-    last_scan: Option<Instant>,
+    pub(super) scan: Option<Receiver<Vec<Scanned>>>,
+    pub(super) last_scan: Option<Instant>,
 }
-
-/// How often the workspace and the opened folders are read again for runs that started,
-/// progressed or ended in other processes.
-pub const RESCAN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// A deleted run: its listing, and where its directory went (none when it had none).
 pub struct Trashed {
     pub entry: RunEntry,
     pub to: Option<PathBuf>,
-}
-
-/// A run directory read by the rescan: new, or one not settled read again.
-struct Scanned {
-    dir: PathBuf,
-    folder: Option<PathBuf>,
-    entry: Result<RunEntry, String>,
 }
 
 /// Where the sweep stands in the queue.
@@ -352,132 +352,6 @@ impl Runs {
         e.id = label.to_string();
         self.entries.push(e);
         Ok(label.to_string())
-    }
-
-    /// Opens a folder of runs: every run under it, at any depth, is listed (those already
-    /// listed once), and it is read again with the workspace. Returns how many runs were added
-    /// and what the walk left out.
-    pub fn open_folder(&mut self, root: &Path) -> Result<(usize, Option<String>), String> {
-        let tree = crate::run::tree::find_runs(root).map_err(|e| e.to_string())?;
-        if !self.folders.iter().any(|f| f == root) {
-            self.folders.push(root.to_path_buf());
-        }
-        self.folders_opened += 1;
-        let mut added = 0;
-        for dir in tree.runs {
-            if self.entries.iter().any(|e| e.dir == dir) {
-                continue;
-            }
-            let entry = load_entry(&dir).unwrap_or_else(|e| RunEntry::broken(&dir, e));
-            self.add_found(entry, Some(root.to_path_buf()));
-            added += 1;
-        }
-        Ok((added, tree.truncated))
-    }
-
-    /// Stops listing the runs of folder `root` (nothing on disk changes); live runs stay.
-    pub fn close_folder(&mut self, root: &Path) {
-        self.folders.retain(|f| f != root);
-        self.entries
-            .retain(|e| e.folder.as_deref() != Some(root) || e.status.is_live());
-    }
-
-    /// Lists a run found on disk, its id the path below its folder (named by the folder's own
-    /// name), or its directory's name in the workspace; made unique.
-    fn add_found(&mut self, mut entry: RunEntry, folder: Option<PathBuf>) {
-        let mut id = match &folder {
-            Some(root) => {
-                let rel = entry.dir.strip_prefix(root).unwrap_or(&entry.dir);
-                let name = root
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_else(|| root.display().to_string());
-                if rel.as_os_str().is_empty() {
-                    name
-                } else {
-                    format!("{name}/{}", rel.display())
-                }
-            }
-            None => entry.id.clone(),
-        };
-        let base = id.clone();
-        let mut k = 2;
-        while self.entries.iter().any(|e| e.id == id) {
-            id = format!("{base} ({k})");
-            k += 1;
-        }
-        entry.id = id;
-        entry.folder = folder;
-        self.entries.push(entry);
-    }
-
-    /// Reads the workspace and the opened folders again in the background, every
-    /// [`RESCAN`]: new runs are listed, runs written by other processes re-read (their
-    /// progress, how they ended). Called by [`Runs::poll`].
-    fn rescan(&mut self) {
-        if let Some(rx) = &self.scan {
-            match rx.try_recv() {
-                Ok(found) => {
-                    self.scan = None;
-                    for s in found {
-                        match self.entries.iter_mut().find(|e| e.dir == s.dir) {
-                            Some(e) if e.live.is_none() && !e.status.is_live() => {
-                                if let Ok(fresh) = s.entry {
-                                    e.reread(fresh);
-                                }
-                            }
-                            Some(_) => {}
-                            None => {
-                                let entry = s.entry.unwrap_or_else(|e| RunEntry::broken(&s.dir, e));
-                                self.add_found(entry, s.folder);
-                            }
-                        }
-                    }
-                }
-                Err(std::sync::mpsc::TryRecvError::Empty) => return,
-                Err(std::sync::mpsc::TryRecvError::Disconnected) => self.scan = None,
-            }
-        }
-        if self.last_scan.is_some_and(|t| t.elapsed() < RESCAN) {
-            return;
-        }
-        self.last_scan = Some(Instant::now());
-        let roots: Vec<(PathBuf, Option<PathBuf>)> = std::iter::once((self.dir.clone(), None))
-            .chain(self.folders.iter().map(|f| (f.clone(), Some(f.clone()))))
-            .collect();
-        // Known directories, and whether to read them again.
-        let known: std::collections::HashMap<PathBuf, bool> = self
-            .entries
-            .iter()
-            .map(|e| (e.dir.clone(), e.live.is_none() && !e.settled()))
-            .collect();
-        let (tx, rx) = channel();
-        self.scan = Some(rx);
-        let spawned = std::thread::Builder::new()
-            .name("run rescan".into())
-            .spawn(move || {
-                let mut found = vec![];
-                for (root, folder) in roots {
-                    let Ok(tree) = crate::run::tree::find_runs(&root) else {
-                        continue;
-                    };
-                    for dir in tree.runs {
-                        if known.get(&dir) == Some(&false) {
-                            continue;
-                        }
-                        let entry = load_entry(&dir);
-                        found.push(Scanned {
-                            dir,
-                            folder: folder.clone(),
-                            entry,
-                        });
-                    }
-                }
-                let _ = tx.send(found);
-            });
-        if spawned.is_err() {
-            self.scan = None;
-        }
     }
 
     pub fn get(&self, id: &str) -> Option<&RunEntry> {
@@ -771,7 +645,7 @@ impl Runs {
 }
 
 /// Reads a run directory.
-fn load_entry(dir: &Path) -> Result<RunEntry, String> {
+pub(super) fn load_entry(dir: &Path) -> Result<RunEntry, String> {
     let id = dir
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())

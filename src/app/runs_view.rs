@@ -320,6 +320,7 @@ fn folders(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
             .cloned()
             .collect();
         if !recent.is_empty() {
+            let l = ui.label("or a recent one");
             egui::ComboBox::from_id_salt("recent-run-folders")
                 .selected_text("Recent")
                 .show_ui(ui, |ui| {
@@ -328,7 +329,9 @@ fn folders(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
                             open = Some(f);
                         }
                     }
-                });
+                })
+                .response
+                .labelled_by(l.id);
         }
     });
     if let Some(dir) = open {
@@ -385,14 +388,16 @@ fn run_list(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
                 .desired_width(200.0),
         )
         .labelled_by(l.id);
-        ui.label("Group by");
+        let l = ui.label("Group by");
         egui::ComboBox::from_id_salt("run-group")
             .selected_text(p.group.label())
             .show_ui(ui, |ui| {
                 for g in RunGroup::ALL {
                     ui.selectable_value(&mut p.group, g, g.label());
                 }
-            });
+            })
+            .response
+            .labelled_by(l.id);
     });
     // Newest first, the filter applied, then grouped (groups in order of first appearance).
     let shown: Vec<usize> = (0..state.runs.entries.len())
@@ -585,6 +590,25 @@ fn queue_controls(state: &mut AppState, ui: &mut egui::Ui) {
         });
         if cancel {
             super::frontier::cancel_sweep(state);
+        }
+    }
+}
+
+/// The message bar's *Undo delete of RUN* after a deletion (until the next one), whatever
+/// messages came after it: the run back where it was.
+pub fn undo_button(state: &mut AppState, ui: &mut egui::Ui) {
+    let Some(id) = state.undo.as_ref().map(|t| t.entry.id.clone()) else {
+        return;
+    };
+    if ui
+        .small_button(format!("Undo delete of {id}"))
+        .on_hover_text("Put the run back from the trash")
+        .clicked()
+    {
+        let t = state.undo.take().expect("a deleted run");
+        match state.runs.undelete(t) {
+            Ok(id) => state.info(format!("run {id} is back")),
+            Err(e) => state.error(e),
         }
     }
 }

@@ -17,7 +17,7 @@
 //! each pair's s and y. Numbers the search reads again (f, yᵀs, the window) are kept as their
 //! bits, since JSON would round them.
 
-use super::curve::Curve;
+use super::curve::{Curve, CurveState};
 use super::store::RunFiles;
 use super::summary::{BetaRound, RunSummary};
 use crate::error::{Error, Result};
@@ -26,8 +26,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The checkpoint's file in the run directory.
-pub const CHECKPOINT: &str = "checkpoint.bin";
+pub use super::store::CHECKPOINT;
 const MAGIC: &[u8] = b"piecewise-lab checkpoint 1\n";
 /// The largest header read (the curve's text is in it: about 300 bytes an iteration).
 const MAX_HEADER: u64 = 256 << 20;
@@ -74,15 +73,6 @@ struct Records {
     nota_choices: Vec<(usize, usize)>,
     resamples: usize,
     beta_rounds: Vec<BetaRound>,
-}
-
-/// The curve as it was at the checkpoint.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-pub struct CurveState {
-    pub text: String,
-    pub base: Option<IterReport>,
-    pub last: Option<IterReport>,
-    pub nota_terms: Option<usize>,
 }
 
 #[derive(serde::Serialize, serde::Deserialize)]

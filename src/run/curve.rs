@@ -12,6 +12,15 @@ use crate::error::{Error, Result};
 use crate::eval::metrics::Metrics;
 use crate::optim::IterReport;
 
+/// What a checkpoint keeps of the curve.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct CurveState {
+    pub text: String,
+    pub base: Option<IterReport>,
+    pub last: Option<IterReport>,
+    pub nota_terms: Option<usize>,
+}
+
 /// Scores the weights on the held-out set: `None` when the run has none.
 pub type HeldOut<'a> = Box<dyn FnMut(&[f64]) -> Result<Option<Metrics>> + 'a>;
 
@@ -121,8 +130,8 @@ impl<'a> Curve<'a> {
     }
 
     /// What a checkpoint keeps of the curve.
-    pub fn state(&self) -> super::checkpoint::CurveState {
-        super::checkpoint::CurveState {
+    pub fn state(&self) -> CurveState {
+        CurveState {
             text: self.text.clone(),
             base: self.base.clone(),
             last: self.last.clone(),
@@ -131,7 +140,7 @@ impl<'a> Curve<'a> {
     }
 
     /// The curve as a checkpoint kept it (its file written again at once).
-    pub fn restore(&mut self, s: &super::checkpoint::CurveState) {
+    pub fn restore(&mut self, s: &CurveState) {
         self.text = s.text.clone();
         self.base = s.base.clone();
         self.last = s.last.clone();

@@ -30,6 +30,8 @@ const CURVE: &str = "curve.jsonl";
 const MODEL: &str = "model.json";
 /// θ as little-endian f64.
 const WEIGHTS: &str = "weights.bin";
+/// A running run's checkpoint ([`super::checkpoint`]): removed when it finishes.
+pub const CHECKPOINT: &str = "checkpoint.bin";
 
 /// A record a run may keep beside its model: the file's name in the run directory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +56,7 @@ pub const RUN_FILES: &[&str] = &[
     Record::SCALING.0,
     Record::CAMEL.0,
     Record::GRAMMAR.0,
-    super::checkpoint::CHECKPOINT,
+    CHECKPOINT,
 ];
 
 /// The files every run has, for reports that point at them: "`spec.json`, …".

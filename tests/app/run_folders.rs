@@ -202,13 +202,23 @@ fn delete_moves_a_run_to_the_trash_and_undo_brings_it_back() {
         .collect();
     assert_eq!(trashed.len(), 1);
     assert!(trashed[0].path().join("spec.json").exists());
-    h.get_by_label_contains("deleted run 001-ml (moved to");
+    assert!(h
+        .state()
+        .state
+        .messages
+        .iter()
+        .any(|m| m.text.starts_with("deleted run 001-ml (moved to")));
     assert!(h.state().state.runs.get("001-ml").is_none());
-    h.get_by_label("Undo").click();
+    h.get_by_label("Undo delete of 001-ml").click();
     h.step();
     h.step();
     assert!(dir.join("weights.bin").exists(), "back where it was");
     assert!(h.state().state.runs.get("001-ml").is_some());
-    h.get_by_label_contains("run 001-ml is back");
-    assert!(h.query_by_label("Undo").is_none());
+    assert!(h
+        .state()
+        .state
+        .messages
+        .iter()
+        .any(|m| m.text == "run 001-ml is back"));
+    assert!(h.query_by_label("Undo delete of 001-ml").is_none());
 }
