@@ -6,9 +6,10 @@
 //!
 //! Workloads (each skipped with a notice when its corpus is absent):
 //! - `chunk`: CoNLL-2000 training set, the CRF++ chunking template, observed features, c2 = 1
-//!   (the CRFsuite race's model): ml, pl, pwpl, memm, nota (exhaustive), scl (default policy);
+//!   (the CRFsuite race's model): ml, pl, pwpl, memm, nota (exhaustive) and its variants
+//!   (`nota-w0`, `nota-10%`, `nota-err`: see [`nota_pt`]), scl (default policy);
 //! - `ner`: Dutch CoNLL-2002 `ned.train`, the `ner` extractor, edge factorisation, σ² = 10
-//!   (001 Table 1's setting): ml, pwpl, memm, nota;
+//!   (001 Table 1's setting): ml, pwpl, memm, nota and its variants;
 //! - `ner-pair`: the same with `edge-pair` factorisation, the papers' Ψ_t(y_t, y_{t−1}, x) whose
 //!   state weights are per label pair, observed pairs (as `reproduce`'s NER) — where local terms
 //!   read a slice of each edge table;
@@ -19,10 +20,12 @@
 //!   the cold solve of δ from 0 (many sweeps); the medians are then warm evaluations at the same
 //!   w (one sweep each, plus the clusters' values and gradient) — the inner loop's unit of work.
 //!
-//! Per workload it prints the setup (reading and feature extraction) seconds, and per estimator
+//! Per workload it prints the setup (reading and feature extraction) seconds, a memory line (the
+//! resident growth over setup per token, beside the weights' share), and per estimator
 //! the plan seconds (terms and table reads, once per run), the median milliseconds of an
 //! evaluation on 1 and 2 threads, the speed-up, and the ratio of its 2-thread time to ML's (BP's
-//! on the grid). Medians of `--evals` evaluations (default 7) after one warm-up. Not a test:
+//! on the grid); under each NOTA variant, its term count and the nanoseconds each NOTA term adds
+//! to the MEMM's evaluation on one thread (the profile by difference). Medians of `--evals` evaluations (default 7) after one warm-up. Not a test:
 //! the numbers are for a quiet machine, read as ratios.
 
 use piecewise_lab::data::synth_loopy::GridGen;
@@ -105,7 +108,9 @@ fn chunk(items: Option<usize>) -> Option<Workload> {
         spec,
         corpus,
         items,
-        vec!["ml", "pl", "pwpl", "memm", "nota", "scl"],
+        vec![
+            "ml", "pl", "pwpl", "memm", "nota", "nota-w0", "nota-10%", "nota-err", "scl",
+        ],
         Prior::from_c2(1.0),
         t,
     ))
@@ -150,7 +155,9 @@ fn ner_with(
         spec,
         corpus,
         items,
-        vec!["ml", "pwpl", "memm", "nota"],
+        vec![
+            "ml", "pwpl", "memm", "nota", "nota-w0", "nota-10%", "nota-err",
+        ],
         Prior { sigma2: Some(10.0) },
         t,
     ))
@@ -244,15 +251,70 @@ fn measure_camel(w: &Workload, threads: usize, evals: usize) -> (f64, f64) {
     })
 }
 
+/// NOTA by its variant's name here: `nota` (exhaustive, w = 1), `nota-w0` (every NOTA term at
+/// weight 0: the cost of terms that weigh nothing), `nota-10%` (sampled, 001's 10 %),
+/// `nota-err` (003's error-driven choice, from the CRF's marginals at the test weights — which
+/// are nearly uniform, so the threshold is 1.5/L rather than 003's 0.2 of trained weights, for
+/// a realistic share of the exhaustive terms); `None` for other estimators.
+fn nota_pt(w: &Workload, name: &str) -> Option<piecewise_lab::estimators::memm::NotaPt> {
+    use piecewise_lab::estimators::memm::{choose_by_marginals, NotaPt};
+    use piecewise_lab::estimators::NotaSelection;
+    Some(match name {
+        "nota" => NotaPt::new(NotaSelection::Exhaustive, 1.0),
+        "nota-w0" => NotaPt::new(NotaSelection::Exhaustive, 0.0),
+        "nota-10%" => NotaPt::new(
+            NotaSelection::Sampled {
+                fraction: 0.1,
+                seed: 1,
+            },
+            1.0,
+        ),
+        "nota-err" => {
+            let theta = test_weights(w.family.model().n_params);
+            let fam = w.family.as_ref();
+            let l = w.instances[0].chain.as_ref().map_or(2, |c| c.l) as f64;
+            let choice = choose_by_marginals(&w.instances, 1.5 / l, |inst, tr| {
+                let phi = piecewise_lab::eval::tables(fam, &theta, inst);
+                if let Some(lay) = &inst.chain {
+                    tr.fill(inst, lay, &phi);
+                    tr.forward_backward();
+                }
+            });
+            NotaPt {
+                selection: NotaSelection::error_driven(),
+                chosen: Some(Arc::new(choice)),
+                weight: 1.0,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// An estimator by its name: NOTA's variants ([`nota_pt`]), else the registry's.
+fn estimator(w: &Workload, name: &str) -> Box<dyn piecewise_lab::estimators::Estimator> {
+    match nota_pt(w, name) {
+        Some(n) => Box::new(n),
+        None => EstimatorSpec::from_name(name)
+            .and_then(|e| e.build(w.family.model()))
+            .expect("estimator"),
+    }
+}
+
+/// The process's resident memory in bytes (Linux; 0 elsewhere).
+fn resident_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * 4096)
+}
+
 /// (plan seconds, median evaluation seconds) of `estimator` on `threads` threads.
-fn measure(w: &Workload, estimator: &str, threads: usize, evals: usize) -> (f64, f64) {
-    if estimator == "camel" {
+fn measure(w: &Workload, estimator_name: &str, threads: usize, evals: usize) -> (f64, f64) {
+    if estimator_name == "camel" {
         return measure_camel(w, threads, evals);
     }
     let model = w.family.model();
-    let est = EstimatorSpec::from_name(estimator)
-        .and_then(|e| e.build(model))
-        .expect("estimator");
+    let est = estimator(w, estimator_name);
     let t = Instant::now();
     let obj = DatasetObjective::new(model, &w.instances, est.as_ref(), w.prior, threads)
         .expect("objective");
@@ -313,11 +375,24 @@ fn main() {
         if !wanted(name) {
             continue;
         }
+        let before = resident_bytes();
         let Some(w) = make(items) else { continue };
+        let after = resident_bytes();
+        let tokens: usize = w.instances.iter().map(|i| i.n_vars()).sum();
         println!("\n== {} — {}", w.name, w.describe);
         println!(
             "setup (read, extract features, unroll): {:.2} s",
             w.setup_seconds
+        );
+        // The memory line: what the corpus, its features and instances and the model hold,
+        // per token (resident growth over setup; the weights are 8 bytes each of them).
+        println!(
+            "memory: {:.1} MB resident over setup for {tokens} tokens = {:.0} bytes per token \
+             ({} weights: {:.1} MB of them)",
+            after.saturating_sub(before) as f64 / 1e6,
+            after.saturating_sub(before) as f64 / tokens.max(1) as f64,
+            w.family.model().n_params,
+            8.0 * w.family.model().n_params as f64 / 1e6
         );
         // How much a table cache shared across items could save: the table parts built per
         // evaluation against the distinct (template, observations) among them.
@@ -347,6 +422,7 @@ fn main() {
             "", "plan s", "1 thread ms", "2 threads ms", "speedup", "× first"
         );
         let mut first = None;
+        let mut memm = None;
         for est in &w.estimators {
             if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == est)) {
                 continue;
@@ -359,6 +435,9 @@ fn main() {
             let (plan, t1) = measure(&w, est, 1, evals);
             let (_, t2) = measure(&w, est, 2, evals);
             let base = *first.get_or_insert(t2);
+            if *est == "memm" {
+                memm = Some(t1);
+            }
             println!(
                 "{:<8} {:>8.2} {:>12.2} {:>12.2} {:>8.2} {:>10.2}",
                 est,
@@ -368,6 +447,19 @@ fn main() {
                 t1 / t2,
                 t2 / base
             );
+            // NOTA's profile by difference: what its terms add to the MEMM's evaluation (the
+            // same position terms, each normalised with NOTA), per NOTA term, on one thread.
+            let k = nota_pt(&w, est).map(|n| n.count(&w.instances));
+            if let (Some(m), Some(k)) = (memm, k.filter(|&k| k > 0)) {
+                let built = nota_pt(&w, est).is_some_and(|n| n.weight > 0.0);
+                println!(
+                    "{:<8} {k} NOTA terms{}: {:.1} ns each over the MEMM's evaluation (1 thread); {:.2}× the MEMM",
+                    "",
+                    if built { "" } else { " selected, none built at w = 0" },
+                    (t1 - m) * 1e9 / k as f64,
+                    t1 / m
+                );
+            }
         }
     }
 }

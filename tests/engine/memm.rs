@@ -297,7 +297,9 @@ fn memm_and_nota_gradients_match_finite_differences() {
                 }
                 ests.push((format!("nota {sel:?}"), Box::new(e.clone())));
                 e.weight = 0.37;
-                ests.push((format!("nota {sel:?} weight 0.37"), Box::new(e)));
+                ests.push((format!("nota {sel:?} weight 0.37"), Box::new(e.clone())));
+                e.weight = 0.0;
+                ests.push((format!("nota {sel:?} weight 0"), Box::new(e)));
             }
             for (name, est) in &ests {
                 // The objective builds only the table entries its terms read: this also checks
