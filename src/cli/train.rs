@@ -83,6 +83,7 @@ pub fn train(a: TrainArgs) -> Result<()> {
         every_iterations: a.checkpoint_every,
         every: (a.checkpoint_minutes > 0.0)
             .then(|| std::time::Duration::from_secs_f64(a.checkpoint_minutes * 60.0)),
+        at_cancel: true,
     };
     let out = a
         .resume

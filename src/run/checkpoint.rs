@@ -38,6 +38,8 @@ pub struct CheckpointPolicy {
     pub every_iterations: usize,
     /// And whenever this long has passed since the last (`None`: not by time).
     pub every: Option<Duration>,
+    /// And when the run is cancelled (Ctrl-C, SIGTERM), where it stopped.
+    pub at_cancel: bool,
 }
 
 impl Default for CheckpointPolicy {
@@ -47,15 +49,25 @@ impl Default for CheckpointPolicy {
         CheckpointPolicy {
             every_iterations: 0,
             every: Some(Duration::from_secs(600)),
+            at_cancel: true,
         }
     }
 }
 
 impl CheckpointPolicy {
-    /// No checkpoints (only at a cancellation).
+    /// Only at a cancellation.
     pub const NEVER: CheckpointPolicy = CheckpointPolicy {
         every_iterations: 0,
         every: None,
+        at_cancel: true,
+    };
+
+    /// None at all: the workbench's runs, which it cannot resume (a cancelled one would
+    /// leave a file of many times its weights behind).
+    pub const OFF: CheckpointPolicy = CheckpointPolicy {
+        every_iterations: 0,
+        every: None,
+        at_cancel: false,
     };
 }
 
@@ -382,7 +394,7 @@ impl Checkpoints {
             .policy
             .every
             .is_some_and(|d| self.last_write.elapsed() >= d);
-        if !(now || by_count || by_time) {
+        if !((now && self.policy.at_cancel) || by_count || by_time) {
             return;
         }
         self.last_write = Instant::now();

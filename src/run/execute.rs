@@ -14,14 +14,22 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 /// Executes `spec`, writing the new run directory `out` (refused when it holds a run or other
-/// files: see [`execute_in`]). Events go to `on_event` as they happen.
+/// files: see [`execute_in`]), without checkpoints (the workbench's runs: it does not resume
+/// them). Events go to `on_event` as they happen.
 pub fn execute(
     spec: &RunSpec,
     out: &Path,
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary> {
-    execute_in(spec, out, Existing::Refuse, cancel, on_event)
+    execute_with(
+        spec,
+        out,
+        Existing::Refuse,
+        CheckpointPolicy::OFF,
+        cancel,
+        on_event,
+    )
 }
 
 /// [`execute`], saying what to do with what `out` already holds. The directory is claimed

@@ -41,6 +41,7 @@ fn spec(estimator: EstimatorSpec) -> RunSpec {
 const EVERY_ITERATION: CheckpointPolicy = CheckpointPolicy {
     every_iterations: 1,
     every: None,
+    at_cancel: true,
 };
 
 /// The run never killed, and copies of its directory as a kill after each of `kills`

@@ -58,6 +58,9 @@ fn cancel_from_a_progress_event_stops_the_run() {
     assert_eq!(summary["stop_reason"], "cancelled");
     let curve = std::fs::read_to_string(out.join("curve.jsonl")).unwrap();
     assert_eq!(curve.lines().count(), 3);
+    // `execute` (the workbench's) writes no checkpoint, not even at the cancel: the workbench
+    // does not resume runs.
+    assert!(!out.join("checkpoint.bin").exists());
     assert!(curve
         .lines()
         .nth(1)
