@@ -11,8 +11,9 @@ use crate::error::{Error, Result};
 use crate::estimators::scl::{ComponentFamily, SelectionPolicy};
 use crate::estimators::EstimatorSpec;
 use crate::optim::Prior;
+use crate::run::checkpoint::CheckpointPolicy;
 use crate::run::store::Found;
-use crate::run::{execute_in, Existing, RunFiles, RunSpec, RunSummary};
+use crate::run::{execute_with, Existing, RunFiles, RunSpec, RunSummary};
 use crate::util::{read_json, write_atomic, write_json_atomic};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -285,10 +286,13 @@ pub fn run_sweep(
                     continue;
                 }
                 let run = spec.run_spec(&p, threads);
-                let r = execute_in(
+                // No checkpoints: an unfinished point is trained again from its start here (the
+                // plan's lines resume).
+                let r = execute_with(
                     &run,
                     &dir.join(&p.dir),
                     Existing::Replace,
+                    CheckpointPolicy::OFF,
                     cancel,
                     &mut |_| {},
                 );

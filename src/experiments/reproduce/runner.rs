@@ -3,10 +3,11 @@
 
 use super::*;
 use crate::error::{Error, Result};
+use crate::run::checkpoint::CheckpointPolicy;
 use crate::run::spec::RunSpec;
 use crate::run::store::Found;
 use crate::run::Existing;
-use crate::run::{execute_in, RunSummary};
+use crate::run::{execute_with, RunSummary};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
@@ -33,10 +34,13 @@ pub fn run_all(e: &Experiment, o: &Options, on: &mut dyn FnMut(Event)) -> Result
                 continue;
             }
             on(Event::Started(&g.name, k, done, total));
-            let s = execute_in(
+            // No checkpoints: a run left unfinished here is trained again from its start (the
+            // plan's lines, `train --if-unfinished`, are the ones that resume).
+            let s = execute_with(
                 spec,
                 &dir,
                 Existing::Replace,
+                CheckpointPolicy::OFF,
                 &AtomicBool::new(false),
                 &mut |_| {},
             )
