@@ -290,14 +290,27 @@ fn nota_pt(w: &Workload, name: &str) -> Option<piecewise_lab::estimators::memm::
     })
 }
 
-/// An estimator by its name: NOTA's variants ([`nota_pt`]), else the registry's.
-fn estimator(w: &Workload, name: &str) -> Box<dyn piecewise_lab::estimators::Estimator> {
-    match nota_pt(w, name) {
-        Some(n) => Box::new(n),
-        None => EstimatorSpec::from_name(name)
-            .and_then(|e| e.build(w.family.model()))
-            .expect("estimator"),
+type Estimator = Box<dyn piecewise_lab::estimators::Estimator>;
+
+/// An estimator by its name, built once for every measurement of it: NOTA's variants
+/// ([`nota_pt`]) with their NOTA term count and whether those terms are built (w > 0), else
+/// the registry's; `None` for `camel` (its own objective).
+fn estimator(w: &Workload, name: &str) -> Option<(Estimator, Option<(usize, bool)>)> {
+    if name == "camel" {
+        return None;
     }
+    Some(match nota_pt(w, name) {
+        Some(n) => {
+            let k = (n.count(&w.instances), n.weight > 0.0);
+            (Box::new(n), Some(k))
+        }
+        None => (
+            EstimatorSpec::from_name(name)
+                .and_then(|e| e.build(w.family.model()))
+                .expect("estimator"),
+            None,
+        ),
+    })
 }
 
 /// The process's resident memory in bytes (Linux; 0 elsewhere).
@@ -308,13 +321,13 @@ fn resident_bytes() -> u64 {
         .map_or(0, |pages| pages * 4096)
 }
 
-/// (plan seconds, median evaluation seconds) of `estimator` on `threads` threads.
-fn measure(w: &Workload, estimator_name: &str, threads: usize, evals: usize) -> (f64, f64) {
-    if estimator_name == "camel" {
+/// (plan seconds, median evaluation seconds) of `est` (CAMEL when `None`) on `threads`
+/// threads.
+fn measure(w: &Workload, est: Option<&Estimator>, threads: usize, evals: usize) -> (f64, f64) {
+    let Some(est) = est else {
         return measure_camel(w, threads, evals);
-    }
+    };
     let model = w.family.model();
-    let est = estimator(w, estimator_name);
     let t = Instant::now();
     let obj = DatasetObjective::new(model, &w.instances, est.as_ref(), w.prior, threads)
         .expect("objective");
@@ -427,13 +440,18 @@ fn main() {
             if only.as_ref().is_some_and(|o| !o.iter().any(|x| x == est)) {
                 continue;
             }
+            let built = estimator(&w, est);
+            let (estimator, nota) = match &built {
+                Some((e, k)) => (Some(e), *k),
+                None => (None, None),
+            };
             if let Some(n) = threads_only {
-                let (plan, t) = measure(&w, est, n, evals);
+                let (plan, t) = measure(&w, estimator, n, evals);
                 println!("{est:<8} {plan:>8.2} {:>12.2} ms on {n} threads", t * 1e3);
                 continue;
             }
-            let (plan, t1) = measure(&w, est, 1, evals);
-            let (_, t2) = measure(&w, est, 2, evals);
+            let (plan, t1) = measure(&w, estimator, 1, evals);
+            let (_, t2) = measure(&w, estimator, 2, evals);
             let base = *first.get_or_insert(t2);
             if *est == "memm" {
                 memm = Some(t1);
@@ -449,9 +467,7 @@ fn main() {
             );
             // NOTA's profile by difference: what its terms add to the MEMM's evaluation (the
             // same position terms, each normalised with NOTA), per NOTA term, on one thread.
-            let k = nota_pt(&w, est).map(|n| n.count(&w.instances));
-            if let (Some(m), Some(k)) = (memm, k.filter(|&k| k > 0)) {
-                let built = nota_pt(&w, est).is_some_and(|n| n.weight > 0.0);
+            if let (Some(m), Some((k, built))) = (memm, nota.filter(|n| n.0 > 0)) {
                 println!(
                     "{:<8} {k} NOTA terms{}: {:.1} ns each over the MEMM's evaluation (1 thread); {:.2}× the MEMM",
                     "",

@@ -234,7 +234,9 @@ struct Pair {
 /// cancellation, where the state is the start of the iteration that was cut short).
 pub trait Watch {
     fn observe(&mut self, report: &IterReport, theta: &[f64]);
-    fn keep(&mut self, _state: &Snapshot) {}
+    /// `stopping`: the fit was cancelled and ends here (offered once, after the last
+    /// iteration's own offer).
+    fn keep(&mut self, _state: &Snapshot, _stopping: bool) {}
 }
 
 struct Observer<'o>(&'o mut dyn FnMut(&IterReport, &[f64]));
@@ -397,6 +399,22 @@ pub fn minimize_from(
     let mut first_search = iterations == 0;
     let mut reason = StopReason::MaxIterations;
     let vec = Vectors { pool: obj.pool() };
+    // The state between iterations, offered to the watch; `stopping` at a cancellation.
+    macro_rules! keep {
+        ($stopping:expr) => {{
+            let secs = seconds(observed);
+            let s = Snapshot::of(
+                &x,
+                &g,
+                f,
+                &pairs,
+                &history,
+                (iterations, &ev, secs),
+                last.as_ref(),
+            );
+            watch.keep(&s, $stopping);
+        }};
+    }
     while iterations < spec.max_iter {
         if cancel.load(Ordering::Relaxed) {
             reason = StopReason::Cancelled;
@@ -487,32 +505,14 @@ pub fn minimize_from(
         }
         if iterations < spec.max_iter {
             let watching = Instant::now();
-            let secs = seconds(observed);
-            watch.keep(&Snapshot::of(
-                &x,
-                &g,
-                f,
-                &pairs,
-                &history,
-                (iterations, &ev, secs),
-                last.as_ref(),
-            ));
+            keep!(false);
             observed += watching.elapsed();
         }
     }
     // Cut short: the state is the start of the iteration that was (x, g and the pairs are
     // only replaced once its line search is done).
     if reason == StopReason::Cancelled && iterations > 0 {
-        let secs = seconds(observed);
-        watch.keep(&Snapshot::of(
-            &x,
-            &g,
-            f,
-            &pairs,
-            &history,
-            (iterations, &ev, secs),
-            last.as_ref(),
-        ));
+        keep!(true);
     }
     Ok(OptimResult {
         theta: x,
@@ -975,7 +975,7 @@ mod tests {
         fn observe(&mut self, r: &IterReport, _: &[f64]) {
             self.seen.push(r.iteration);
         }
-        fn keep(&mut self, s: &Snapshot) {
+        fn keep(&mut self, s: &Snapshot, _: bool) {
             if s.iterations == self.at {
                 self.kept = Some(LbfgsState {
                     x: s.x.to_vec(),
@@ -1055,8 +1055,10 @@ mod tests {
                     self.0.store(true, Ordering::Relaxed);
                 }
             }
-            fn keep(&mut self, s: &Snapshot) {
-                self.1 = Some(s.iterations);
+            fn keep(&mut self, s: &Snapshot, stopping: bool) {
+                if stopping {
+                    self.1 = Some(s.iterations);
+                }
             }
         }
         let mut w = CancelAt(&cancel, None);

@@ -128,18 +128,6 @@ pub struct Checkpoint {
 }
 
 impl Checkpoint {
-    /// The threads a checkpoint in `files` was written with, from its header alone; `None`
-    /// without one.
-    pub fn threads_in(files: &RunFiles) -> Result<Option<usize>> {
-        let path = files.dir().join(CHECKPOINT);
-        if !path.exists() {
-            return Ok(None);
-        }
-        let mut f = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
-        Ok(Some(read_header(&mut f, &path, len)?.0.threads))
-    }
-
     /// Reads the checkpoint in `files` for a model of `n` weights: `None` when there is none.
     /// Sizes are checked against the file's length before anything large is read.
     pub fn read(files: &RunFiles, n: usize) -> Result<Option<Checkpoint>> {

@@ -102,23 +102,32 @@ fn train(
     })?;
     let estimator = spec.estimator.build(fam.model())?;
     let schedule = schedule::for_spec(spec);
-    // A checkpoint left by an earlier process (execute keeps one only for this spec): resumed
-    // on the threads it was written with, since the objective's sums are split by them.
-    let mut resume_threads = Checkpoint::threads_in(files)?;
-    if resume_threads.is_some() && !schedule.resumable() {
-        on_event(RunEvent::Note(format!(
-            "{}: this estimator's schedule keeps state besides the optimiser's, so the run starts again",
-            files.dir().join(super::checkpoint::CHECKPOINT).display()
-        )));
-        Checkpoints::remove(files)?;
-        resume_threads = None;
-    }
+    // A checkpoint left by an earlier process (execute keeps one only for this spec), read
+    // once: resumed on the threads it was written with, since the objective's sums are split
+    // by them.
+    let shown = files.dir().join(super::checkpoint::CHECKPOINT);
+    let resume = if schedule.resumable() {
+        Checkpoint::read(files, fam.model().n_params).map_err(|e| {
+            Error::invalid(format!(
+                "{e} (remove it, or --force, to start the run again)"
+            ))
+        })?
+    } else {
+        if shown.exists() {
+            on_event(RunEvent::Note(format!(
+                "{}: this estimator's schedule keeps state besides the optimiser's, so the run starts again",
+                shown.display()
+            )));
+            Checkpoints::remove(files)?;
+        }
+        None
+    };
     let obj = DatasetObjective::new(
         fam.model(),
         &instances,
         estimator.as_ref(),
         spec.prior,
-        resume_threads.unwrap_or(spec.threads),
+        resume.as_ref().map_or(spec.threads, |c| c.threads),
     )?;
     summary.setup_seconds = setup.elapsed().as_secs_f64();
     summary.n_params = fam.model().n_params;
@@ -148,19 +157,11 @@ fn train(
                 .transpose()
         })
     };
-    let resume = match resume_threads {
-        Some(_) => Checkpoint::read(files, fam.model().n_params).map_err(|e| {
-            Error::invalid(format!(
-                "{e} (remove it, or --force, to start the run again)"
-            ))
-        })?,
-        None => None,
-    };
     if let Some(c) = &resume {
         on_event(RunEvent::Note(format!(
             "resuming after iteration {} from {}",
             c.iteration(),
-            files.dir().join(super::checkpoint::CHECKPOINT).display()
+            shown.display()
         )));
     }
     let mut checkpoints = Checkpoints::new(files.clone(), policy, obj.threads(), resume);

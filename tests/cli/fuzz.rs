@@ -1044,7 +1044,6 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
                 let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
                 std::fs::write(work.join(CHECKPOINT), b).unwrap();
                 let files = piecewise_lab::run::RunFiles::at(&work);
-                Checkpoint::threads_in(&files).map_err(e)?;
                 Checkpoint::read(&files, n).map_err(e)?;
                 Ok(())
             }),

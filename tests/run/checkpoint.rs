@@ -71,6 +71,19 @@ fn run_and_copy_at(s: &RunSpec, root: &Path, kills: &[usize]) -> RunSummary {
     r.unwrap()
 }
 
+/// `s` run again on `dir` as a plan line does (`--if-unfinished`), writing no checkpoints.
+fn started_again(s: &RunSpec, dir: &Path) -> piecewise_lab::Result<RunSummary> {
+    let cancel = AtomicBool::new(false);
+    execute_with(
+        s,
+        dir,
+        Existing::IfUnfinished,
+        CheckpointPolicy::NEVER,
+        &cancel,
+        &mut |_| {},
+    )
+}
+
 /// The curve without its clock.
 fn curve(dir: &Path) -> Vec<serde_json::Value> {
     std::fs::read_to_string(dir.join("curve.jsonl"))
@@ -180,16 +193,7 @@ fn a_cancelled_run_keeps_its_checkpoint_and_resumes_from_where_it_stopped() {
     );
     assert!(r.is_err());
     assert!(dir.join(CHECKPOINT).exists(), "written as it stopped");
-    let cancel = AtomicBool::new(false);
-    let r = execute_with(
-        &s,
-        &dir,
-        Existing::IfUnfinished,
-        CheckpointPolicy::NEVER,
-        &cancel,
-        &mut |_| {},
-    )
-    .unwrap();
+    let r = started_again(&s, &dir).unwrap();
     assert_eq!(r.resumed_at, vec![6]);
     assert_eq!(r.iterations, whole.iterations);
     assert!(
@@ -208,33 +212,14 @@ fn a_damaged_checkpoint_is_refused_naming_it_and_another_spec_starts_again() {
     let bytes = std::fs::read(&ck).unwrap();
     // Cut short.
     std::fs::write(&ck, &bytes[..bytes.len() - 8]).unwrap();
-    let cancel = AtomicBool::new(false);
-    let err = execute_with(
-        &s,
-        &dir,
-        Existing::IfUnfinished,
-        CheckpointPolicy::NEVER,
-        &cancel,
-        &mut |_| {},
-    )
-    .unwrap_err()
-    .to_string();
+    let err = started_again(&s, &dir).unwrap_err().to_string();
     assert!(
         err.contains("checkpoint.bin") && err.contains("cut short"),
         "{err}"
     );
     // Not a checkpoint at all.
     std::fs::write(&ck, b"hello").unwrap();
-    let err = execute_with(
-        &s,
-        &dir,
-        Existing::IfUnfinished,
-        CheckpointPolicy::NEVER,
-        &cancel,
-        &mut |_| {},
-    )
-    .unwrap_err()
-    .to_string();
+    let err = started_again(&s, &dir).unwrap_err().to_string();
     assert!(
         err.contains("checkpoint.bin") && err.contains("not a checkpoint"),
         "{err}"
@@ -244,14 +229,6 @@ fn a_damaged_checkpoint_is_refused_naming_it_and_another_spec_starts_again() {
     std::fs::write(&ck, &bytes).unwrap();
     let mut other = s.clone();
     other.prior = Prior::from_c2(2.0);
-    let r = execute_with(
-        &other,
-        &dir,
-        Existing::IfUnfinished,
-        CheckpointPolicy::NEVER,
-        &cancel,
-        &mut |_| {},
-    )
-    .unwrap();
+    let r = started_again(&other, &dir).unwrap();
     assert!(r.resumed_at.is_empty());
 }

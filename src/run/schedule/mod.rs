@@ -106,16 +106,14 @@ struct Keep<'c, 'a> {
     curve: &'c mut Curve<'a>,
     checkpoints: &'c mut Checkpoints,
     summary: &'c RunSummary,
-    cancel: &'c AtomicBool,
 }
 
 impl Watch for Keep<'_, '_> {
     fn observe(&mut self, r: &IterReport, theta: &[f64]) {
         self.curve.observe(r, theta)
     }
-    fn keep(&mut self, s: &Snapshot) {
-        let now = self.cancel.load(std::sync::atomic::Ordering::Relaxed);
-        self.checkpoints.keep(s, self.curve, self.summary, now)
+    fn keep(&mut self, s: &Snapshot, stopping: bool) {
+        self.checkpoints.keep(s, self.curve, self.summary, stopping)
     }
 }
 
@@ -138,7 +136,6 @@ impl Context<'_> {
             curve: &mut self.curve,
             checkpoints: &mut self.checkpoints,
             summary: self.summary,
-            cancel: self.cancel,
         };
         let r = minimize_from(obj, start, opt, self.cancel, &mut keep)?;
         self.checkpoints.end(&r);
