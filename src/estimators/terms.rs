@@ -45,22 +45,35 @@ pub enum Nota {
     Outcome,
 }
 
+/// What terms of one shape share: their factors and variables, μ, and the clamped variable
+/// they may hold off gold.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Head {
+struct Shape {
     factors: (u32, u32),
     free: (u32, u32),
     clamped: (u32, u32),
     summed: (u32, u32),
-    weight: f64,
     temperature: f64,
+    /// The clamped variable a term of this shape holds off gold (`u32::MAX`: none yet).
+    off_var: u32,
+}
+
+/// One term: its shape, weight, NOTA mode and the state of its shape's off-gold variable.
+/// Small, since a chain with NOTA terms has one per (position, wrong source state).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Head {
+    weight: f64,
+    shape: u32,
+    /// The off-gold state (`u32::MAX`: every clamped variable at gold).
+    off_state: u32,
     nota: Nota,
-    off_gold: Option<(u32, u32)>,
 }
 
 /// The terms of one instance, stored flat so refilling it allocates nothing once warm.
 #[derive(Clone, Debug, Default)]
 pub struct TermList {
     heads: Vec<Head>,
+    shapes: Vec<Shape>,
     factors: Vec<u32>,
     free: Vec<u32>,
     clamped: Vec<u32>,
@@ -96,6 +109,7 @@ pub struct Term<'a> {
 impl TermList {
     pub fn clear(&mut self) {
         self.heads.clear();
+        self.shapes.clear();
         self.factors.clear();
         self.free.clear();
         self.clamped.clear();
@@ -110,6 +124,7 @@ impl TermList {
         self.scratch = Vec::new();
         self.scratch_vars = Vec::new();
         self.heads.shrink_to_fit();
+        self.shapes.shrink_to_fit();
         self.factors.shrink_to_fit();
         self.free.shrink_to_fit();
         self.clamped.shrink_to_fit();
@@ -176,30 +191,72 @@ impl TermList {
     }
     pub fn end(&mut self, weight: f64, temperature: f64) {
         let (a, b, c, d) = self.open.take().expect("begin() first");
-        self.heads.push(Head {
+        let off = self.open_off_gold.take();
+        let shape = Shape {
             factors: (a, self.factors.len() as u32),
             free: (b, self.free.len() as u32),
             clamped: (c, self.clamped.len() as u32),
             summed: (d, self.summed.len() as u32),
-            weight,
             temperature,
+            off_var: off.map_or(u32::MAX, |(v, _)| v),
+        };
+        // A term of the previous term's shape (a NOTA term beside its position's term) shares
+        // it: stored once, and evaluated with it ([`source_run`]).
+        let r = |(x, y): (u32, u32)| x as usize..y as usize;
+        let same = self.shapes.last_mut().filter(|p| {
+            p.temperature == temperature
+                && (p.off_var == shape.off_var
+                    || p.off_var == u32::MAX
+                    || shape.off_var == u32::MAX)
+                && self.factors[r(p.factors)] == self.factors[r(shape.factors)]
+                && self.free[r(p.free)] == self.free[r(shape.free)]
+                && self.clamped[r(p.clamped)] == self.clamped[r(shape.clamped)]
+                && self.summed[r(p.summed)] == self.summed[r(shape.summed)]
+        });
+        match same {
+            Some(p) => {
+                if p.off_var == u32::MAX {
+                    p.off_var = shape.off_var;
+                }
+                self.factors.truncate(a as usize);
+                self.free.truncate(b as usize);
+                self.clamped.truncate(c as usize);
+                self.summed.truncate(d as usize);
+            }
+            None => self.shapes.push(shape),
+        }
+        self.heads.push(Head {
+            weight,
+            shape: self.shapes.len() as u32 - 1,
+            off_state: off.map_or(u32::MAX, |(_, y)| y),
             nota: std::mem::take(&mut self.open_nota),
-            off_gold: self.open_off_gold.take(),
         });
     }
+
+    /// The end of the run of terms of term `i`'s shape that starts at `i`.
+    fn shape_run_end(&self, i: usize) -> usize {
+        let shape = self.heads[i].shape;
+        let mut j = i + 1;
+        while j < self.heads.len() && self.heads[j].shape == shape {
+            j += 1;
+        }
+        j
+    }
+
     pub fn get(&self, i: usize) -> Term<'_> {
         let h = &self.heads[i];
+        let sh = &self.shapes[h.shape as usize];
         let r = |(a, b): (u32, u32)| a as usize..b as usize;
         Term {
             bethe: self.bethe.as_ref(),
-            factors: &self.factors[r(h.factors)],
-            free: &self.free[r(h.free)],
-            clamped: &self.clamped[r(h.clamped)],
-            summed: &self.summed[r(h.summed)],
+            factors: &self.factors[r(sh.factors)],
+            free: &self.free[r(sh.free)],
+            clamped: &self.clamped[r(sh.clamped)],
+            summed: &self.summed[r(sh.summed)],
             weight: h.weight,
-            temperature: h.temperature,
+            temperature: sh.temperature,
             nota: h.nota,
-            off_gold: h.off_gold,
+            off_gold: (h.off_state != u32::MAX).then_some((sh.off_var, h.off_state)),
         }
     }
     pub fn iter(&self) -> impl Iterator<Item = Term<'_>> {
@@ -335,7 +392,45 @@ pub struct TermWork {
     pub(crate) cache: LineCache,
     /// Terms too large to enumerate whose reduced graph is a forest.
     forest: ForestWork,
+    /// Runs of terms that differ in one clamped variable's state.
+    run: RunWork,
     pub ops: u64,
+}
+
+/// Scratch for [`source_run`], and the exponentiated rows of shared tables it has read in the
+/// current instance.
+#[derive(Clone, Debug, Default)]
+struct RunWork {
+    /// Σ of the factors without the source variable, per state of the free one.
+    u: Vec<f64>,
+    /// `exp(u − max u)`.
+    u_exp: Vec<f64>,
+    /// The gradient of the run's terms in `u`.
+    du: Vec<f64>,
+    scores: Vec<f64>,
+    probs: Vec<f64>,
+    /// Factors without the source variable: (entry at free state 0, free stride).
+    fixed: Vec<(usize, usize)>,
+    /// Factors with it: (entry at free and source state 0, free stride, source stride).
+    moving: Vec<(usize, usize, usize)>,
+    tables: Vec<ExpTable>,
+    /// Rows of the tables: `exp(row − max row)`.
+    rows: Vec<f64>,
+    /// Per row: its max, or NaN while it is not yet computed.
+    row_max: Vec<f64>,
+    /// Per row: e^max, NaN where out of range ([`exp_in_range`]).
+    row_max_exp: Vec<f64>,
+}
+
+/// A shared table read by rows (source state) × columns (free state), exponentiated row by row
+/// on first use.
+#[derive(Clone, Copy, Debug)]
+struct ExpTable {
+    key: (usize, usize, usize),
+    /// Row r's entries at `rows[start + r·cols ..]`, its max at `row_max[max_start + r]`.
+    start: usize,
+    max_start: usize,
+    cols: usize,
 }
 
 /// Softmaxes over *lines* of shared tables (a whole table, or a row/column with the rest
@@ -478,10 +573,25 @@ pub fn evaluate_terms(
     }
     c.lines.clear();
     c.line_probs.clear();
+    tw.run.tables.clear();
+    tw.run.rows.clear();
+    tw.run.row_max.clear();
+    tw.run.row_max_exp.clear();
     let mut value = 0.0;
     let mut assign = std::mem::take(&mut tw.assign);
     assign.clear();
-    for t in list.iter() {
+    let mut i = 0;
+    while i < list.len() {
+        let end = list.shape_run_end(i);
+        if end > i + 1 {
+            if let Some(v) = run_source(inst, list, i..end) {
+                value += source_run(inst, phi, gold, list, i..end, v, dphi.as_deref_mut(), tw);
+                i = end;
+                continue;
+            }
+        }
+        let t = list.get(i);
+        i += 1;
         value += match t.off_gold {
             None => evaluate_term(inst, phi, gold, t, dphi.as_deref_mut(), tw, infer),
             Some((v, y)) => {
@@ -856,6 +966,282 @@ fn one_free_term(
         }
     }
     w * mu * (if outcome { tw.scores[g] } else { 0.0 } - lse)
+}
+
+/// The variable whose state tells apart the terms of a run of one shape (`list[run]`: at most
+/// one clamped variable held off gold, the source state y′ of NOTA terms), when [`source_run`]
+/// can evaluate them: one free variable, nothing summed, μ = 1.
+fn run_source(inst: &Instance, list: &TermList, run: std::ops::Range<usize>) -> Option<u32> {
+    let t = list.get(run.start);
+    let sh = &list.shapes[list.heads[run.start].shape as usize];
+    if t.free.len() != 1
+        || !t.summed.is_empty()
+        || t.clamped.is_empty()
+        || t.temperature != 1.0
+        || inst.card[t.free[0] as usize] as u128 > FOREST_MIN_STATES
+    {
+        return None;
+    }
+    Some(if sh.off_var == u32::MAX {
+        t.clamped[0]
+    } else {
+        sh.off_var
+    })
+}
+
+/// Below this, `Σ_y exp(row_y − max row)·exp(u_y − max u)` has lost precision to underflow, and
+/// the term is computed in log space instead.
+const RUN_MIN_SUM: f64 = 1e-250;
+
+/// The terms `list[run]` of one shape — one free variable s, the same factors, clamps and μ = 1
+/// — that differ only in the state y′ of the clamped variable `v` (which may be gold), in NOTA
+/// and in weight: a position's next-state classifier and its NOTA terms (001 eq. 6), each
+/// `w·(num − log(N + Σ_y exp(u_y + r_{y′}(y))))` with `u` the factors without v, `r_{y′}` the
+/// row y′ of those with v, N = 1 with NOTA in the normaliser, and num the gold score (0 for the
+/// NOTA outcome). `u` is summed and exponentiated once for the run and its gradient written once;
+/// a shared table's rows (a chain's transitions) are exponentiated once per instance, so a term
+/// costs a dot product over s's states — in log space instead should that sum underflow.
+#[allow(clippy::too_many_arguments)]
+fn source_run(
+    inst: &Instance,
+    phi: &[f64],
+    gold: &[u32],
+    list: &TermList,
+    run: std::ops::Range<usize>,
+    v: u32,
+    mut dphi: Option<&mut [f64]>,
+    tw: &mut TermWork,
+) -> f64 {
+    let first = list.get(run.start);
+    let s = first.free[0];
+    let l = inst.card[s as usize] as usize;
+    let g = gold[s as usize] as usize;
+    let rw = &mut tw.run;
+    rw.fixed.clear();
+    rw.moving.clear();
+    let mut shared = None;
+    for &f in first.factors {
+        let mut st = [0usize; 2];
+        let base = factor_strides(inst, f, gold, &[s, v], &mut st);
+        if st[1] == 0 {
+            rw.fixed.push((base, st[0]));
+        } else {
+            rw.moving.push((base, st[0], st[1]));
+            shared = tw.cache.shared(inst.factors[f as usize].slot).then_some(f);
+        }
+    }
+    // The run's rows come from one shared table: exponentiate each of its rows once.
+    let table = match (rw.moving.as_slice(), shared) {
+        ([(base, st, sv)], Some(f)) => {
+            let key = (*base, *st, *sv);
+            Some(match rw.tables.iter().find(|e| e.key == key) {
+                Some(e) => *e,
+                None => {
+                    let n_rows = inst.card[v as usize] as usize;
+                    debug_assert!(inst.scope(&inst.factors[f as usize]).contains(&v));
+                    let e = ExpTable {
+                        key,
+                        start: rw.rows.len(),
+                        max_start: rw.row_max.len(),
+                        cols: l,
+                    };
+                    rw.rows.resize(e.start + n_rows * l, 0.0);
+                    rw.row_max.resize(e.max_start + n_rows, f64::NAN);
+                    rw.row_max_exp.resize(e.max_start + n_rows, f64::NAN);
+                    rw.tables.push(e);
+                    e
+                }
+            })
+        }
+        _ => None,
+    };
+    rw.u.clear();
+    rw.u.resize(l, 0.0);
+    for &(base, st) in &rw.fixed {
+        for (y, u) in rw.u.iter_mut().enumerate() {
+            *u += phi[base + y * st];
+        }
+    }
+    let u_max = rw.u.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    rw.u_exp.resize(l, 0.0);
+    exp_shifted_into(&rw.u, u_max, &mut rw.u_exp);
+    let u_max_exp = exp_in_range(u_max);
+    rw.du.clear();
+    rw.du.resize(l, 0.0);
+    rw.scores.resize(l, 0.0);
+    let gv = gold[v as usize];
+    let (mut value, mut num_weight) = (0.0, 0.0);
+    let mut logs = LogProduct::default();
+    for i in run.clone() {
+        let h = &list.heads[i];
+        let w = h.weight;
+        let yp = if h.off_state == u32::MAX {
+            gv
+        } else {
+            h.off_state
+        } as usize;
+        let nota = h.nota != Nota::Without;
+        // log(N + Σ_y exp(u_y + r(y))) and the probabilities, from the shared table's row or
+        // in log space.
+        let mut lse = f64::NAN;
+        if let Some(e) = table {
+            let row = e.start + yp * e.cols;
+            let m = &mut rw.row_max[e.max_start + yp];
+            if m.is_nan() {
+                let (base, st, sv) = rw.moving[0];
+                rw.scores
+                    .iter_mut()
+                    .enumerate()
+                    .for_each(|(y, x)| *x = phi[base + yp * sv + y * st]);
+                *m = rw.scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                exp_shifted_into(&rw.scores, *m, &mut rw.rows[row..row + l]);
+                rw.row_max_exp[e.max_start + yp] = exp_in_range(*m);
+            }
+            let er = &rw.rows[row..row + l];
+            let sum = crate::util::dot8(er, &rw.u_exp);
+            if sum > RUN_MIN_SUM {
+                // Z = e^a·sum; with NOTA, log(1 + Z) by one log1p while e^a is in range.
+                let a = u_max + *m;
+                // e^a from the run's e^{max u} and the row's e^{max}, each in range.
+                let mut ea = u_max_exp * rw.row_max_exp[e.max_start + yp];
+                if !ea.is_finite() && a < 700.0 {
+                    ea = a.exp();
+                }
+                let c;
+                (lse, c) = if !nota {
+                    (a + sum.ln(), 1.0 / sum)
+                } else if ea.is_finite() {
+                    // log(1 + Z) joins the run's product of logarithms.
+                    let z = ea * sum;
+                    logs.add(w, 1.0 + z);
+                    (0.0, ea / (1.0 + z))
+                } else {
+                    let lse = log_one_plus_exp(a + sum.ln());
+                    (lse, (a - lse).exp())
+                };
+                rw.probs.resize(l, 0.0);
+                for ((p, &x), &y) in rw.probs.iter_mut().zip(er).zip(&rw.u_exp) {
+                    *p = c * x * y;
+                }
+            }
+        }
+        if lse.is_nan() {
+            rw.scores.copy_from_slice(&rw.u);
+            for &(base, st, sv) in &rw.moving {
+                for (y, x) in rw.scores.iter_mut().enumerate() {
+                    *x += phi[base + yp * sv + y * st];
+                }
+            }
+            lse = log_sum_exp_into(&rw.scores, None, nota, &mut rw.probs);
+        }
+        let outcome = h.nota != Nota::Outcome;
+        let num = if outcome {
+            rw.u[g]
+                + rw.moving
+                    .iter()
+                    .map(|&(base, st, sv)| phi[base + yp * sv + g * st])
+                    .sum::<f64>()
+        } else {
+            0.0
+        };
+        value += w * (num - lse);
+        tw.ops += (l * (1 + rw.moving.len())) as u64;
+        if let Some(d) = dphi.as_deref_mut() {
+            for (du, &p) in rw.du.iter_mut().zip(&rw.probs) {
+                *du += w * p;
+            }
+            for &(base, st, sv) in &rw.moving {
+                let row = base + yp * sv;
+                if st == 1 {
+                    for (o, &p) in d[row..row + l].iter_mut().zip(&rw.probs) {
+                        *o -= w * p;
+                    }
+                } else {
+                    for (y, &p) in rw.probs.iter().enumerate() {
+                        d[row + y * st] -= w * p;
+                    }
+                }
+                if outcome {
+                    d[row + g * st] += w;
+                }
+            }
+            if outcome {
+                num_weight += w;
+            }
+            tw.ops += (l * (1 + rw.moving.len())) as u64;
+        }
+    }
+    if let Some(d) = dphi {
+        for &(base, st) in &rw.fixed {
+            for (y, &du) in rw.du.iter().enumerate() {
+                d[base + y * st] -= du;
+            }
+            d[base + g * st] += num_weight;
+        }
+    }
+    value - logs.finish()
+}
+
+/// `Σ_i w_i log x_i` (x_i ≥ 1) by logarithms of products: one log per run of equal weights
+/// (or per 10¹⁵⁰, so a product never overflows) instead of one per term.
+#[derive(Debug)]
+struct LogProduct {
+    w: f64,
+    product: f64,
+    sum: f64,
+}
+
+impl Default for LogProduct {
+    fn default() -> Self {
+        LogProduct {
+            w: 0.0,
+            product: 1.0,
+            sum: 0.0,
+        }
+    }
+}
+
+impl LogProduct {
+    fn add(&mut self, w: f64, x: f64) {
+        if w != self.w {
+            self.flush();
+            self.w = w;
+        }
+        if x > 1e150 {
+            self.sum += w * x.ln();
+            return;
+        }
+        if self.product > 1e150 {
+            self.flush();
+        }
+        self.product *= x;
+    }
+    fn flush(&mut self) {
+        self.sum += self.w * self.product.ln();
+        self.product = 1.0;
+    }
+    fn finish(mut self) -> f64 {
+        self.flush();
+        self.sum
+    }
+}
+
+/// eˣ for |x| < 350 (so a product of two stays finite and normal), else NaN.
+fn exp_in_range(x: f64) -> f64 {
+    if x.abs() < 350.0 {
+        x.exp()
+    } else {
+        f64::NAN
+    }
+}
+
+/// `log(1 + eˣ)` without overflow.
+fn log_one_plus_exp(x: f64) -> f64 {
+    if x > 0.0 {
+        x + (-x).exp().ln_1p()
+    } else {
+        x.exp().ln_1p()
+    }
 }
 
 /// A term with two free variables (a, b) and nothing summed: the score is

@@ -831,16 +831,16 @@ fn nota_terms_diagrams_and_a_scaled_crf_pt_run() {
     h.get_by_label("nota").click();
     h.step();
     h.step();
-    // n next-state classifiers, then a NOTA term per wrong source state (001 eq. 6).
+    // n next-state classifiers, each followed by a NOTA term per wrong source state (001 eq. 6).
     let k = n + (n - 1) * (l - 1);
     h.get_by_label_contains(&format!("nota term 1 of {k}"));
     h.get_by_label_contains("the normaliser holds the outcome NOTA");
-    // One click to the first NOTA term (it follows the n position terms).
+    // One click to the first NOTA term (it follows the terms of positions 0 and 1).
     h.get_by_label("First NOTA term").click();
     h.step();
     h.step();
     let caption = h
-        .get_by_label_contains(&format!("nota term {} of {k}", n + 1))
+        .get_by_label_contains(&format!("nota term 3 of {k}"))
         .accesskit_node()
         .value()
         .unwrap_or_default()

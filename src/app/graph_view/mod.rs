@@ -350,7 +350,7 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 pane.term = (pane.term + 1) % nt.max(1);
                 pane.scroll_to_term = true;
             }
-            // NOTA terms follow the position terms: a jump instead of twenty clicks.
+            // Each position's NOTA terms follow its own term: a jump to the first of them.
             let first_nota = pane
                 .cache
                 .terms
