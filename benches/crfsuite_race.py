@@ -15,18 +15,18 @@ MACRO = re.compile(r"%x\[(-?\d+),(\d+)\]")
 
 
 def read_conll(path):
-    seqs, cur = [], []
+    """The file's sequences one at a time (streamed, so the process's memory is CRFsuite's)."""
+    cur = []
     for line in open(path, encoding="utf-8"):
         f = line.split()
         if not f or f[0] == "-DOCSTART-":
             if cur:
-                seqs.append(cur)
+                yield cur
             cur = []
             continue
         cur.append(f)
     if cur:
-        seqs.append(cur)
-    return seqs
+        yield cur
 
 
 def read_template(path):
@@ -66,6 +66,7 @@ def main():
     ap.add_argument("--features", choices=["observed", "all"], default="observed")
     ap.add_argument("--model", required=True)
     ap.add_argument("--pred", required=True)
+    ap.add_argument("--max-iter", type=int, default=None)
     a = ap.parse_args()
     uni = read_template(a.template)
     trainer = pycrfsuite.Trainer(verbose=False)
@@ -77,6 +78,8 @@ def main():
         "feature.possible_states": a.features == "all",
         "feature.possible_transitions": a.features == "all",
     })
+    if a.max_iter is not None:
+        trainer.set_params({"max_iterations": a.max_iter})
     t0 = time.perf_counter()
     trainer.train(a.model)
     secs = time.perf_counter() - t0

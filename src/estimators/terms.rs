@@ -1132,7 +1132,10 @@ fn source_run(
                     *x += phi[base + yp * sv + y * st];
                 }
             }
-            lse = log_sum_exp_into(&rw.scores, None, nota, &mut rw.probs);
+            // log(N + Σ) = max + log(sum), the log joining the run's product.
+            let (max, sum) = exp_normalised(&rw.scores, None, nota, &mut rw.probs);
+            logs.add(w, sum);
+            lse = max;
         }
         let outcome = h.nota != Nota::Outcome;
         let num = if outcome {
@@ -1384,6 +1387,17 @@ fn log_sum_exp_into(
     nota: bool,
     probs: &mut Vec<f64>,
 ) -> f64 {
+    let (max, sum) = exp_normalised(scores, mask, nota, probs);
+    max + sum.ln()
+}
+
+/// [`log_sum_exp_into`] as (max, Σ exp(x − max)), so log Σ exp = max + log(sum) with sum ≥ 1.
+fn exp_normalised(
+    scores: &[f64],
+    mask: Option<&[bool]>,
+    nota: bool,
+    probs: &mut Vec<f64>,
+) -> (f64, f64) {
     let keep = |j: usize| mask.is_none_or(|m| m[j]);
     let mx = scores
         .iter()
@@ -1405,5 +1419,5 @@ fn log_sum_exp_into(
     for p in probs.iter_mut() {
         *p *= inv;
     }
-    mx + sum.ln()
+    (mx, sum)
 }

@@ -250,9 +250,9 @@ struct ExpandedNames {
     items: Vec<(u32, u32, u32, f64)>,
     /// Per position, (id, value) with the ids of the dictionary as the batch began; `u32::MAX`
     /// where the name was not there yet.
-    state: Vec<Vec<(u32, f64)>>,
-    /// Those names: (position, index in `state[position]`, hash, item).
-    missing: Vec<(u32, u32, u64, u32)>,
+    state: PositionFeatures,
+    /// Those names: (index in `state`'s pairs, hash, item).
+    missing: Vec<(u32, u64, u32)>,
 }
 
 impl ExpandedNames {
@@ -268,24 +268,136 @@ impl ExpandedNames {
     /// Hashes every name and looks it up in `dict` (read only, so batches do this in
     /// parallel), building the sequence's `state` rows for `len` positions.
     fn look_up(&mut self, dict: &FeatureDict, len: usize) {
-        self.state = vec![Vec::new(); len];
+        let text = &self.text;
+        let missing = &mut self.missing;
+        let mut found = Vec::with_capacity(self.items.len());
         for (i, &(t, a, b, v)) in self.items.iter().enumerate() {
-            let name = &self.text[a as usize..b as usize];
+            let name = &text[a as usize..b as usize];
             let h = crate::data::features::hash(name);
-            let row = &mut self.state[t as usize];
             let id = dict.find_hashed(h, name).unwrap_or_else(|| {
-                self.missing.push((t, row.len() as u32, h, i as u32));
+                missing.push((i as u32, h, i as u32));
                 u32::MAX
             });
-            row.push((id, v));
+            found.push((t, id, v));
         }
+        let (state, order) = PositionFeatures::from_triples(len, found);
+        // The missing names' places after the sort by position.
+        for m in &mut self.missing {
+            m.0 = order[m.0 as usize];
+        }
+        self.state = state;
+    }
+}
+
+/// Per position, (feature id, value) pairs laid end to end: a sequence's features in three
+/// allocations rather than one per token (issue 46: per-token vectors, grown by doubling, were
+/// most of the memory of setting up a large corpus).
+#[derive(Clone, Debug, Default)]
+struct PositionFeatures {
+    /// Position t's pairs are at `start[t]..start[t + 1]`.
+    start: Vec<u32>,
+    ids: Vec<u32>,
+    /// The values, or empty while every value is 1 (binary features, the usual case).
+    vals: Vec<f64>,
+}
+
+impl PositionFeatures {
+    /// From (position, id, value) in any order of positions, kept in order within each; also
+    /// returns where each triple went.
+    fn from_triples(len: usize, triples: Vec<(u32, u32, f64)>) -> (Self, Vec<u32>) {
+        let mut start = vec![0u32; len + 1];
+        for &(t, ..) in &triples {
+            start[t as usize + 1] += 1;
+        }
+        for t in 0..len {
+            start[t + 1] += start[t];
+        }
+        let mut next = start.clone();
+        let mut ids = vec![0u32; triples.len()];
+        let binary = triples.iter().all(|&(.., v)| v == 1.0);
+        let mut vals = if binary {
+            Vec::new()
+        } else {
+            vec![0.0; triples.len()]
+        };
+        let mut order = Vec::with_capacity(triples.len());
+        for (t, id, v) in triples {
+            let k = next[t as usize] as usize;
+            next[t as usize] += 1;
+            ids[k] = id;
+            if !binary {
+                vals[k] = v;
+            }
+            order.push(k as u32);
+        }
+        (PositionFeatures { start, ids, vals }, order)
+    }
+
+    /// Position by position from `f(t, push)`.
+    fn build(len: usize, mut f: impl FnMut(usize, &mut dyn FnMut(u32, f64))) -> Self {
+        let mut pf = PositionFeatures {
+            start: Vec::with_capacity(len + 1),
+            ..Default::default()
+        };
+        pf.start.push(0);
+        for t in 0..len {
+            f(t, &mut |id, v| pf.push(id, v));
+            pf.start.push(pf.ids.len() as u32);
+        }
+        pf
+    }
+
+    fn push(&mut self, id: u32, v: f64) {
+        if v != 1.0 && self.vals.is_empty() {
+            self.vals.resize(self.ids.len(), 1.0);
+        }
+        self.ids.push(id);
+        if !self.vals.is_empty() {
+            self.vals.push(v);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    fn range(&self, t: usize) -> std::ops::Range<usize> {
+        self.start[t] as usize..self.start[t + 1] as usize
+    }
+
+    fn ids(&self, t: usize) -> &[u32] {
+        &self.ids[self.range(t)]
+    }
+
+    fn pairs(&self, t: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let r = self.range(t);
+        let vals = &self.vals;
+        self.ids[r.clone()]
+            .iter()
+            .zip(r)
+            .map(move |(&id, k)| (id, vals.get(k).copied().unwrap_or(1.0)))
+    }
+
+    /// The same positions with each pair mapped (or dropped), and `extra` appended to each.
+    fn remap(&self, map: impl Fn(u32) -> Option<u32>, extra: Option<u32>) -> Self {
+        PositionFeatures::build(self.len(), |t, push| {
+            for (id, v) in self.pairs(t) {
+                if let Some(j) = map(id) {
+                    push(j, v);
+                }
+            }
+            if let Some(b) = extra {
+                push(b, 1.0);
+            }
+        })
     }
 }
 
 /// Expanded features of one sequence as dictionary ids with their values.
 struct SeqFeatures {
-    state: Vec<Vec<(u32, f64)>>,
-    trans: Vec<Vec<u32>>, // trans[t] for t ≥ 1; trans[0] empty
+    state: PositionFeatures,
+    /// The transition features at t ≥ 1 (none at t = 0), values 1.
+    trans: PositionFeatures,
     /// Skip edges (u, v) with their feature ids.
     skip: Vec<(u32, u32, Vec<u32>)>,
 }
@@ -379,13 +491,13 @@ fn count_features(
             expanded.reverse();
         }
         let mut names = expanded.pop().expect("expanded with its batch");
-        for &(t, k, h, item) in &names.missing {
+        for &(k, h, item) in &names.missing {
             let id = c.state.insert_hashed(h, names.name(item));
-            names.state[t as usize][k as usize].0 = id;
+            names.state.ids[k as usize] = id;
         }
         let mut sf = SeqFeatures {
             state: std::mem::take(&mut names.state),
-            trans: Vec::with_capacity(s.len()),
+            trans: PositionFeatures::default(),
             skip: vec![],
         };
         if let Some(o) = &options.skip {
@@ -401,17 +513,16 @@ fn count_features(
             c.skip_stats.max = c.skip_stats.max.max(n);
             c.skip_stats.capped += (all > n) as usize;
         }
-        for t in 0..s.len() {
-            let mut tids = vec![];
+        let trans = &mut c.trans;
+        sf.trans = PositionFeatures::build(s.len(), |t, push| {
             if t > 0 {
                 for line in &template.bigram {
                     buf.clear();
                     line.expand_into(s, t, &mut buf);
-                    tids.push(c.trans.count(&buf));
+                    push(trans.count(&buf), 1.0);
                 }
             }
-            sf.trans.push(tids);
-        }
+        });
         c.raw.push(sf);
     }
     c.state.counts = state_counts(&c.raw, c.state.len());
@@ -425,8 +536,8 @@ fn state_counts(raw: &[SeqFeatures], n: usize) -> Vec<u64> {
     raw.par_chunks(block)
         .map(|seqs| {
             let mut h = vec![0u64; n];
-            for id in seqs.iter().flat_map(|s| s.state.iter().flatten()) {
-                h[id.0 as usize] += 1;
+            for &id in seqs.iter().flat_map(|s| &s.state.ids) {
+                h[id as usize] += 1;
             }
             h
         })
@@ -449,16 +560,10 @@ impl Counted {
             return;
         }
         self.raw.par_iter_mut().for_each(|sf| {
-            for ids in &mut sf.state {
-                if let Some(m) = &smap {
-                    ids.retain_mut(|(i, _)| m[*i as usize].map(|j| *i = j).is_some());
-                }
-                ids.extend(bias.map(|b| (b, 1.0)));
-            }
+            let smap = |i: u32| smap.as_ref().map_or(Some(i), |m| m[i as usize]);
+            sf.state = sf.state.remap(smap, bias);
             if let Some(m) = &tmap {
-                for ids in &mut sf.trans {
-                    ids.retain_mut(|i| m[*i as usize].map(|j| *i = j).is_some());
-                }
+                sf.trans = sf.trans.remap(|i| m[i as usize], None);
             }
         });
     }
@@ -470,26 +575,26 @@ impl Counted {
             return [Layout::Dense, Layout::Dense, Layout::Dense];
         }
         let pairs = options.factorisation == Factorisation::EdgePair;
-        let (mut sp, mut tp, mut pp) = (vec![], vec![], vec![]);
+        let (mut sp, mut tp, mut pp) = (PairSet::default(), PairSet::default(), PairSet::default());
         for (sf, g) in self.raw.iter().zip(gold) {
             for t in 0..g.len() {
                 // With label-pair weights, state weights serve position 0 only.
                 if !pairs || t == 0 {
-                    sp.extend(sf.state[t].iter().map(|&(k, _)| (k, g[t])));
+                    sp.extend(sf.state.ids(t).iter().map(|&k| (k, g[t])));
                 }
                 if t > 0 {
                     let c = g[t - 1] * l as u32 + g[t];
-                    tp.extend(sf.trans[t].iter().map(|&k| (k, c)));
+                    tp.extend(sf.trans.ids(t).iter().map(|&k| (k, c)));
                     if pairs {
-                        pp.extend(sf.state[t].iter().map(|&(k, _)| (k, c)));
+                        pp.extend(sf.state.ids(t).iter().map(|&k| (k, c)));
                     }
                 }
             }
         }
         [
-            sparse_layout(sp, self.state.len()),
-            sparse_layout(tp, self.trans.len()),
-            sparse_layout(pp, self.state.len()),
+            sparse_layout(sp.into_pairs(), self.state.len()),
+            sparse_layout(tp.into_pairs(), self.trans.len()),
+            sparse_layout(pp.into_pairs(), self.state.len()),
         ]
     }
 
@@ -507,6 +612,30 @@ impl Counted {
             }
         }
         sparse_layout(pairs, self.skip.len())
+    }
+}
+
+/// (feature, column) pairs collected from every token, deduplicated as they grow: memory
+/// follows the distinct pairs (the weights), not the tokens (issue 46: 0.6 GB of pairs at the
+/// peak of setting up 2.1 M tokens).
+#[derive(Default)]
+struct PairSet {
+    pairs: Vec<(u32, u32)>,
+    /// Length after the last deduplication.
+    distinct: usize,
+}
+
+impl PairSet {
+    fn extend(&mut self, more: impl IntoIterator<Item = (u32, u32)>) {
+        self.pairs.extend(more);
+        if self.pairs.len() > 2 * self.distinct + (1 << 20) {
+            self.pairs.sort_unstable();
+            self.pairs.dedup();
+            self.distinct = self.pairs.len();
+        }
+    }
+    fn into_pairs(self) -> Vec<(u32, u32)> {
+        self.pairs
     }
 }
 
@@ -636,11 +765,12 @@ impl ChainCrf {
         };
         let instances: Vec<Result<Instance>> = {
             use rayon::prelude::*;
-            raw.par_iter()
+            // Each sequence's expanded features are dropped once its instance is built.
+            raw.into_par_iter()
                 .zip(gold)
                 .enumerate()
                 .map(|(i, (sf, g))| {
-                    let mut inst = crf.assemble(sf, Some(g))?;
+                    let mut inst = crf.assemble(&sf, Some(g))?;
                     inst.id = i as u64;
                     Ok(inst)
                 })
@@ -659,14 +789,20 @@ impl ChainCrf {
             .state_features
             .get(BIAS_FEATURE)
             .filter(|_| self.options.label_bias);
+        let mut found = vec![];
+        expand_state_features(&self.template, self.ner.as_ref(), seq, |t, name, v| {
+            found.extend(self.state_features.get(name).map(|k| (t as u32, k, v)))
+        });
+        // The bias last at each position, as in training.
+        found.extend(
+            bias.into_iter()
+                .flat_map(|b| (0..seq.len() as u32).map(move |t| (t, b, 1.0))),
+        );
         let mut sf = SeqFeatures {
-            state: vec![Vec::new(); seq.len()],
-            trans: Vec::with_capacity(seq.len()),
+            state: PositionFeatures::from_triples(seq.len(), found).0,
+            trans: PositionFeatures::default(),
             skip: vec![],
         };
-        expand_state_features(&self.template, self.ner.as_ref(), seq, |t, name, v| {
-            sf.state[t].extend(self.state_features.get(name).map(|k| (k, v)))
-        });
         if let Some(o) = &self.options.skip {
             expand_skip_features(self.ner.as_ref(), seq, o, |u, v, name| {
                 let id = self.skip_features.get(name);
@@ -676,18 +812,17 @@ impl ChainCrf {
                 }
             });
         }
-        for t in 0..seq.len() {
-            sf.state[t].extend(bias.map(|b| (b, 1.0)));
-            let mut tids = vec![];
+        sf.trans = PositionFeatures::build(seq.len(), |t, push| {
             if t > 0 {
                 for line in &self.template.bigram {
                     buf.clear();
                     line.expand_into(seq, t, &mut buf);
-                    tids.extend(self.trans_features.get(&buf));
+                    if let Some(k) = self.trans_features.get(&buf) {
+                        push(k, 1.0);
+                    }
                 }
             }
-            sf.trans.push(tids);
-        }
+        });
         self.assemble(&sf, self.labels.gold(&seq.labels))
     }
 
@@ -702,10 +837,10 @@ impl ChainCrf {
         let mut tobs: Vec<(u32, f64)> = Vec::new();
         for t in 0..n {
             obs.clear();
-            obs.extend(sf.state[t].iter().copied());
+            obs.extend(sf.state.pairs(t));
             if t > 0 {
                 tobs.clear();
-                tobs.extend(sf.trans[t].iter().map(|&k| (k, 1.0)));
+                tobs.extend(sf.trans.ids(t).iter().map(|&k| (k, 1.0)));
             }
             let (a, c) = (t as u32 - (t > 0) as u32, t as u32);
             match (self.options.factorisation, t) {
@@ -1010,5 +1145,32 @@ pub(crate) fn sparse_layout(mut pairs: Vec<(u32, u32)>, n_features: usize) -> La
     Layout::Sparse {
         row_ptr,
         cols: pairs.into_iter().map(|(_, c)| c).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PositionFeatures;
+
+    #[test]
+    fn position_features_keep_each_positions_order_and_their_values() {
+        // Triples out of position order; within a position, the order given.
+        let triples = vec![(2, 7, 1.0), (0, 3, 1.0), (2, 5, 1.0), (0, 1, 1.0)];
+        let (pf, order) = PositionFeatures::from_triples(3, triples);
+        assert_eq!(
+            (pf.len(), pf.ids(0), pf.ids(1), pf.ids(2)),
+            (3, &[3, 1][..], &[][..], &[7, 5][..])
+        );
+        assert!(pf.vals.is_empty(), "binary features store no values");
+        assert_eq!(order, vec![2, 0, 3, 1]);
+        // A non-binary value stores them all; remap drops, renumbers and appends.
+        let (pf, _) = PositionFeatures::from_triples(2, vec![(1, 4, 0.5), (0, 2, 1.0)]);
+        assert_eq!(pf.pairs(1).collect::<Vec<_>>(), vec![(4, 0.5)]);
+        let r = pf.remap(|i| (i != 2).then_some(i + 10), Some(99));
+        assert_eq!(r.pairs(0).collect::<Vec<_>>(), vec![(99, 1.0)]);
+        assert_eq!(r.pairs(1).collect::<Vec<_>>(), vec![(14, 0.5), (99, 1.0)]);
+        let b = PositionFeatures::build(2, |t, push| push(t as u32, 1.0));
+        assert!(b.vals.is_empty());
+        assert_eq!(b.pairs(1).collect::<Vec<_>>(), vec![(1, 1.0)]);
     }
 }

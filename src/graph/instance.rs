@@ -204,12 +204,20 @@ impl Instance {
     /// A part's observations: (feature, value).
     pub fn obs(&self, p: &Part) -> (&[u32], &[f64]) {
         let r = p.obs_start as usize..p.obs_end as usize;
-        (&self.feat[r.clone()], &self.val[r])
+        (&self.feat[r.clone()], self.values(r))
     }
     /// A part's observation values with their resolved weight ranges.
     pub(crate) fn obs_rows(&self, p: &Part) -> (&[(u32, u32)], &[f64]) {
         let r = p.obs_start as usize..p.obs_end as usize;
-        (&self.rows[r.clone()], &self.val[r])
+        (&self.rows[r.clone()], self.values(r))
+    }
+    /// The values of observations `r`: stored, or — binary features — a run of ones.
+    fn values(&self, r: std::ops::Range<usize>) -> &[f64] {
+        if self.val.is_empty() {
+            &ONES[..r.len()]
+        } else {
+            &self.val[r]
+        }
     }
     /// Table of factor `f` within a table buffer.
     pub fn table<'a>(&self, f: &Factor, phi: &'a [f64]) -> &'a [f64] {
@@ -432,6 +440,29 @@ impl<'m> InstanceBuilder<'m> {
             self.inst.adj.extend(l);
             self.inst.adj_ptr.push(self.inst.adj.len() as u32);
         }
+        // Binary features (every value 1, the usual case) store no values; the slack of
+        // growing vectors goes (issue 46: memory per token of a large corpus).
+        let longest = self
+            .inst
+            .parts
+            .iter()
+            .map(|p| (p.obs_end - p.obs_start) as usize)
+            .max()
+            .unwrap_or(0);
+        if longest <= ONES.len() && self.inst.val.iter().all(|&v| v == 1.0) {
+            self.inst.val = Vec::new();
+        }
+        let i = &mut self.inst;
+        i.card.shrink_to_fit();
+        i.factors.shrink_to_fit();
+        i.scope.shrink_to_fit();
+        i.slots.shrink_to_fit();
+        i.parts.shrink_to_fit();
+        i.feat.shrink_to_fit();
+        i.val.shrink_to_fit();
+        i.rows.shrink_to_fit();
+        i.adj.shrink_to_fit();
+        i.adj_ptr.shrink_to_fit();
         self.inst.chain = detect_chain(&self.inst);
         self.inst.forest = is_forest(&self.inst);
         if self.inst.chain.is_none() {
@@ -440,6 +471,9 @@ impl<'m> InstanceBuilder<'m> {
         self.inst
     }
 }
+
+/// The values of a binary part's observations, read in place of stored ones.
+static ONES: [f64; 4096] = [1.0; 4096];
 
 /// A graph is a forest when edges = nodes − components; union–find over variables and factors.
 fn is_forest(inst: &Instance) -> bool {
