@@ -207,6 +207,18 @@ pub fn dot_blocks(a: &[f64], b: &[f64]) -> f64 {
     parts.iter().sum()
 }
 
+/// Hands memory freed in bulk (a corpus's text, after its features are extracted) back to the
+/// system. glibc keeps freed small blocks in the arena of the thread that freed them, where the
+/// worker threads building instances next would not reuse them: the process's peak then holds
+/// both (issue 46, 15 M tokens: 8.3 GB resident at the peak without this, 6.9 GB with it).
+pub fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free heap pages to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Whether the CPU runs AVX2 (checked once; the answer is cached).
 #[inline]
 pub fn has_avx2() -> bool {

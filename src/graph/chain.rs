@@ -723,10 +723,20 @@ impl ChainCrf {
         template: FeatureTemplate,
         options: ChainOptions,
     ) -> Result<(ChainCrf, Vec<Instance>)> {
+        Self::fit_from(std::borrow::Cow::Borrowed(corpus), template, options)
+    }
+
+    /// [`fit`](Self::fit); a corpus handed over is dropped once its features are extracted,
+    /// before the instances are assembled.
+    pub fn fit_from(
+        corpus: std::borrow::Cow<'_, Corpus>,
+        template: FeatureTemplate,
+        options: ChainOptions,
+    ) -> Result<(ChainCrf, Vec<Instance>)> {
         template.check_columns(corpus.n_obs_columns(), &corpus.path)?;
-        let ner = load_extractor(corpus, &options)?;
-        let labels = training_labels(corpus)?;
-        let mut c = count_features(corpus, &template, ner.as_ref(), &options);
+        let ner = load_extractor(&corpus, &options)?;
+        let labels = training_labels(&corpus)?;
+        let mut c = count_features(&corpus, &template, ner.as_ref(), &options);
         c.prune(options.min_freq, options.label_bias);
         let gold: Vec<Vec<u32>> = corpus
             .sequences
@@ -743,6 +753,11 @@ impl ChainCrf {
                 Some(model.templates.len() - 1)
             }
         };
+        let n_obs_columns = corpus.n_obs_columns();
+        if let std::borrow::Cow::Owned(text) = corpus {
+            drop(text);
+            crate::util::release_freed_memory();
+        }
         let Counted {
             state: state_features,
             trans: trans_features,
@@ -757,7 +772,7 @@ impl ChainCrf {
             trans_features,
             model,
             options,
-            n_obs_columns: corpus.n_obs_columns(),
+            n_obs_columns,
             ner,
             skip_features,
             skip_template,

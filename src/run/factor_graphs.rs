@@ -88,17 +88,26 @@ fn train(
     let setup = Instant::now();
     // Setup (feature extraction, unrolling) runs on the run's threads, as training does.
     let pool = thread_pool(spec.threads)?;
-    let (train, fam, instances, test) = pool.install(|| -> Result<_> {
+    let (train, counts, fam, instances, test) = pool.install(|| -> Result<_> {
         let mut train = spec.model.read(&spec.train)?;
         if let Some(n) = spec.train_sample {
             train = train.sample(n, spec.seed);
         }
-        let (fam, instances) = spec.model.fit(&train, spec.template.as_deref())?;
+        let counts = (train.sequences.len(), train.tokens());
+        // The training text is needed again only to score the training set: otherwise the
+        // fit consumes it, and a chain drops it before assembling its instances (issue 46).
+        let template = spec.template.as_deref();
+        let (train, (fam, instances)) = if spec.eval_train {
+            let fitted = spec.model.fit(&train, template)?;
+            (Some(train), fitted)
+        } else {
+            (None, spec.model.fit_owned(train, template)?)
+        };
         let test = spec.test.as_deref().map(|p| fam.read(p)).transpose()?;
         if let Some(t) = &test {
             fam.check(t)?;
         }
-        Ok((train, fam, instances, test))
+        Ok((train, counts, fam, instances, test))
     })?;
     let estimator = spec.estimator.build(fam.model())?;
     let schedule = schedule::for_spec(spec);
@@ -132,11 +141,7 @@ fn train(
     summary.setup_seconds = setup.elapsed().as_secs_f64();
     summary.n_params = fam.model().n_params;
     summary.model = fam.kind().into();
-    summary.n_sequences = train.sequences.len();
-    summary.n_tokens = train.tokens();
-    // The training items' text is needed again only to score the training set: otherwise it
-    // goes before training (issue 46: ~120 bytes a token of a large corpus).
-    let train = spec.eval_train.then_some(train);
+    (summary.n_sequences, summary.n_tokens) = counts;
     summary.threads = obj.threads();
     (summary.table_entries_built, summary.table_entries) = obj.table_entries();
     summary.paper_flops = obj.paper_flops;

@@ -151,6 +151,30 @@ fn every_experiment_runs_quick_and_reports() {
                 .filter(|c| c.to_string().contains("chosen on the development split"))
                 .count();
             assert_eq!(dev_claims, 2, "{name}");
+            // 001's time claim, decided on the ratio of CRF-PT's seconds to the CRF's, beside
+            // 001's own ratio (NER 5 h 35 min / 9 h, POS 2 h 30 min / 14 h).
+            let paper_ratio = if *name == "001-table1-ner" {
+                "0.62×"
+            } else {
+                "0.18×"
+            };
+            let time = json["claims"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c.to_string().contains("trains in less time than the CRF"))
+                .unwrap_or_else(|| panic!("{name}: no time claim"));
+            assert!(time.to_string().contains(paper_ratio), "{name}: {time}");
+            let crf_seconds = if *name == "001-table1-ner" {
+                32400.0
+            } else {
+                50400.0
+            };
+            let shown = json["tables"][0]["rows"].to_string();
+            assert!(
+                shown.contains(&format!("{crf_seconds}")),
+                "{name}: 001's seconds in the table: {shown}"
+            );
             // Global against local decoding by NOTA weight: the local column re-decodes each
             // run as its own spec does, so it must equal the run's test score to the last digit.
             let ner = *name == "001-table1-ner";
