@@ -695,7 +695,8 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
     let (gp, gc) = (format!("{prefix}{pt}"), format!("{prefix}crf"));
     claims.push(Claim {
         says: format!(
-            "{} trains in less time than the CRF (001 Table 1: {paper_ratio:.2}× the CRF's time);              holds when our ratio is at most {FASTER_RATIO}",
+            "{} trains in less time than the CRF (001 Table 1: {paper_ratio:.2}× the CRF's time); \
+             holds when our ratio is at most {FASTER_RATIO}",
             label(pt)
         ),
         check: Box::new(move |r| {
