@@ -1119,9 +1119,12 @@ fn source_run(
                     let lse = log_one_plus_exp(a + sum.ln());
                     (lse, (a - lse).exp())
                 };
-                rw.probs.resize(l, 0.0);
-                for ((p, &x), &y) in rw.probs.iter_mut().zip(er).zip(&rw.u_exp) {
-                    *p = c * x * y;
+                // The probabilities serve the gradient only.
+                if dphi.is_some() {
+                    rw.probs.resize(l, 0.0);
+                    for ((p, &x), &y) in rw.probs.iter_mut().zip(er).zip(&rw.u_exp) {
+                        *p = c * x * y;
+                    }
                 }
             }
         }
