@@ -32,6 +32,7 @@ pub const FILES: &[(&str, &[u8])] = bundle!(
     "assets/templates/pos.tpl",
     "assets/templates/seminars-pairs.tpl",
     "assets/templates/seminars.tpl",
+    "assets/templates/word.tpl",
     "sample_data/README.md",
     "sample_data/grid-4x4-test.grid",
     "sample_data/grid-4x4-train.grid",

@@ -211,7 +211,6 @@ fn ratio_score(parts: &[(f64, f64)], idx: &[usize]) -> f64 {
 /// The paired bootstrap of the difference in segment F1 (token accuracy without segments):
 /// sequences drawn with replacement, the same draw for both runs, seeded so it repeats.
 fn paired_bootstrap(a: &crate::eval::Metrics, b: &crate::eval::Metrics) -> Option<Bootstrap> {
-    use rand::{Rng, SeedableRng};
     let n = a.sequence_errors.len();
     if n < 2 || a.paired.tokens.len() != n || b.paired.tokens.len() != n {
         return None;
@@ -237,23 +236,40 @@ fn paired_bootstrap(a: &crate::eval::Metrics, b: &crate::eval::Metrics) -> Optio
                 .collect()
         }
     };
-    let (xa, xb) = (parts(a), parts(b));
+    let metric = if seg { "segment F1" } else { "token accuracy" };
+    paired_bootstrap_ratio(metric, &parts(a), &parts(b))
+}
+
+/// The paired bootstrap of a difference A − B in a corpus-level ratio score (in points), from
+/// each item's (numerator, denominator) — F1 is (2·matched, gold + predicted) — items drawn
+/// with replacement, the same draw for both, seeded so it repeats; `None` with fewer than two
+/// items or unpaired lengths.
+pub fn paired_bootstrap_ratio(
+    metric: &str,
+    xa: &[(f64, f64)],
+    xb: &[(f64, f64)],
+) -> Option<Bootstrap> {
+    use rand::{Rng, SeedableRng};
+    let n = xa.len();
+    if n < 2 || xb.len() != n {
+        return None;
+    }
     let all: Vec<usize> = (0..n).collect();
-    let difference = ratio_score(&xa, &all) - ratio_score(&xb, &all);
+    let difference = ratio_score(xa, &all) - ratio_score(xb, &all);
     let resamples = bootstrap_resamples(n);
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
     let mut idx = all;
     let mut diffs = Vec::with_capacity(resamples);
     for _ in 0..resamples {
         idx.iter_mut().for_each(|i| *i = rng.random_range(0..n));
-        diffs.push(ratio_score(&xa, &idx) - ratio_score(&xb, &idx));
+        diffs.push(ratio_score(xa, &idx) - ratio_score(xb, &idx));
     }
     diffs.sort_by(f64::total_cmp);
     let q = |f: f64| diffs[((f * (resamples - 1) as f64).round() as usize).min(resamples - 1)];
     let below = diffs.iter().filter(|d| **d <= 0.0).count() as f64 / resamples as f64;
     let above = diffs.iter().filter(|d| **d >= 0.0).count() as f64 / resamples as f64;
     Some(Bootstrap {
-        metric: if seg { "segment F1" } else { "token accuracy" }.into(),
+        metric: metric.into(),
         difference,
         low: q(0.025),
         high: q(0.975),

@@ -80,6 +80,9 @@ fn every_experiment_runs_quick_and_reports() {
         )
         .unwrap();
         assert_eq!(json["quick"], true);
+        // The Markdown is the JSON's, and the JSON's cells are the run directories'.
+        let faults = super::report_tables::faults(&md, &json, Some(dir.path()));
+        assert!(faults.is_empty(), "{name}: {}", faults.join("\n"));
         // Every cell the experiment defines has a value of ours.
         for t in json["tables"].as_array().unwrap() {
             for row in t["rows"].as_array().unwrap() {
@@ -124,10 +127,14 @@ fn every_experiment_runs_quick_and_reports() {
             .contains(name),
             "{name}"
         );
-        // Every claim is decided on the results: holds or does not hold, with its evidence.
+        // Every claim has a verdict with its evidence: holds, not significant (the claimed
+        // direction without a significant test), does not hold, or not decided (and why).
         for c in json["claims"].as_array().unwrap() {
             let v = c["verdict"].as_str().unwrap();
-            assert!(v == "holds" || v == "does not hold", "{name}: {c}");
+            assert!(
+                ["holds", "not significant", "does not hold", "not decided"].contains(&v),
+                "{name}: {c}"
+            );
             assert!(md.contains(&format!("**{v}**")), "{name}");
         }
         if name.starts_with("001-table1")

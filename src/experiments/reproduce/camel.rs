@@ -106,10 +106,10 @@ fn text_table(prefix: &str, paper: &[(f64, f64, f64); 5], chain: &str) -> Table 
 }
 
 /// |a − b| ≤ `within` on the groups' mean of `m`.
-fn close(r: &Results, a: &str, b: &str, m: &Metric, within: f64) -> Option<(bool, String)> {
+fn close(r: &Results, a: &str, b: &str, m: &Metric, within: f64) -> Option<(Verdict, String)> {
     let (x, y) = (group_mean(r, a, m)?, group_mean(r, b, m)?);
     Some((
-        (x - y).abs() <= within,
+        ((x - y).abs() <= within).into(),
         format!("{x:.2} against {y:.2} (difference {:.2})", x - y),
     ))
 }
@@ -197,7 +197,7 @@ pub(super) fn table1(o: &Options) -> Result<Experiment> {
             check: Box::new(move |r| {
                 let (best_bp, all_means) = best_is(r, &all, &bp, &Metric::MacroF1, 0.2)?;
                 let (best_cccp, _) = best_is(r, &all, &cccp, &Metric::MacroF1, 0.2)?;
-                Some((best_bp && best_cccp, format!("macro F1: {all_means} (best within 0.2 counts as best)")))
+                Some(((best_bp && best_cccp).into(), format!("macro F1: {all_means} (best within 0.2 counts as best)")))
             }),
         },
         Claim {
@@ -206,7 +206,7 @@ pub(super) fn table1(o: &Options) -> Result<Experiment> {
                 let ms = means(r, &all2, &Metric::MacroF1)?;
                 let top = ms.iter().map(|m| m.1).fold(f64::MIN, f64::max);
                 let low = ms.iter().map(|m| m.1).fold(f64::MAX, f64::min);
-                Some((top - low <= 1.0, format!("spread {:.2} points ({})", top - low, list(&ms))))
+                Some(((top - low <= 1.0).into(), format!("spread {:.2} points ({})", top - low, list(&ms))))
             }),
         },
     ];
@@ -313,7 +313,9 @@ pub(super) fn table2(o: &Options) -> Result<Experiment> {
     let claims = vec![
         Claim {
             says: "loopy belief propagation performs the best (002 Table 2: 89.6 macro F1 against 88.5–88.7)".into(),
-            check: Box::new(move |r| best_is(r, &all, &bp2, &Metric::MacroF1, 0.0)),
+            check: Box::new(move |r| {
+                best_is(r, &all, &bp2, &Metric::MacroF1, 0.0).map(|(b, ev)| (b.into(), ev))
+            }),
         },
         Claim {
             says: "Piecewise and CAMEL(0) agree: the marginal consistency constraints are automatically satisfied (002 Table 2: 88.5 both; within 0.2 macro F1 here)".into(),
@@ -460,7 +462,7 @@ pub(super) fn table3(o: &Options) -> Result<Experiment> {
                 let m = |k: &str| group_mean(r, &format!("{prefix}{k}"), &Metric::TokenAccuracy);
                 let (c, c0, pw, bp) = (m("cccp-camel")?, m("camel0")?, m("pw")?, m("bp")?);
                 Some((
-                    c > c0 && c0 > pw && pw > bp,
+                    (c > c0 && c0 > pw && pw > bp).into(),
                     format!("CCCP {c:.2}, CAMEL(0) {c0:.2}, PW {pw:.2}, LBP {bp:.2}"),
                 ))
             }),

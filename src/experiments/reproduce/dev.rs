@@ -74,7 +74,7 @@ pub(super) fn table_head(first: &str, test: &str) -> String {
 pub(super) fn section(
     markdown: String,
     json: serde_json::Map<String, serde_json::Value>,
-    claims: Vec<(String, bool, String)>,
+    claims: Vec<(String, Verdict, String)>,
 ) -> Section {
     Section {
         title: "The prior chosen on a development split".into(),

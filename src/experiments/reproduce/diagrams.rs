@@ -94,6 +94,8 @@ fn draw(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
     let mut md =
         String::from("| estimator | pieces | NOTA terms | each piece |\n|---|---:|---:|---|\n");
     let mut json = vec![];
+    // Each estimator's pieces (factors, free variables) and NOTA terms, for the claims.
+    let mut built: Vec<(&str, Vec<(Vec<u32>, Vec<u32>)>, usize)> = vec![];
     for (i, (name, title, says)) in DIAGRAMS.iter().enumerate() {
         let top = 40.0 + panel * i as f64;
         let est = EstimatorSpec::from_name(name)?;
@@ -200,7 +202,9 @@ fn draw(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
             "free": pieces.iter().map(|p| p.1.clone()).collect::<Vec<_>>(),
             "factors": pieces.iter().map(|p| p.0.clone()).collect::<Vec<_>>()}),
         );
+        built.push((name, pieces, nota));
     }
+    let claims = fig1_claims(&built, &inst);
     svg.push_str("</svg>\n");
     Ok(Section {
         title: "The diagrams".into(),
@@ -209,6 +213,88 @@ fn draw(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
         ),
         json: serde_json::Value::Array(json),
         svg: Some(svg),
-        claims: vec![],
+        claims,
     })
+}
+
+/// 003 §2–3's descriptions of the objectives, checked on the pieces each estimator's terms
+/// form on the drawn chain (n labels y_1 … y_n, L labels each).
+fn fig1_claims(
+    built: &[(&str, Vec<(Vec<u32>, Vec<u32>)>, usize)],
+    inst: &Instance,
+) -> Vec<(String, Verdict, String)> {
+    let n = inst.n_vars();
+    let labels = inst.card.first().copied().unwrap_or(0) as usize;
+    let get = |k: &str| built.iter().find(|b| b.0 == k);
+    let one_var_each = |p: &[(Vec<u32>, Vec<u32>)]| {
+        let mut free: Vec<u32> = p.iter().flat_map(|x| x.1.clone()).collect();
+        free.sort_unstable();
+        p.len() == n
+            && p.iter().all(|x| x.1.len() == 1)
+            && free == (0..n as u32).collect::<Vec<_>>()
+    };
+    let describe = |p: &[(Vec<u32>, Vec<u32>)]| {
+        p.iter()
+            .map(|(f, v)| format!("{{free {v:?}, factors {f:?}}}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut out = vec![];
+    // The factors whose scope holds variable v, and those whose last variable it is.
+    let touching = |v: u32, last_only: bool| -> Vec<u32> {
+        (0..inst.factors.len() as u32)
+            .filter(|&f| {
+                let sc = inst.scope(&inst.factors[f as usize]);
+                if last_only {
+                    sc.last() == Some(&v)
+                } else {
+                    sc.contains(&v)
+                }
+            })
+            .collect()
+    };
+    let holds = |p: &[(Vec<u32>, Vec<u32>)], last_only: bool| {
+        p.iter().all(|(f, v)| {
+            let mut f = f.clone();
+            f.sort_unstable();
+            f == touching(v[0], last_only)
+        })
+    };
+    if let Some((_, p, _)) = get("memm") {
+        // A next-state piece holds the factors into y_t (y_{t−1} clamped), not the edge out.
+        let ok = one_var_each(p) && holds(p, true);
+        out.push((
+            "MEMM: \"t indicates a position (and also a piece)\", p̃(y_t | y_{t−1}, x_t) — one piece per label, holding the factors that end at it (003 §2)".to_string(),
+            ok.into(),
+            describe(p),
+        ));
+    }
+    if let Some((_, p, _)) = get("pl") {
+        // Conditioned on all its neighbours: a label's piece holds every factor it is in.
+        let ok = one_var_each(p) && holds(p, false);
+        out.push((
+            "Pseudo-likelihood: \"predicting each target variable conditioned on all its neighbors\" — one piece per label, holding every factor the label is in (003 §2)".to_string(),
+            ok.into(),
+            describe(p),
+        ));
+    }
+    if let Some((_, p, _)) = get("ml") {
+        let ok = p.len() == 1 && p[0].1.len() == n && p[0].0.len() == inst.factors.len();
+        out.push((
+            "Linear-chain CRF: \"simply the joint probability p(y|x) of all target variables\" — one piece with every label and factor (003 §2)".to_string(),
+            ok.into(),
+            describe(p),
+        ));
+    }
+    if let (Some((_, memm, _)), Some((_, pt, nota))) = (get("memm"), get("nota")) {
+        // A NOTA term p̃(NOTA | y, x_t) for every y ≠ y_{t−1}: L − 1 at each of the n − 1
+        // positions that have a source state.
+        let want = (n - 1) * labels.saturating_sub(1);
+        out.push((
+            format!("CRF-PT: the MEMM's pieces, plus a NOTA term for every wrong source state — (n − 1)(L − 1) = {want} on this chain (003 §3's O_PT)"),
+            (pt == memm && *nota == want).into(),
+            format!("{} pieces (the MEMM's: {}), {nota} NOTA terms", pt.len(), pt == memm),
+        ));
+    }
+    out
 }

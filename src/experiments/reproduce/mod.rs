@@ -46,7 +46,7 @@ pub struct Options {
 }
 
 /// What is read off a finished run.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Metric {
     /// Segment F1 (conlleval) on the test data.
@@ -88,7 +88,8 @@ pub enum Metric {
 }
 
 impl Metric {
-    fn of(&self, s: &RunSummary) -> Option<f64> {
+    /// The metric's value in a run's summary.
+    pub fn of(&self, s: &RunSummary) -> Option<f64> {
         let test = || s.test.as_ref();
         match self {
             Metric::SegmentF1 => Some(test()?.segments.f1),
@@ -232,9 +233,54 @@ pub enum Figure {
     },
 }
 
-/// A claim of the paper checked on the results: `Some((holds, evidence))`, or `None` when the
+/// How the results decide a claim. Where a claim compares methods, "holds" needs a paired test
+/// significant in the claimed direction; a difference the claimed way that the test cannot tell
+/// from chance is its own verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Holds,
+    NotSignificant,
+    DoesNotHold,
+    /// The runs cannot decide it (e.g. every run it needs stopped before converging); the
+    /// evidence says why.
+    NotDecided,
+}
+
+impl From<bool> for Verdict {
+    fn from(holds: bool) -> Self {
+        if holds {
+            Verdict::Holds
+        } else {
+            Verdict::DoesNotHold
+        }
+    }
+}
+
+impl Verdict {
+    /// A comparison: the claimed direction with p < `alpha` holds, the claimed direction
+    /// without it is not significant, the other direction does not hold.
+    pub fn paired(claimed_direction: bool, p: f64, alpha: f64) -> Self {
+        match (claimed_direction, p < alpha) {
+            (true, true) => Verdict::Holds,
+            (true, false) => Verdict::NotSignificant,
+            (false, _) => Verdict::DoesNotHold,
+        }
+    }
+
+    /// As the report writes it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::NotSignificant => "not significant",
+            Verdict::DoesNotHold => "does not hold",
+            Verdict::NotDecided => "not decided",
+        }
+    }
+}
+
+/// A claim of the paper checked on the results: `Some((verdict, evidence))`, or `None` when the
 /// results lack what it needs.
-pub type ClaimCheck = Box<dyn Fn(&Results) -> Option<(bool, String)>>;
+pub type ClaimCheck = Box<dyn Fn(&Results) -> Option<(Verdict, String)>>;
 
 /// One of the paper's claims (or the issue's) and how the results decide it.
 pub struct Claim {
@@ -255,7 +301,7 @@ pub struct Section {
     /// The figure, for experiments whose figure is the analysis's ([`Figure::Analysis`]).
     pub svg: Option<String>,
     /// Claims the analysis decides (an experiment without runs has no results to check).
-    pub claims: Vec<(String, bool, String)>,
+    pub claims: Vec<(String, Verdict, String)>,
 }
 
 pub struct Experiment {
@@ -314,7 +360,7 @@ pub(crate) fn p_value(p: f64) -> String {
 
 /// The claim "`a` beats `b` on `m`": run k against run k (the same subset, split or fold) by
 /// a paired t-test at p < 0.05; with one run each, McNemar's test on the test sentences at
-/// p < 0.05.
+/// p < 0.05; ahead without significance is "not significant".
 pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
     let (a, b) = (a.to_string(), b.to_string());
     Claim {
@@ -332,7 +378,7 @@ pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
                 let errors = |g: &str| Some(&r.get(g)?.first()?.1.test.as_ref()?.sequence_errors);
                 let t = crate::eval::significance::compare(&a, errors(&a)?, &b, errors(&b)?);
                 return Some((
-                    va[0] > vb[0] && t.mcnemar.p < 0.05,
+                    Verdict::paired(va[0] > vb[0], t.mcnemar.p, 0.05),
                     format!(
                         "{:.2} against {:.2} (one run each; McNemar p = {:.2e})",
                         va[0], vb[0], t.mcnemar.p
@@ -342,7 +388,7 @@ pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
             let t = crate::eval::significance::paired_t(&va, &vb);
             let wins = va.iter().zip(&vb).filter(|(x, y)| x > y).count();
             Some((
-                t.mean_difference > 0.0 && t.p < 0.05,
+                Verdict::paired(t.mean_difference > 0.0, t.p, 0.05),
                 format!(
                     "mean difference {:+.2} points, ahead in {wins} of {} runs, paired t {}",
                     t.mean_difference,

@@ -225,7 +225,7 @@ fn table8_claims() -> Vec<Claim> {
                 let g = |e: &str| group_mean(r, &format!("{prefix}{e}"), &m);
                 let (ml, pw, pwpl) = (g("ml")?, g("pw")?, g("pwpl")?);
                 let spread = ml.max(pw).max(pwpl) - ml.min(pw).min(pwpl);
-                Some((spread <= 1.0, format!("ML {ml:.2}, PW {pw:.2}, PWPL {pwpl:.2}")))
+                Some(((spread <= 1.0).into(), format!("ML {ml:.2}, PW {pw:.2}, PWPL {pwpl:.2}")))
             }),
         });
         claims.push(Claim {
@@ -234,7 +234,7 @@ fn table8_claims() -> Vec<Claim> {
                 let g = |e: &str| group_mean(r, &format!("{prefix}{e}"), &m2);
                 let (ml, pl, pw, pwpl) = (g("ml")?, g("pl")?, g("pw")?, g("pwpl")?);
                 Some((
-                    ml - pl > pw - pwpl && pwpl > pl,
+                    (ml - pl > pw - pwpl && pwpl > pl).into(),
                     format!("ML − PL = {:.2}, PW − PWPL = {:.2}; PWPL {pwpl:.2} against PL {pl:.2}", ml - pl, pw - pwpl),
                 ))
             }),
@@ -254,7 +254,7 @@ fn table8_claims() -> Vec<Claim> {
                     let t = |e: &str| group_mean(r, &format!("{prefix}{e}"), &Metric::Seconds);
                     let (ml, pwpl, pw) = (t("ml")?, t("pwpl")?, t("pw")?);
                     Some((
-                        pwpl <= 0.2 * ml,
+                        (pwpl <= 0.2 * ml).into(),
                         format!("PWPL {pwpl:.1} s, ML {ml:.1} s ({:.2}×), PW {pw:.1} s", pwpl / ml),
                     ))
                 }),
@@ -390,8 +390,53 @@ pub(super) fn fig4(o: &Options) -> Result<Experiment> {
             metric: Metric::TokenAccuracy,
         },
         analysis: None,
-        claims: vec![],
+        claims: fig4_claims(sizes[0], sizes[sizes.len() - 1]),
     })
+}
+
+/// Fig. 4's caption, decided at the smallest and the largest training sets: a paired t-test
+/// over the data sets (each PL run against the PWPL run on the same data), p < 0.05 in the
+/// caption's direction.
+fn fig4_claims(small: usize, large: usize) -> Vec<Claim> {
+    let acc = |r: &Results, g: String| -> Option<Vec<f64>> {
+        r.get(&g)?
+            .iter()
+            .map(|(_, s)| Metric::TokenAccuracy.of(s))
+            .collect()
+    };
+    let claim = move |n: usize, pwpl_ahead: bool| {
+        let says = if pwpl_ahead {
+            format!("for smaller amounts of training data PWPL performs better than pseudolikelihood (000 Fig. 4's caption); decided at the smallest size, N = {n}: PWPL ahead, paired t over the data sets p < 0.05")
+        } else {
+            format!("for larger data sets the situation is reversed, pseudolikelihood ahead (000 Fig. 4's caption); decided at the largest size, N = {n}: PL ahead, paired t over the data sets p < 0.05")
+        };
+        Claim {
+            says,
+            check: Box::new(move |r| {
+                let (pl, pwpl) = (
+                    acc(r, format!("fig4/pl-{n}"))?,
+                    acc(r, format!("fig4/pwpl-{n}"))?,
+                );
+                let t = crate::eval::significance::paired_t(&pwpl, &pl);
+                let ahead = if pwpl_ahead {
+                    t.mean_difference > 0.0
+                } else {
+                    t.mean_difference < 0.0
+                };
+                let pwpl_wins = pwpl.iter().zip(&pl).filter(|(a, b)| a > b).count();
+                Some((
+                    Verdict::paired(ahead, t.p, 0.05),
+                    format!(
+                        "mean PWPL − PL = {:+.2} points, PWPL ahead on {pwpl_wins} of {} data sets, paired t {}",
+                        t.mean_difference,
+                        pl.len(),
+                        p_value(t.p)
+                    ),
+                ))
+            }),
+        }
+    };
+    vec![claim(small, true), claim(large, false)]
 }
 
 /// 000 Fig. 3: piecewise against pseudolikelihood on the α-mixture HMM data, one point per
@@ -420,7 +465,7 @@ pub(super) fn fig3(o: &Options) -> Result<Experiment> {
                 let diff = pw.iter().zip(&pwpl).map(|(a, b)| (a - b).abs()).sum::<f64>() / n;
                 let corr = correlation(&pw, &pwpl);
                 Some((
-                    diff < 0.5 && corr > 0.99,
+                    (diff < 0.5 && corr > 0.99).into(),
                     format!(
                         "mean |PW − PWPL| = {diff:.3} points, correlation {corr:.4} over {} data sets",
                         pw.len()
@@ -434,7 +479,7 @@ pub(super) fn fig3(o: &Options) -> Result<Experiment> {
                 let (pl, pwpl) = (acc(r, "pl")?, acc(r, "pwpl")?);
                 let t = crate::eval::significance::paired_t(&pl, &pwpl);
                 Some((
-                    t.mean_difference > 0.0 && (t.p > 0.1 || t.p.is_nan()),
+                    (t.mean_difference > 0.0 && (t.p > 0.1 || t.p.is_nan())).into(),
                     format!(
                         "mean PL − PWPL = {:+.3} points, paired t {} over {} data sets",
                         t.mean_difference,

@@ -75,7 +75,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         .collect();
     let mut analysis_json = serde_json::Value::Null;
     let mut analysis_svg = None;
-    let mut decided: Vec<(String, Option<(bool, String)>)> = e
+    let mut decided: Vec<(String, Option<(Verdict, String)>)> = e
         .claims
         .iter()
         .map(|c| (c.says.clone(), (c.check)(results)))
@@ -83,7 +83,10 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     if let Some(a) = e.analysis {
         let s = a(e, o, results)?;
         let _ = writeln!(md, "\n## {}\n\n{}", s.title, s.markdown);
-        analysis_json = serde_json::json!({ "title": s.title, "data": s.json });
+        // Its Markdown tables as cells too, so a hand edit of either shows (the report test).
+        analysis_json = serde_json::json!({
+            "title": s.title, "data": s.json, "tables": markdown_tables(&s.markdown),
+        });
         analysis_svg = s.svg;
         decided.extend(s.claims.into_iter().map(|(c, ok, ev)| (c, Some((ok, ev)))));
     }
@@ -92,8 +95,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         let _ = writeln!(md, "\n## Claims\n");
         for (says, d) in decided {
             let (verdict, evidence) = match d {
-                Some((true, ev)) => ("holds", ev),
-                Some((false, ev)) => ("does not hold", ev),
+                Some((v, ev)) => (v.words(), ev),
                 None => ("not decided", "the results lack what it needs".to_string()),
             };
             let _ = writeln!(md, "- **{verdict}** — {says}: {evidence}");
@@ -109,7 +111,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         e.name,
         crate::run::store::listed_files()
     );
-    let runs_json = runs_json(results, o);
+    let runs_json = runs_json(e, results, o);
     let json = serde_json::json!({
         "name": e.name, "title": e.title, "quick": o.quick, "date": date,
         "commit": crate::provenance::COMMIT, "machine": machine(), "protocol": e.protocol,
@@ -182,11 +184,32 @@ fn table_markdown(t: &Table, results: &Results, md: &mut String) -> serde_json::
     })
 }
 
-/// Every run of the report by group: its directory, seconds, iterations and test scores.
-fn runs_json(results: &Results, o: &Options) -> serde_json::Map<String, serde_json::Value> {
+/// Every run of the report by group: its directory, seconds, iterations, test scores, and the
+/// value of every metric the report's tables read from it (`metrics`), so each table cell can be
+/// checked against the runs it summarises.
+fn runs_json(
+    e: &Experiment,
+    results: &Results,
+    o: &Options,
+) -> serde_json::Map<String, serde_json::Value> {
+    let metrics_of = |g: &str| -> Vec<&Metric> {
+        let mut ms: Vec<&Metric> = vec![];
+        for c in e
+            .tables
+            .iter()
+            .flat_map(|t| &t.rows)
+            .flat_map(|(_, cs)| cs.iter().flatten())
+        {
+            if c.group == g && !ms.contains(&&c.metric) {
+                ms.push(&c.metric);
+            }
+        }
+        ms
+    };
     results
         .iter()
         .map(|(g, rs)| {
+            let ms = metrics_of(g);
             (
                 g.clone(),
                 serde_json::Value::Array(
@@ -202,6 +225,9 @@ fn runs_json(results: &Results, o: &Options) -> serde_json::Map<String, serde_js
                                     "labels": t.labels.iter().map(|(k, v)| (k.clone(), v.f1)).collect::<std::collections::BTreeMap<_, _>>(),
                                     "layers": t.layers.iter().map(|(k, v)| (k.clone(), v.token_accuracy)).collect::<std::collections::BTreeMap<_, _>>(),
                                 })),
+                                "metrics": ms.iter().map(|m| serde_json::json!({
+                                    "metric": m, "value": m.of(s),
+                                })).collect::<Vec<_>>(),
                             })
                         })
                         .collect(),
@@ -209,6 +235,53 @@ fn runs_json(results: &Results, o: &Options) -> serde_json::Map<String, serde_js
             )
         })
         .collect()
+}
+
+/// The pipe tables of a Markdown text, each as its rows of trimmed cells (the header first, the
+/// rule left out).
+fn markdown_tables(md: &str) -> Vec<Vec<Vec<String>>> {
+    let mut tables: Vec<Vec<Vec<String>>> = vec![];
+    let mut open = false;
+    for line in md.lines().map(str::trim) {
+        if !line.starts_with('|') {
+            open = false;
+            continue;
+        }
+        let cells: Vec<String> = split_row(line);
+        if cells
+            .iter()
+            .all(|c| !c.is_empty() && c.chars().all(|ch| matches!(ch, '-' | ':')))
+        {
+            continue;
+        }
+        if !open {
+            tables.push(vec![]);
+            open = true;
+        }
+        if let Some(t) = tables.last_mut() {
+            t.push(cells);
+        }
+    }
+    tables
+}
+
+/// A pipe-table row's cells, as written (`\|` is a bar inside a cell).
+fn split_row(line: &str) -> Vec<String> {
+    let inner = line.trim().trim_start_matches('|');
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    let mut cells = vec![];
+    let mut cell = String::new();
+    let mut escaped = false;
+    for ch in inner.chars() {
+        if ch == '|' && !escaped {
+            cells.push(std::mem::take(&mut cell));
+        } else {
+            cell.push(ch);
+        }
+        escaped = ch == '\\' && !escaped;
+    }
+    cells.push(cell);
+    cells.iter().map(|c| c.trim().to_string()).collect()
 }
 
 /// The experiment's figure as SVG.

@@ -151,21 +151,12 @@ pub(super) fn consistency(o: &Options) -> Result<Experiment> {
                     ok &= b < a / 2.0;
                     ev.push(format!("m = {m}: {a:.3} → {b:.3}"));
                 }
-                Some((ok, ev.join("; ")))
+                Some((ok.into(), ev.join("; ")))
             }),
         });
     }
     let m_hi = *ms.last().unwrap();
-    claims.push(Claim {
-        says: format!(
-            "BP is not consistent: on m = {m_hi} at n = {n_hi} its error is over twice ML's \
-             (the Bethe approximation's bias does not shrink with n)"
-        ),
-        check: Box::new(move |r| {
-            let (bp, ml) = (mean(r, m_hi, n_hi, "bp")?, mean(r, m_hi, n_hi, "ml")?);
-            Some((bp > 2.0 * ml, format!("BP {bp:.3} against ML {ml:.3}")))
-        }),
-    });
+    claims.push(bp_inconsistent(ms.clone(), n_hi));
     Ok(Experiment {
         name: "004-consistency",
         title: "004 §8.1: consistency on Boltzmann machines".into(),
@@ -201,6 +192,75 @@ pub(super) fn consistency(o: &Options) -> Result<Experiment> {
     })
 }
 
+/// "BP is not consistent", decided on each m whose BP runs converged: at the largest n, BP's
+/// error against twice ML's on the same sample, paired t over the samples, p < 0.05. A BP run
+/// stopped by a failed line search or the iteration cap (loopy BP's gradient is inexact where
+/// BP does not converge) would mix a stalled optimiser into the Bethe bias: such an m is counted
+/// and left out.
+fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
+    use crate::optim::lbfgs::StopReason;
+    let g = move |m: usize, key: &str| format!("consistency/m{m}-n{n_hi}/{key}");
+    Claim {
+        says: format!(
+            "BP is not consistent: at n = {n_hi} its error is over twice ML's on the same sample \
+             (the Bethe approximation's bias does not shrink with n; paired t over the samples, \
+             p < 0.05), on every m whose BP runs converged (runs that stopped otherwise are \
+             counted, not used)"
+        ),
+        check: Box::new(move |r| {
+            let mut verdicts = vec![];
+            let mut ev = vec![];
+            for &m in &ms {
+                let (bp, ml) = (r.get(&g(m, "bp"))?, r.get(&g(m, "ml"))?);
+                let stalled: Vec<String> = bp
+                    .iter()
+                    .filter_map(|(_, s)| match &s.stop_reason {
+                        Some(StopReason::Converged | StopReason::SmallGradient) => None,
+                        other => Some(format!("{} iterations, {other:?}", s.iterations)),
+                    })
+                    .collect();
+                if !stalled.is_empty() {
+                    ev.push(format!(
+                        "m = {m}: {} of {} BP runs did not converge ({}), not used",
+                        stalled.len(),
+                        bp.len(),
+                        stalled.join("; ")
+                    ));
+                    continue;
+                }
+                let err = |rs: &[(PathBuf, RunSummary)]| -> Option<Vec<f64>> {
+                    rs.iter().map(|(_, s)| s.param_error).collect()
+                };
+                let (b, a) = (err(bp)?, err(ml)?);
+                let twice: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+                let t = crate::eval::significance::paired_t(&b, &twice);
+                let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
+                verdicts.push(Verdict::paired(t.mean_difference > 0.0, t.p, 0.05));
+                ev.push(format!(
+                    "m = {m}: BP {:.3} against ML {:.3} over {} samples, BP − 2·ML paired t {}",
+                    mean(&b),
+                    mean(&a),
+                    b.len(),
+                    p_value(t.p)
+                ));
+            }
+            let verdict = if verdicts.is_empty() {
+                return Some((
+                    Verdict::NotDecided,
+                    format!("no m with converged BP runs: {}", ev.join("; ")),
+                ));
+            } else if verdicts.iter().all(|v| *v == Verdict::Holds) {
+                Verdict::Holds
+            } else if verdicts.contains(&Verdict::DoesNotHold) {
+                Verdict::DoesNotHold
+            } else {
+                Verdict::NotSignificant
+            };
+            Some((verdict, ev.join("; ")))
+        }),
+    }
+}
+
 /// An experiment computed without runs: its analysis writes the tables, the figure and decides
 /// the claims.
 fn analysis_only(
@@ -230,8 +290,9 @@ const FIG1_POLICIES: [(&str, &str, f64); 3] = [
 ];
 
 /// The couplings −1 on pairs (1,2), (1,3), (1,4), (2,3), (3,4) and +1 elsewhere: the 5-node
-/// θ0 whose PL and mixture efficiencies come closest to the paper's printed ones (004 names
-/// θ0 = (−1 ×5, +1 ×5) without saying how its entries map to pairs).
+/// θ0 whose PL and mixture efficiencies come closest to the paper's printed ones, found by a
+/// search with those numbers in view (004 names θ0 = (−1 ×5, +1 ×5) without saying how its
+/// entries map to pairs). The report shows it labelled as searched and decides nothing on it.
 fn fig1_alternative_theta() -> Vec<f64> {
     // Pairs in the machine's order: (1,2) (1,3) (1,4) (1,5) (2,3) (2,4) (2,5) (3,4) (3,5) (4,5).
     let neg = [0, 1, 2, 4, 7];
@@ -258,7 +319,7 @@ fn fig1_analysis(_e: &Experiment, _o: &Options, _r: &Results) -> Result<Section>
     let machine = Machine::new(5, None)?;
     let alt = Machine::new(5, Some(&fig1_alternative_theta()))?;
     let mut md = String::from(
-        "| policy | FLOPs per example | rel. efficiency, paper's form | exact form | paper | paper's form at the other θ0 ordering |\n|---|---:|---:|---:|---:|---:|\n",
+        "| policy | FLOPs per example | rel. efficiency, paper's form | exact form | paper | paper's form, θ0 searched (see below) |\n|---|---:|---:|---:|---:|---:|\n",
     );
     let mut rows = vec![];
     for (label, text, paper) in FIG1_POLICIES {
@@ -281,7 +342,13 @@ fn fig1_analysis(_e: &Experiment, _o: &Options, _r: &Results) -> Result<Section>
         }))
         .collect::<Vec<_>>());
     let (fl, pl, mix) = (&rows[0], &rows[1], &rows[2]);
-    let close = |a: f64, b: f64| (a - b).abs() <= 0.05;
+    let _ = writeln!(
+        md,
+        "\nThe primary rows use 004's θ0 as written, its five −1s on the first five pairs in order. The last column is **not** the paper's setting: another placement of the five −1s (on (1,2), (1,3), (1,4), (2,3), (3,4)), found by searching the placements for efficiencies close to the paper's printed numbers, with those numbers in view; it shows how much θ0's unstated pair order moves them, and decides nothing."
+    );
+    // The model is computed exactly, so a number agrees with the paper's only to its printed
+    // two decimals (± 0.005); a looser tolerance would pass values another θ0 ordering gives.
+    let close = |a: f64, b: f64| (a - b).abs() <= 0.005 + 1e-12;
     let claims = vec![
         (
             "PL costs less than half of FL's FLOPs, and the mixture lies between them (004 §3)"
@@ -290,18 +357,18 @@ fn fig1_analysis(_e: &Experiment, _o: &Options, _r: &Results) -> Result<Section>
             format!("FL {:.0}, PL {:.0}, mixture {:.0} per example", fl.1, pl.1, mix.1),
         ),
         (
-            "PL's relative efficiency is 1.83 (within ± 0.05)".to_string(),
+            "PL's relative efficiency is 1.83 (to the paper's printed two decimals, ± 0.005: the efficiency is computed exactly, so only θ0's pair order can move it)".to_string(),
             close(pl.2.det_paper, 1.83),
             format!(
-                "{:.2} at θ0 in pair order; {:.2} with −1 on (1,2), (1,3), (1,4), (2,3), (3,4) — the paper's number depends on which pairs carry −1, which it does not say",
+                "{:.2} at θ0 in pair order; {:.2} at the searched ordering (not decided on) — the paper's number depends on which pairs carry −1, which it does not say",
                 pl.2.det_paper, pl.3.det_paper
             ),
         ),
         (
-            "The mixture's relative efficiency is 1.48 (within ± 0.05), in the paper's form".to_string(),
+            "The mixture's relative efficiency is 1.48, in the paper's form (± 0.005, as above)".to_string(),
             close(mix.2.det_paper, 1.48),
             format!(
-                "{:.2} at θ0 in pair order; {:.2} at the other ordering",
+                "{:.2} at θ0 in pair order; {:.2} at the searched ordering (not decided on)",
                 mix.2.det_paper, mix.3.det_paper
             ),
         ),
@@ -342,7 +409,10 @@ fn fig1_analysis(_e: &Experiment, _o: &Options, _r: &Results) -> Result<Section>
         markdown: md,
         json,
         svg: Some(svg),
-        claims,
+        claims: claims
+            .into_iter()
+            .map(|(s, b, e)| (s, Verdict::from(b), e))
+            .collect(),
     })
 }
 
@@ -469,7 +539,10 @@ fn fig2_analysis(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> 
         markdown: md,
         json,
         svg: Some(svg),
-        claims,
+        claims: claims
+            .into_iter()
+            .map(|(s, b, e)| (s, Verdict::from(b), e))
+            .collect(),
     })
 }
 
@@ -630,7 +703,10 @@ fn fig3_analysis(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> 
         markdown: md,
         json: serde_json::json!({ "points": pts.len(), "frontiers": json }),
         svg: Some(svg),
-        claims,
+        claims: claims
+            .into_iter()
+            .map(|(s, b, e)| (s, Verdict::from(b), e))
+            .collect(),
     })
 }
 

@@ -516,6 +516,9 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
         markdown: md,
         json: serde_json::Value::Object(json),
         svg: None,
-        claims,
+        claims: claims
+            .into_iter()
+            .map(|(s, b, e)| (s, Verdict::from(b), e))
+            .collect(),
     })
 }

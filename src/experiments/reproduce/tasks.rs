@@ -47,6 +47,9 @@ pub(super) fn write_items(items: &[Sequence], dst: &Path) -> Result<PathBuf> {
 
 pub(super) const POS_TEMPLATE: &str = include_str!("../../../assets/templates/pos.tpl");
 
+/// The current word alone (001-table1-ner's word-only rows).
+pub(super) const WORD_TEMPLATE: &str = include_str!("../../../assets/templates/word.tpl");
+
 pub(super) const HMM_TEMPLATE: &str = include_str!("../../../assets/templates/hmm.tpl");
 
 /// A template shipped with the program, written next to the experiment's data so its runs
