@@ -194,9 +194,9 @@ pub(super) fn consistency(o: &Options) -> Result<Experiment> {
 
 /// "BP is not consistent", decided on each m whose BP runs converged: at the largest n, BP's
 /// error against twice ML's on the same sample, paired t over the samples, p < 0.05. A BP run
-/// stopped by a failed line search or the iteration cap (loopy BP's gradient is inexact where
-/// BP does not converge) would mix a stalled optimiser into the Bethe bias: such an m is counted
-/// and left out.
+/// stopped by a failed line search or the iteration cap, or whose loopy BP did not converge in
+/// some evaluation (its gradient is then inexact), would mix a stalled optimiser into the Bethe
+/// bias: such an m is counted and left out.
 fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
     use crate::optim::lbfgs::StopReason;
     let g = move |m: usize, key: &str| format!("consistency/m{m}-n{n_hi}/{key}");
@@ -204,8 +204,8 @@ fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
         says: format!(
             "BP is not consistent: at n = {n_hi} its error is over twice ML's on the same sample \
              (the Bethe approximation's bias does not shrink with n; paired t over the samples, \
-             p < 0.05), on every m whose BP runs converged (runs that stopped otherwise are \
-             counted, not used)"
+             p < 0.05), on every m whose BP runs converged, loopy BP included (an m with a run \
+             that did not is counted, not used)"
         ),
         check: Box::new(move |r| {
             let mut verdicts = vec![];
@@ -215,6 +215,12 @@ fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
                 let stalled: Vec<String> = bp
                     .iter()
                     .filter_map(|(_, s)| match &s.stop_reason {
+                        // Loopy BP itself unconverged in some evaluation: its gradient was
+                        // not the Bethe objective's, whatever the optimiser's rule said.
+                        _ if s.bp_unconverged > 0 => Some(format!(
+                            "{} iterations, BP unconverged in {} evaluation(s)",
+                            s.iterations, s.bp_unconverged
+                        )),
                         Some(StopReason::Converged | StopReason::SmallGradient) => None,
                         other => Some(format!("{} iterations, {other:?}", s.iterations)),
                     })
