@@ -77,6 +77,9 @@ pub(super) fn fig1(_o: &Options) -> Result<Experiment> {
     })
 }
 
+/// An estimator's pieces on the drawn chain: (factors, free variables) each.
+type Pieces = Vec<(Vec<u32>, Vec<u32>)>;
+
 /// Where variable `v` (y_v) is drawn in a panel whose top is `top`.
 fn var_xy(v: u32, top: f64) -> (f64, f64) {
     (90.0 + 130.0 * v as f64, top + 60.0)
@@ -95,7 +98,7 @@ fn draw(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
         String::from("| estimator | pieces | NOTA terms | each piece |\n|---|---:|---:|---|\n");
     let mut json = vec![];
     // Each estimator's pieces (factors, free variables) and NOTA terms, for the claims.
-    let mut built: Vec<(&str, Vec<(Vec<u32>, Vec<u32>)>, usize)> = vec![];
+    let mut built: Vec<(&str, Pieces, usize)> = vec![];
     for (i, (name, title, says)) in DIAGRAMS.iter().enumerate() {
         let top = 40.0 + panel * i as f64;
         let est = EstimatorSpec::from_name(name)?;
@@ -219,10 +222,7 @@ fn draw(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
 
 /// 003 §2–3's descriptions of the objectives, checked on the pieces each estimator's terms
 /// form on the drawn chain (n labels y_1 … y_n, L labels each).
-fn fig1_claims(
-    built: &[(&str, Vec<(Vec<u32>, Vec<u32>)>, usize)],
-    inst: &Instance,
-) -> Vec<(String, Verdict, String)> {
+fn fig1_claims(built: &[(&str, Pieces, usize)], inst: &Instance) -> Vec<(String, Verdict, String)> {
     let n = inst.n_vars();
     let labels = inst.card.first().copied().unwrap_or(0) as usize;
     let get = |k: &str| built.iter().find(|b| b.0 == k);

@@ -194,9 +194,9 @@ pub(super) fn consistency(o: &Options) -> Result<Experiment> {
 
 /// "BP is not consistent", decided on each m whose BP runs converged: at the largest n, BP's
 /// error against twice ML's on the same sample, paired t over the samples, p < 0.05. A BP run
-/// stopped by a failed line search or the iteration cap, or whose loopy BP did not converge in
-/// some evaluation (its gradient is then inexact), would mix a stalled optimiser into the Bethe
-/// bias: such an m is counted and left out.
+/// stopped by a failed line search or the iteration cap, or whose loopy BP had not converged at
+/// its final weights (its gradient is then inexact), would mix a stalled optimiser into the
+/// Bethe bias: such an m is counted and left out.
 fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
     use crate::optim::lbfgs::StopReason;
     let g = move |m: usize, key: &str| format!("consistency/m{m}-n{n_hi}/{key}");
@@ -215,10 +215,10 @@ fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
                 let stalled: Vec<String> = bp
                     .iter()
                     .filter_map(|(_, s)| match &s.stop_reason {
-                        // Loopy BP itself unconverged in some evaluation: its gradient was
+                        // Loopy BP itself unconverged at the final weights: its gradient was
                         // not the Bethe objective's, whatever the optimiser's rule said.
                         _ if s.bp_unconverged > 0 => Some(format!(
-                            "{} iterations, BP unconverged in {} evaluation(s)",
+                            "{} iterations, loopy BP unconverged on {} of the training samples at its final weights",
                             s.iterations, s.bp_unconverged
                         )),
                         Some(StopReason::Converged | StopReason::SmallGradient) => None,
