@@ -260,23 +260,16 @@ fn fig1_claims(built: &[(&str, Pieces, usize)], inst: &Instance) -> Vec<(String,
             f == touching(v[0], last_only)
         })
     };
-    if let Some((_, p, _)) = get("memm") {
-        // A next-state piece holds the factors into y_t (y_{t−1} clamped), not the edge out.
-        let ok = one_var_each(p) && holds(p, true);
-        out.push((
-            "MEMM: \"t indicates a position (and also a piece)\", p̃(y_t | y_{t−1}, x_t) — one piece per label, holding the factors that end at it (003 §2)".to_string(),
-            ok.into(),
-            describe(p),
-        ));
-    }
-    if let Some((_, p, _)) = get("pl") {
-        // Conditioned on all its neighbours: a label's piece holds every factor it is in.
-        let ok = one_var_each(p) && holds(p, false);
-        out.push((
-            "Pseudo-likelihood: \"predicting each target variable conditioned on all its neighbors\" — one piece per label, holding every factor the label is in (003 §2)".to_string(),
-            ok.into(),
-            describe(p),
-        ));
+    // One piece per label. MEMM: the factors into y_t (y_{t−1} clamped), not the edge out;
+    // pseudo-likelihood, conditioned on all its neighbours: every factor the label is in.
+    for (key, last_only, says) in [
+        ("memm", true, "MEMM: \"t indicates a position (and also a piece)\", p̃(y_t | y_{t−1}, x_t) — one piece per label, holding the factors that end at it (003 §2)"),
+        ("pl", false, "Pseudo-likelihood: \"predicting each target variable conditioned on all its neighbors\" — one piece per label, holding every factor the label is in (003 §2)"),
+    ] {
+        if let Some((_, p, _)) = get(key) {
+            let ok = one_var_each(p) && holds(p, last_only);
+            out.push((says.to_string(), ok.into(), describe(p)));
+        }
     }
     if let Some((_, p, _)) = get("ml") {
         let ok = p.len() == 1 && p[0].1.len() == n && p[0].0.len() == inst.factors.len();
