@@ -59,7 +59,7 @@ enum Command {
     /// NAME.json, NAME.svg) with our numbers beside the paper's and its claims decided:
     /// 000-table4 … 000-table9, 000-fig3, 000-fig4, 001-table1-ner/pos, 001-table2,
     /// 002-table1 … 002-table3, 003-fig1, 004-fig1 … 004-fig3, 004-consistency, 004-crf,
-    /// 004-boltzmann-chain (`--list` names them, with a line each). Runs go to OUT/runs/TASK/ESTIMATOR/REP and are
+    /// 004-boltzmann-chain, 004-fig21 (`--list` names them, with a line each). Runs go to OUT/runs/TASK/ESTIMATOR/REP and are
     /// reused when started again with the same OUT; `--plan` writes them as command lines for
     /// a cluster instead.
     Reproduce(ReproduceArgs),

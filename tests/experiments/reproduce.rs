@@ -50,7 +50,7 @@ fn every_experiment_runs_quick_and_reports() {
         .filter(|e| matches!(e.build, Build::Runs(_)))
         .map(|e| e.name)
         .collect();
-    assert_eq!(names.len(), 20);
+    assert_eq!(names.len(), 21);
     for name in &names {
         let e = reproduce::experiment(name, &o).unwrap();
         let mut reused = 0;
@@ -120,6 +120,7 @@ fn every_experiment_runs_quick_and_reports() {
                 "004-consistency",
                 "004-crf",
                 "004-boltzmann-chain",
+                "004-fig21",
                 "004-fig1",
                 "004-fig2",
                 "004-fig3"

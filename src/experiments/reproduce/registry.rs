@@ -137,6 +137,11 @@ pub static EXPERIMENTS: &[Entry] = &[
         build: Build::Runs(|o| scl_text::experiment(o, scl_text::Model::BoltzmannChain)),
     },
     Entry {
+        name: "004-fig21",
+        line: "the optimal σ² as a function of λ for the CRF's PL1/FL and PL1/PL2 (β heuristic, repeated samples)",
+        build: Build::Runs(scl_text::fig21),
+    },
+    Entry {
         name: "001-table2",
         line: "parsing the WSJ sample: GENERATIVE, MECFG, PT-CFG and the global CRF-CFG",
         build: Build::InProcess {
