@@ -416,6 +416,34 @@ pub fn t_two_sided(t: f64, df: f64) -> f64 {
     incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 }
 
+/// The two-sided 95 % point of Student's t with `df` degrees of freedom (bisection on
+/// [`t_two_sided`]).
+pub fn t975(df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1000.0);
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if t_two_sided(mid, df) > 0.05 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The mean of `xs` and its 95 % interval by Student's t (folds, splits, samples); `None`
+/// below two values.
+pub fn mean_interval95(xs: &[f64]) -> Option<(f64, f64, f64)> {
+    let n = xs.len();
+    if n < 2 {
+        return None;
+    }
+    let m = xs.iter().sum::<f64>() / n as f64;
+    let sd = (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64).sqrt();
+    let h = t975((n - 1) as f64) * sd / (n as f64).sqrt();
+    Some((m, m - h, m + h))
+}
+
 /// The paired t-test on per-sequence error counts of A and B.
 pub fn paired_t(a: &[f64], b: &[f64]) -> PairedT {
     let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
@@ -458,6 +486,26 @@ pub fn compare(a_name: &str, a: &[u32], b_name: &str, b: &[u32]) -> PairTest {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn t975_matches_the_tables() {
+        // Student's t, two-sided 5 %: df 1 12.706, 4 2.776, 30 2.042.
+        for (df, t) in [(1.0, 12.706), (4.0, 2.776), (30.0, 2.042)] {
+            assert!(
+                (super::t975(df) - t).abs() < 1e-3,
+                "df {df}: {}",
+                super::t975(df)
+            );
+        }
+        let (m, lo, hi) = super::mean_interval95(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
+        // sd = 1.5811, se = 0.7071, half-width 2.776 × 0.7071 = 1.963.
+        assert!(
+            (m - 3.0).abs() < 1e-12
+                && (hi - m - 1.9632).abs() < 1e-3
+                && (m - lo - 1.9632).abs() < 1e-3
+        );
+        assert!(super::mean_interval95(&[1.0]).is_none());
+    }
+
     use super::*;
 
     /// The reading says when McNemar on tokens and the t-test over sequences disagree at

@@ -663,6 +663,46 @@ fn claims(rows: &[Row]) -> Vec<String> {
     out
 }
 
+/// The paper's two comparisons decided over the cross-validation folds (each fold's F1,
+/// paired by fold): "above" by the paired t-test, p < 0.05; "close" when the difference's 95 %
+/// interval lies above −1 F1, refuted when it lies below.
+fn fold_claims(folds: &[(String, Stat, Stat, Stat)]) -> Vec<String> {
+    use super::Verdict;
+    use crate::eval::significance::{mean_interval95, paired_t, show_p};
+    let f1 = |name: &str| folds.iter().find(|x| x.0 == name).map(|x| &x.3.values);
+    let mut out = vec![];
+    if let (Some(g), Some(m)) = (f1("GENERATIVE"), f1("MECFG")) {
+        let d: Vec<f64> = m.iter().zip(g).map(|(a, b)| a - b).collect();
+        if let Some((mean, lo, hi)) = mean_interval95(&d) {
+            let verdict = if lo > -1.0 {
+                Verdict::Holds
+            } else if hi < -1.0 {
+                Verdict::DoesNotHold
+            } else {
+                Verdict::NotSignificant
+            };
+            out.push(format!(
+                "MECFG close to GENERATIVE (paper: −0.35 F1; holds when the difference's 95 % interval over the folds lies above −1 F1): {mean:+.2} F1, interval [{lo:+.2}, {hi:+.2}] over {} folds — {}.",
+                d.len(),
+                verdict.words()
+            ));
+        }
+    }
+    if let (Some(m), Some(n)) = (f1("MECFG"), f1("PT-CFG")) {
+        let t = paired_t(n, m);
+        if t.df > 0 {
+            out.push(format!(
+                "PT-CFG above MECFG (paper: +0.4 F1; paired t over the folds, p < 0.05): {:+.2} F1, p = {} over {} folds — {}.",
+                t.mean_difference,
+                show_p(t.p),
+                t.df + 1,
+                Verdict::paired(t.mean_difference > 0.0, t.p, 0.05).words()
+            ));
+        }
+    }
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
 fn markdown(
     o: &Options,
@@ -799,6 +839,14 @@ fn markdown(
             );
         }
         m.push('\n');
+        let claims = fold_claims(folds);
+        if !claims.is_empty() {
+            let _ = writeln!(m, "Claims over the folds:\n");
+            for c in claims {
+                let _ = writeln!(m, "- {c}");
+            }
+            m.push('\n');
+        }
     }
     let _ = writeln!(m, "Machine: {}; commit {}.", machine(), COMMIT);
     m

@@ -388,30 +388,9 @@ fn paired(a: &Folds, b: &Folds) -> (Vec<f64>, Vec<f64>) {
     a.iter().filter_map(|(k, x)| Some((*x, *b.get(k)?))).unzip()
 }
 
-/// The two-sided 97.5 % point of Student's t with `df` degrees of freedom.
-fn t975(df: f64) -> f64 {
-    let (mut lo, mut hi) = (0.0, 1000.0);
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if significance::t_two_sided(mid, df) > 0.05 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
-}
-
-/// The mean of `xs` and its 95 % interval (Student's t over the folds); `None` below 2 values.
+/// The mean of `xs` and its 95 % interval over the folds.
 fn interval(xs: &[f64]) -> Option<(f64, f64, f64)> {
-    let n = xs.len();
-    let m = mean(xs.iter().copied())?;
-    if n < 2 {
-        return None;
-    }
-    let sd = (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64).sqrt();
-    let h = t975((n - 1) as f64) * sd / (n as f64).sqrt();
-    Some((m, m - h, m + h))
+    significance::mean_interval95(xs)
 }
 
 /// One-sided sign test: the chance of at least `wins` of `wins + losses` untied folds going the
