@@ -416,6 +416,15 @@ pub fn t_two_sided(t: f64, df: f64) -> f64 {
     incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
 }
 
+/// The one-sided sign test: the chance of at least `wins` of `wins + losses` untied pairs going
+/// the claimed way if either way were equally likely (ties dropped).
+pub fn sign_test(wins: usize, losses: usize) -> f64 {
+    let n = wins + losses;
+    let choose =
+        |n: usize, k: usize| (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64);
+    (wins..=n).map(|k| choose(n, k)).sum::<f64>() / 2f64.powi(n as i32)
+}
+
 /// The two-sided 95 % point of Student's t with `df` degrees of freedom (bisection on
 /// [`t_two_sided`]).
 pub fn t975(df: f64) -> f64 {
@@ -504,6 +513,15 @@ mod tests {
                 && (m - lo - 1.9632).abs() < 1e-3
         );
         assert!(super::mean_interval95(&[1.0]).is_none());
+    }
+
+    #[test]
+    fn sign_test_counts_the_binomial_tail() {
+        // 5 of 5: 1/32; 4 of 5: 6/32; 0 of 3: every outcome is at least as many.
+        assert!((super::sign_test(5, 0) - 1.0 / 32.0).abs() < 1e-15);
+        assert!((super::sign_test(4, 1) - 6.0 / 32.0).abs() < 1e-15);
+        assert!((super::sign_test(0, 3) - 1.0).abs() < 1e-15);
+        assert_eq!(super::sign_test(0, 0), 1.0);
     }
 
     use super::*;

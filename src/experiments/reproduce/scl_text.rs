@@ -393,14 +393,6 @@ fn interval(xs: &[f64]) -> Option<(f64, f64, f64)> {
     significance::mean_interval95(xs)
 }
 
-/// One-sided sign test: the chance of at least `wins` of `wins + losses` untied folds going the
-/// claimed way if either way were equally likely.
-fn sign_test(wins: usize, losses: usize) -> f64 {
-    let n = wins + losses;
-    let choose = |n: usize, k: usize| (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64);
-    (wins..=n).map(|k| choose(n, k)).sum::<f64>() / 2f64.powi(n as i32)
-}
-
 /// A paired t-test of `a` against `b` over their common folds: (mean a − b, p, folds).
 fn paired_t(a: &Folds, b: &Folds) -> Option<(f64, f64, usize)> {
     let (x, y) = paired(a, b);
@@ -827,7 +819,7 @@ fn above(a: &BTreeMap<usize, f64>, b: &BTreeMap<usize, f64>) -> (usize, usize, f
     let (x, y) = paired(a, b);
     let up = x.iter().zip(&y).filter(|(p, q)| p > q).count();
     let down = x.iter().zip(&y).filter(|(p, q)| p < q).count();
-    (up, down, sign_test(up, down))
+    (up, down, significance::sign_test(up, down))
 }
 
 fn fig21_analysis(_e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
