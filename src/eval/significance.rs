@@ -420,8 +420,7 @@ pub fn t_two_sided(t: f64, df: f64) -> f64 {
 /// the claimed way if either way were equally likely (ties dropped).
 pub fn sign_test(wins: usize, losses: usize) -> f64 {
     let n = wins + losses;
-    let choose =
-        |n: usize, k: usize| (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64);
+    let choose = |n: usize, k: usize| (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64);
     (wins..=n).map(|k| choose(n, k)).sum::<f64>() / 2f64.powi(n as i32)
 }
 
