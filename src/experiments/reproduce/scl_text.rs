@@ -385,18 +385,12 @@ fn train_nll(s: &Summary) -> Option<f64> {
 }
 
 fn mean(xs: impl IntoIterator<Item = f64>) -> Option<f64> {
-    let v: Vec<f64> = xs.into_iter().collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    Stat::of(xs.into_iter().collect()).map(|s| s.mean)
 }
 
 /// The values of `a` and `b` at the folds both have, paired.
 fn paired(a: &Folds, b: &Folds) -> (Vec<f64>, Vec<f64>) {
     a.iter().filter_map(|(k, x)| Some((*x, *b.get(k)?))).unzip()
-}
-
-/// The mean of `xs` and its 95 % interval over the folds.
-fn interval(xs: &[f64]) -> Option<(f64, f64, f64)> {
-    significance::mean_interval95(xs)
 }
 
 /// A paired t-test of `a` against `b` over their common folds: (mean a − b, p, folds).
@@ -661,7 +655,7 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
             ),
             // "Meets": PL1/PL2 no more than 5 % above PL1/FL, on the 95 % interval.
             Model::Crf => (
-                match interval(&rel) {
+                match significance::mean_interval95(&rel) {
                     Some((_, _, hi)) if hi < 0.05 => Verdict::Holds,
                     Some((_, lo, _)) if lo > 0.05 => Verdict::DoesNotHold,
                     Some(_) => Verdict::NotSignificant,
@@ -679,7 +673,7 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
             format!(
                 "PL1/PL2 {b2:.2} (`{g2}`), PL1/FL {bf:.2} (`{gf}`); difference {}{}",
                 t.map_or("—".into(), |(d, p, n)| format!("{d:+.2}, p = {} over {n} folds", significance::show_p(p))),
-                interval(&rel).map_or(String::new(), |(m, lo, hi)| format!(", relative {:+.1} % [{:+.1}, {:+.1}]", 100.0 * m, 100.0 * lo, 100.0 * hi))
+                significance::mean_interval95(&rel).map_or(String::new(), |(m, lo, hi)| format!(", relative {:+.1} % [{:+.1}, {:+.1}]", 100.0 * m, 100.0 * lo, 100.0 * hi))
             ),
         ));
         // The level: 004 writes "about 190" and "about 5.5"; read as ± one unit of the last
@@ -695,7 +689,7 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
             Model::Crf => 0.1,
         };
         let v: Vec<f64> = bfolds.values().copied().collect();
-        let verdict = match interval(&v) {
+        let verdict = match significance::mean_interval95(&v) {
             Some((_, lo, hi)) if lo >= p - tol && hi <= p + tol => Verdict::Holds,
             Some((_, lo, hi)) if hi < p - tol || lo > p + tol => Verdict::DoesNotHold,
             _ => Verdict::NotDecided,
@@ -703,7 +697,7 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
         claims.push((
             format!("the best achievable test NLL is about {p} per sentence (004 {} caption); \"about\" read as ± {tol} (one unit of the paper's last digit): holds when the 95 % interval over the folds lies inside {}–{}, does not hold when it lies outside", if model == Model::Crf { "Fig. 15" } else { "Fig. 9" }, p - tol, p + tol),
             verdict,
-            format!("ours {bv:.2} (`{bg}`){}", interval(&v).map_or(String::new(), |(_, lo, hi)| format!(", 95 % interval [{lo:.2}, {hi:.2}]"))),
+            format!("ours {bv:.2} (`{bg}`){}", significance::mean_interval95(&v).map_or(String::new(), |(_, lo, hi)| format!(", 95 % interval [{lo:.2}, {hi:.2}]"))),
         ));
         json.insert(
             "best_test".into(),
@@ -866,7 +860,7 @@ fn fig21_analysis(_e: &Experiment, o: &Options, r: &Results) -> Result<Section> 
             let s: Vec<f64> = o.values().map(|(i, _)| s2s[*i]).collect();
             let t: Vec<f64> = o.values().map(|(_, t)| *t).collect();
             let m = median(s.clone());
-            let (tm, sd) = match interval(&t) {
+            let (tm, sd) = match significance::mean_interval95(&t) {
                 Some((m, lo, _)) => (m, Some(m - lo)),
                 None => (mean(t.iter().copied()).unwrap_or(f64::NAN), None),
             };
