@@ -57,6 +57,22 @@ pub enum Factorisation {
     /// a NOTA term or an edge piece has weights to act on). A different, larger model than
     /// `split`/`edge`; use `--features observed` to keep only the pairs seen in training.
     EdgePair,
+    /// As `split`, but each position's state features are cut into one factor per feature
+    /// bag — the features of one family, the name up to its first `=` or `:` (a CRF++ template
+    /// line `U00:…`, the `ner` table's `W=…`, `SHAPE=…`, every window offset of a family in
+    /// one bag; the bias `*` a bag of its own). The same weights and distribution as `split`;
+    /// piecewise then trains each bag's classifier p̃(y_t | x_bag) on its own (003 Fig. 2's
+    /// "features bagged").
+    Bagged,
+    /// As `split`, with every active state feature its own factor over y_t: piecewise trains
+    /// one classifier per feature (003 Fig. 2's "independently-trained, à la naive Bayes").
+    PerFeature,
+}
+
+/// The bag of state feature `name` under [`Factorisation::Bagged`]: its family, the name up
+/// to the first `=` or `:` (the whole name when it has neither).
+pub fn feature_bag(name: &str) -> &str {
+    name.find(['=', ':']).map_or(name, |i| &name[..i])
 }
 
 /// Where a chain's state features come from, besides CRFsuite attributes in the data.
@@ -646,7 +662,7 @@ fn chain_model(c: &Counted, gold: &[Vec<u32>], l: usize, options: &ChainOptions)
     model.add_full_template("state", vec![l], c.state.len(), state_layout)?;
     model.add_full_template("transition", vec![l, l], c.trans.len(), trans_layout)?;
     match options.factorisation {
-        Factorisation::Split => {}
+        Factorisation::Split | Factorisation::Bagged | Factorisation::PerFeature => {}
         Factorisation::Edge => {
             let map = (0..l * l).map(|e| (e % l) as u32).collect();
             model.add_tied_template("edge-state", vec![l, l], map, STATE)?;
@@ -865,6 +881,38 @@ impl ChainCrf {
                         b.add_factor(TRANSITION, &[a, c], &tobs)?;
                     }
                 }
+                (Factorisation::Bagged, _) => {
+                    // One state factor per bag, the bags in name order (deterministic).
+                    let dict = &self.state_features;
+                    obs.sort_by(|x, y| {
+                        feature_bag(&dict.names[x.0 as usize])
+                            .cmp(feature_bag(&dict.names[y.0 as usize]))
+                            .then(x.0.cmp(&y.0))
+                    });
+                    if obs.is_empty() {
+                        b.add_factor(STATE, &[c], &obs)?;
+                    }
+                    for bag in obs.chunk_by(|x, y| {
+                        feature_bag(&dict.names[x.0 as usize])
+                            == feature_bag(&dict.names[y.0 as usize])
+                    }) {
+                        b.add_factor(STATE, &[c], bag)?;
+                    }
+                    if t > 0 {
+                        b.add_factor(TRANSITION, &[a, c], &tobs)?;
+                    }
+                }
+                (Factorisation::PerFeature, _) => {
+                    if obs.is_empty() {
+                        b.add_factor(STATE, &[c], &obs)?;
+                    }
+                    for o in &obs {
+                        b.add_factor(STATE, &[c], std::slice::from_ref(o))?;
+                    }
+                    if t > 0 {
+                        b.add_factor(TRANSITION, &[a, c], &tobs)?;
+                    }
+                }
                 (Factorisation::Edge, _) => {
                     b.add_factor_parts(&[a, c], &[(EDGE_STATE, &obs), (TRANSITION, &tobs)])?;
                 }
@@ -1038,6 +1086,19 @@ impl Family for ChainCrf {
     fn feature_name(&self, t: usize, k: usize) -> String {
         self.features(t).names[k].clone()
     }
+    /// Per template; with the `bagged` and `per-feature` factorisations the state weights are
+    /// split by feature bag too (the pieces' subsets, 003 Fig. 2).
+    fn parameter_subsets(&self) -> super::family::ParameterSubsets {
+        let mut s = super::family::ParameterSubsets::per_template(&self.model);
+        if matches!(
+            self.options.factorisation,
+            Factorisation::Bagged | Factorisation::PerFeature
+        ) {
+            let names = &self.state_features.names;
+            s.split_template(&self.model, STATE, |k| feature_bag(&names[k]).to_string());
+        }
+        s
+    }
     fn feature_index(&self, t: usize, name: &str) -> Option<usize> {
         self.features(t).get(name).map(|k| k as usize)
     }
@@ -1082,7 +1143,7 @@ impl Family for ChainCrf {
             full("transition", vec![l, l], nt),
         ];
         match self.options.factorisation {
-            Factorisation::Split => {}
+            Factorisation::Split | Factorisation::Bagged | Factorisation::PerFeature => {}
             Factorisation::Edge => x.push(Expected {
                 tied_to: Some(STATE),
                 ..full("edge-state", vec![l, l], ns)

@@ -93,6 +93,13 @@ pub trait Family: Send + Sync + std::fmt::Debug {
         None
     }
 
+    /// 003 §3's parameter subsets s, each calibrated by its own factor α_s in two-stage
+    /// training: their names and each weight's subset. By default one per template that owns
+    /// weights (a tied template reads another's).
+    fn parameter_subsets(&self) -> ParameterSubsets {
+        ParameterSubsets::per_template(self.model())
+    }
+
     /// An assignment's labels per token of the item (default: every variable's label).
     fn token_labels(&self, inst: &Instance, y: &[u32]) -> Vec<String> {
         y.iter()
@@ -331,4 +338,62 @@ pub fn read_weights(family: &dyn Family, text: &str, file: &str) -> Result<Vec<f
         }
     }
     Ok(theta)
+}
+
+/// A partition of θ into named subsets (003 §3's α_s Λ_s).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParameterSubsets {
+    pub names: Vec<String>,
+    /// The subset of each weight, by index into `names`.
+    pub of: Vec<u32>,
+}
+
+impl ParameterSubsets {
+    /// One subset per template that owns weights.
+    pub fn per_template(model: &Model) -> ParameterSubsets {
+        let mut out = ParameterSubsets {
+            names: vec![],
+            of: vec![0; model.n_params],
+        };
+        for t in model.templates.iter().filter(|t| t.tied_to.is_none()) {
+            let n = t.n_params();
+            if n == 0 {
+                continue;
+            }
+            let id = out.names.len() as u32;
+            out.names.push(t.name.clone());
+            out.of[t.offset..t.offset + n].fill(id);
+        }
+        out
+    }
+
+    /// Splits template `t`'s weights by feature: feature k's weights go to subset
+    /// `name(k)` (subsets named after the template and that name, in order of first use).
+    pub fn split_template(&mut self, model: &Model, t: usize, name: impl Fn(usize) -> String) {
+        let tpl = &model.templates[t];
+        let Some(base) = self.names.iter().position(|n| *n == tpl.name) else {
+            return;
+        };
+        let mut ids: std::collections::HashMap<String, u32> = Default::default();
+        for k in 0..tpl.n_features {
+            let (a, b) = tpl.row_range(k);
+            if a == b {
+                continue;
+            }
+            let key = format!("{}:{}", tpl.name, name(k));
+            let next = self.names.len() as u32;
+            let id = *ids.entry(key.clone()).or_insert_with(|| {
+                self.names.push(key);
+                next
+            });
+            self.of[tpl.offset + a as usize..tpl.offset + b as usize].fill(id);
+        }
+        // The whole template's subset is empty now: drop it and renumber.
+        self.names.remove(base);
+        for s in &mut self.of {
+            if *s > base as u32 {
+                *s -= 1;
+            }
+        }
+    }
 }

@@ -200,9 +200,12 @@ fn train(
         )));
     }
     let cancelled = result.reason == StopReason::Cancelled;
+    let mut result = result;
     if !cancelled {
         for step in schedule::post_steps(spec) {
-            step.apply(&mut cx, &result.theta)?;
+            if let Some(theta) = step.apply(&mut cx, &result.theta)? {
+                result.theta = theta;
+            }
         }
     }
     let Context {

@@ -166,9 +166,9 @@ fn train_run(
     let setup = Instant::now();
     let pool = thread_pool(spec.threads)?;
     let est = estimator_for(&spec.estimator, o)?;
-    if spec.init_from.is_some() || spec.per_state_scaling {
+    if spec.init_from.is_some() || spec.per_state_scaling || spec.subset_scaling {
         return Err(Error::invalid(
-            "grammar runs start from zero weights and have no per-state scales",
+            "grammar runs start from zero weights and have no per-state or per-subset scales",
         ));
     }
     let (data, test) = pool.install(|| -> Result<_> {

@@ -353,7 +353,10 @@ pub static FACTORISATION: Knob = Knob {
     label: "factorisation",
     help: "How the chain is cut into factors: split (state + transition), edge (one factor per \
            edge carrying the next label's state features, 000 Fig. 1) or edge-pair (the state \
-           features weighted per label pair: every source state has its own weights)",
+           features weighted per label pair: every source state has its own weights); bagged and \
+           per-feature cut split's state factor into one factor per feature family or per \
+           feature (the same model; piecewise then trains each bag's classifier alone, 003 \
+           Fig. 2)",
     kind: Kind::Choice(choices::<Factorisation>),
     default: "split",
     applies: Applies::Families(CHAINS),

@@ -50,6 +50,11 @@ pub struct RunSpec {
     /// with the weights fixed (001 §3; `scaling.json`); test-time decoding then uses them.
     #[serde(default)]
     pub per_state_scaling: bool,
+    /// After training, fit one multiplicative factor per parameter subset (003 §3: each
+    /// template, a chain's state weights also by feature bag) by global likelihood with the
+    /// weights fixed, and keep the calibrated weights (`subset-scaling.json`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub subset_scaling: bool,
     /// Start from the weights of a finished run: templates, features and labels with the same
     /// names are copied, the rest start at 0 — BP training of a skip-chain from a trained
     /// linear chain (000 §5.1.3: from uniform weights it was slower and worse).
@@ -77,6 +82,7 @@ impl Default for RunSpec {
             train_sample: None,
             eval_train: false,
             per_state_scaling: false,
+            subset_scaling: false,
             init_from: None,
         }
     }
@@ -179,6 +185,18 @@ pub static PER_STATE_SCALING: Knob = Knob {
     kind: Kind::Flag,
     default: "false",
     applies: Applies::Families(&["chain"]),
+};
+pub static SUBSET_SCALING: Knob = Knob {
+    row: "Decoding",
+    name: "subset-scaling",
+    label: "per-subset scaling",
+    help: "After training, fit one multiplicative factor per parameter subset (each template; \
+           a bagged chain's state weights per feature bag) by global likelihood with the \
+           weights fixed, and keep the calibrated weights (003 §3, the two-stage training of \
+           Fig. 2)",
+    kind: Kind::Flag,
+    default: "false",
+    applies: Applies::Always,
 };
 pub static C2: Knob = Knob {
     row: "Prior",
@@ -309,6 +327,7 @@ pub static RUN_KNOBS: &[&Knob] = &[
     &NAME,
     &DECODE,
     &PER_STATE_SCALING,
+    &SUBSET_SCALING,
     &C2,
     &SIGMA2,
     &MAX_ITER,
@@ -368,6 +387,7 @@ impl RunSpec {
             train_sample: s.opt(&TRAIN_SAMPLE)?,
             eval_train: s.flag(&EVAL_TRAIN),
             per_state_scaling: s.flag(&PER_STATE_SCALING),
+            subset_scaling: s.flag(&SUBSET_SCALING),
             init_from: s.path(&INIT_FROM),
         })
     }
@@ -393,6 +413,7 @@ impl RunSpec {
         );
         set_unless_default(&mut s, &DECODE, choice_name(&self.decode));
         set_unless_default(&mut s, &PER_STATE_SCALING, self.per_state_scaling);
+        set_unless_default(&mut s, &SUBSET_SCALING, self.subset_scaling);
         set_unless_default(&mut s, &MAX_ITER, self.optimiser.max_iter);
         set_unless_default(&mut s, &DELTA, self.optimiser.delta);
         set_unless_default(&mut s, &PERIOD, self.optimiser.period);

@@ -40,6 +40,8 @@ pub struct Record(&'static str);
 impl Record {
     /// The per-state scales (001 §3) of a run trained with them.
     pub const SCALING: Record = Record("scaling.json");
+    /// The per-subset scales (003 §3) of a run calibrated with them.
+    pub const SUBSET_SCALING: Record = Record("subset-scaling.json");
     /// CAMEL's fits, δ and g per training item.
     pub const CAMEL: Record = Record("camel.json");
     /// The grammar's model file: the options and the training trees it is read off again.
@@ -54,6 +56,7 @@ pub const RUN_FILES: &[&str] = &[
     MODEL,
     WEIGHTS,
     Record::SCALING.0,
+    Record::SUBSET_SCALING.0,
     Record::CAMEL.0,
     Record::GRAMMAR.0,
     CHECKPOINT,

@@ -108,6 +108,10 @@ pub struct RunSummary {
     /// The per-state scales, when the spec asks for them (`scaling.json` has the details).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_state_scales: Option<Vec<f64>>,
+    /// Phase 2 of a two-stage run, when the spec asks for per-subset scales
+    /// (`subset-scaling.json` names the subsets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subset_scaling: Option<Calibration>,
     /// Training instances whose loopy BP had not converged at the final weights.
     #[serde(default)]
     pub bp_unconverged: u64,
@@ -143,4 +147,13 @@ pub struct BetaRound {
     pub beta: Vec<f64>,
     pub j: f64,
     pub iterations: usize,
+}
+
+/// A two-stage run's second phase (003 §3): the per-subset scales, and what fitting them took
+/// (its time is inside `train_seconds`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Calibration {
+    pub alpha: Vec<f64>,
+    pub iterations: usize,
+    pub seconds: f64,
 }

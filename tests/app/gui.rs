@@ -461,6 +461,7 @@ fn compare_plots_and_exports_boltzmann_consistency() {
                 train_sample: None,
                 eval_train: false,
                 per_state_scaling: false,
+                subset_scaling: false,
                 init_from: None,
             };
             let dir = ws.path().join(format!("runs/{id:03}-{est}"));
@@ -567,6 +568,7 @@ fn frontier_pane_shows_a_sweep_and_its_pareto_points() {
             train_sample: None,
             eval_train: false,
             per_state_scaling: false,
+            subset_scaling: false,
             init_from: None,
         },
         low: ComponentFamily::Pseudo(1),

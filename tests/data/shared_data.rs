@@ -138,6 +138,7 @@ fn dutch_ner_trains_memm_and_crf_pt_with_the_ner_features() {
         train_sample: None,
         eval_train: false,
         per_state_scaling: scaling,
+        subset_scaling: false,
         init_from: None,
     };
     let nota = EstimatorSpec::Nota {

@@ -323,6 +323,7 @@ fn resampling_redraws_z_and_the_curve_counts_on() {
         train_sample: None,
         eval_train: false,
         per_state_scaling: false,
+        subset_scaling: false,
         init_from: None,
     };
     let out = dir.path().join("run");

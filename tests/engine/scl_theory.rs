@@ -339,6 +339,7 @@ fn the_beta_heuristic_moves_weight_where_the_exact_variance_is_smallest() {
         train_sample: None,
         eval_train: false,
         per_state_scaling: false,
+        subset_scaling: false,
         init_from: None,
     };
     let s = execute(

@@ -50,7 +50,7 @@ fn every_experiment_runs_quick_and_reports() {
         .filter(|e| matches!(e.build, Build::Runs(_)))
         .map(|e| e.name)
         .collect();
-    assert_eq!(names.len(), 21);
+    assert_eq!(names.len(), 22);
     for name in &names {
         let e = reproduce::experiment(name, &o).unwrap();
         let mut reused = 0;
@@ -117,6 +117,7 @@ fn every_experiment_runs_quick_and_reports() {
                 "000-fig3",
                 "000-fig4",
                 "003-fig1",
+                "003-fig2",
                 "004-consistency",
                 "004-crf",
                 "004-boltzmann-chain",
@@ -253,6 +254,29 @@ fn every_experiment_runs_quick_and_reports() {
             // PL's pieces hold both neighbouring factors of an inner label, the MEMM's one.
             let nf = |e: &str, k: usize| by(e)["factors"][k].as_array().unwrap().len();
             assert_eq!((nf("pl", 1), nf("memm", 1)), (2, 1));
+        }
+        if *name == "003-fig2" {
+            // Every claim about the drawn pieces holds (they are the code's own terms), and the
+            // bagged classifier's factors each read one family: the bias, U00, and U01's two.
+            for c in json["claims"].as_array().unwrap() {
+                let says = c["says"].as_str().unwrap();
+                if says.starts_with("Phase 1,")
+                    || says.starts_with("Phase 2,")
+                    || says.starts_with("Testing")
+                    || says.contains("Fig. 2 right")
+                {
+                    assert_eq!(c["verdict"], "holds", "{says}: {}", c["evidence"]);
+                }
+            }
+            let d = json["analysis"]["data"].as_array().unwrap();
+            let bagged = d
+                .iter()
+                .find(|x| x["panel"] == "Trained with features bagged")
+                .unwrap();
+            assert_eq!(
+                bagged["factor_features"],
+                serde_json::json!([["*"], ["U00:He"], ["U01:PRP", "U01:He/PRP"]])
+            );
         }
         let svg = std::fs::read_to_string(dir.path().join(format!("{name}.svg"))).unwrap();
         assert!(

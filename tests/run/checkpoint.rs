@@ -34,6 +34,7 @@ fn spec(estimator: EstimatorSpec) -> RunSpec {
         train_sample: None,
         eval_train: false,
         per_state_scaling: false,
+        subset_scaling: false,
         init_from: None,
     }
 }

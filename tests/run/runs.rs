@@ -28,6 +28,7 @@ fn spec() -> RunSpec {
         train_sample: None,
         eval_train: false,
         per_state_scaling: false,
+        subset_scaling: false,
         init_from: None,
     }
 }

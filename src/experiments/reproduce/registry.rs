@@ -92,6 +92,11 @@ pub static EXPERIMENTS: &[Entry] = &[
         build: Build::Runs(diagrams::fig1),
     },
     Entry {
+        name: "003-fig2",
+        line: "two-stage training (piecewise, then per-subset scales) and feature-bagged classifiers, named entities",
+        build: Build::Runs(diagrams::fig2),
+    },
+    Entry {
         name: "004-fig1",
         line: "three SCL policies on a 5-node Boltzmann machine: FLOPs and relative efficiency",
         build: Build::Runs(scl::fig1),

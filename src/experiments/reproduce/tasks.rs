@@ -89,6 +89,7 @@ pub(super) fn base_spec(o: &Options, train: PathBuf, test: PathBuf, model: Model
         train_sample: None,
         eval_train: false,
         per_state_scaling: false,
+        subset_scaling: false,
         init_from: None,
     }
 }

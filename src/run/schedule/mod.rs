@@ -21,7 +21,7 @@ mod scl;
 pub use camel::Camel;
 pub use nota::Nota;
 pub use plain::Plain;
-pub use scaling::PerStateScaling;
+pub use scaling::{PerStateScaling, SubsetScaling};
 pub use scl::{Scl, MAX_BETA_ROUNDS};
 
 pub use super::curve::Curve;
@@ -52,7 +52,8 @@ pub trait Schedule {
 
 /// A step after the fit that refines the model with θ fixed (and may change how it decodes).
 pub trait PostStep {
-    fn apply(&self, cx: &mut Context, theta: &[f64]) -> Result<()>;
+    /// Refines the model with `theta` fixed; returns the weights that replace it, if any.
+    fn apply(&self, cx: &mut Context, theta: &[f64]) -> Result<Option<Vec<f64>>>;
 }
 
 /// The schedule a spec's estimator trains with.
@@ -80,6 +81,9 @@ pub fn post_steps(spec: &RunSpec) -> Vec<Box<dyn PostStep>> {
     let mut steps: Vec<Box<dyn PostStep>> = vec![];
     if spec.per_state_scaling {
         steps.push(Box::new(PerStateScaling));
+    }
+    if spec.subset_scaling {
+        steps.push(Box::new(SubsetScaling));
     }
     steps
 }
