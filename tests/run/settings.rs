@@ -73,6 +73,11 @@ fn run_specs_survive_the_trip_to_knob_values_and_back() {
             ("per-state-scaling", "true"),
         ],
         &[
+            ("estimator", "pw"),
+            ("factorisation", "bagged"),
+            ("subset-scaling", "true"),
+        ],
+        &[
             ("estimator", "nota"),
             ("nota", "sampled"),
             ("nota-fraction", "0.25"),
