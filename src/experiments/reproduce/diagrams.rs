@@ -308,16 +308,23 @@ fn chain_scene(n_vars: usize, factors: &[Drawn], top: f64) -> Scene {
     Scene { vars, obs, factors }
 }
 
-/// A panel's title and the line under it.
-fn panel_title(svg: &mut String, x: f64, top: f64, title: &str, line: &str) {
+/// One panel: its title, the pieces' count and what they are, and the scene with its pieces.
+fn draw_panel(
+    svg: &mut String,
+    (x, top): (f64, f64),
+    (title, says): (&str, &str),
+    scene: &Scene,
+    pieces: &Pieces,
+) {
     let _ = write!(
         svg,
         r##"<text x="{x:.0}" y="{:.0}" font-size="13" font-weight="bold">{}</text><text x="{x:.0}" y="{:.0}" fill="#444">{}</text>"##,
         top + 4.0,
         esc(title),
         top + 20.0,
-        esc(line)
+        esc(&format!("{} — {says}", count(pieces.len(), "piece")))
     );
+    draw_scene(svg, scene, pieces);
 }
 
 fn count(n: usize, one: &str) -> String {
@@ -350,15 +357,10 @@ fn draw(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
             let (p, nota) = pieces_of(name, &model, &inst)?;
             (p, nota, drawn(&inst))
         };
-        panel_title(
+        draw_panel(
             &mut svg,
-            16.0,
-            top,
-            title,
-            &format!("{} — {says}", count(pieces.len(), "piece")),
-        );
-        draw_scene(
-            &mut svg,
+            (16.0, top),
+            (title, says),
             &chain_scene(inst.n_vars(), &factors, top),
             &pieces,
         );
@@ -655,15 +657,10 @@ fn draw_fig2(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
         } else {
             spec_pieces(&EstimatorSpec::from_name(name)?, &chain_family, &chain_inst)?.0
         };
-        panel_title(
+        draw_panel(
             &mut svg,
-            16.0,
-            top,
-            title,
-            &format!("{} — {says}", count(pieces.len(), "piece")),
-        );
-        draw_scene(
-            &mut svg,
+            (16.0, top),
+            (title, says),
             &chain_scene(chain_inst.n_vars(), &drawn(&chain_inst), top),
             &pieces,
         );
@@ -695,15 +692,10 @@ fn draw_fig2(_e: &Experiment, o: &Options, _r: &Results) -> Result<Section> {
         let spec = EstimatorSpec::from_name("pw")?
             .with_pieces(crate::estimators::Pieces::parse(grouping)?);
         let pieces = spec_pieces(&spec, &family, &inst)?.0;
-        panel_title(
+        draw_panel(
             &mut svg,
-            650.0,
-            top,
-            title,
-            &format!("{} — {says}", count(pieces.len(), "piece")),
-        );
-        draw_scene(
-            &mut svg,
+            (650.0, top),
+            (title, says),
             &classifier_scene(&family, &inst, 640.0, top),
             &pieces,
         );
