@@ -85,9 +85,8 @@ pub enum Metric {
     TrainSentenceNll,
     /// Per-token perplexity exp(−ℓ / tokens) on the test data.
     Perplexity,
-    /// A two-stage run's phases (003 §3): the pieces' training (phase 1) and the per-subset
-    /// scales' (phase 2), seconds, and phase 2's L-BFGS iterations.
-    Phase1Seconds,
+    /// A two-stage run's phase 2 (003 §3), the per-subset scales' fit: seconds and L-BFGS
+    /// iterations.
     Phase2Seconds,
     Phase2Iterations,
 }
@@ -138,9 +137,6 @@ impl Metric {
             Metric::SentenceNll => sentence_nll(test()?),
             Metric::TrainSentenceNll => sentence_nll(s.train.as_ref()?),
             Metric::Perplexity => test()?.perplexity(),
-            Metric::Phase1Seconds => {
-                Some(s.train_seconds - s.subset_scaling.as_ref().map_or(0.0, |c| c.seconds))
-            }
             Metric::Phase2Seconds => s.subset_scaling.as_ref().map(|c| c.seconds),
             Metric::Phase2Iterations => s.subset_scaling.as_ref().map(|c| c.iterations as f64),
         }
@@ -168,7 +164,6 @@ impl Metric {
             Metric::SentenceNll => "test NLL per sentence".into(),
             Metric::TrainSentenceNll => "training NLL per sentence".into(),
             Metric::Perplexity => "test perplexity per token".into(),
-            Metric::Phase1Seconds => "phase 1 seconds".into(),
             Metric::Phase2Seconds => "phase 2 seconds".into(),
             Metric::Phase2Iterations => "phase 2 iterations".into(),
         }
