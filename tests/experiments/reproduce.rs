@@ -334,7 +334,7 @@ fn every_experiment_runs_quick_and_reports() {
             let ev = s["evaluations"].as_f64().unwrap();
             (ev, s["ops"].as_f64().unwrap() / ev)
         };
-        let a = &t8["analysis"]["data"][task];
+        let a = &t8["analysis"]["data"]["time"][task];
         for est in ["ml", "pwpl"] {
             let (ev, ops) = per_eval(est);
             assert_eq!(a[est]["evaluations"].as_f64(), Some(ev), "{task}/{est}");
@@ -345,6 +345,31 @@ fn every_experiment_runs_quick_and_reports() {
             );
         }
         assert!(per_eval("pwpl").1 * 5.0 < per_eval("ml").1, "{task}");
+    }
+    // Each task's factorisation is chosen on development data, and its claims decided again
+    // on the chosen one (as Table 4's).
+    let d = &t8["analysis"]["data"]["dev_factorisation"];
+    for task in ["POS", "chunking", "NER"] {
+        let chosen = d[task]["chosen"].as_str().unwrap();
+        assert!(["`edge`", "`edge-pair`"].contains(&chosen), "{task}: {d}");
+        assert_eq!(d[task]["dev"].as_array().unwrap().len(), 2, "{task}: {d}");
+    }
+    for t in [&t8, &{
+        let t4 = std::fs::read_to_string(dir.path().join("000-table4.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&t4).unwrap()
+    }] {
+        let again = t["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| {
+                c["says"]
+                    .as_str()
+                    .unwrap()
+                    .contains("chosen on development data")
+            })
+            .count();
+        assert!(again >= 3, "{}", t["claims"]);
     }
     // Table 3's coupling against evidence, recomputed from the weights as `dump` writes them.
     let t3: serde_json::Value =
@@ -803,8 +828,8 @@ fn table3_stronger_classifiers_see_the_same_images() {
     }
 }
 
-/// 000-table8's `edge-pair` rows (POS and chunking) differ from the `edge` rows in the edge
-/// factorisation alone.
+/// 000-table8's `edge-pair` rows (POS, chunking and NER) differ from the `edge` rows in the
+/// edge factorisation alone.
 #[test]
 fn table8_pair_rows_change_the_factorisation() {
     use piecewise_lab::graph::chain::Factorisation;
@@ -812,11 +837,15 @@ fn table8_pair_rows_change_the_factorisation() {
     let Some((e, _dir)) = full_experiment("000-table8") else {
         return;
     };
-    for task in ["pos", "chunk"] {
+    for (task, pair, n) in [
+        ("pos", "pos-pair", 5),
+        ("chunk", "chunk-pair", 5),
+        ("ner-edge", "ner", 1),
+    ] {
         for est in ["ml", "pl", "pw", "pwpl"] {
             let base = format!("{task}/{est}");
-            assert_eq!(runs(&e, &base).len(), 5);
-            one_change(&e, &base, &format!("{task}-pair/{est}"), |a, b| {
+            assert_eq!(runs(&e, &base).len(), n);
+            one_change(&e, &base, &format!("{pair}/{est}"), |a, b| {
                 match (&a.model, &mut b.model) {
                     (ModelSpec::LinearChain(x), ModelSpec::LinearChain(y)) => {
                         assert_eq!(x.factorisation, Factorisation::Edge);
