@@ -121,6 +121,32 @@ pub enum StopReason {
     /// The line search could not make progress (often: converged to machine precision).
     LineSearch(String),
     Cancelled,
+    /// The objective rose over the last `period` iterations, which a line search on a function
+    /// of θ alone never allows: the objective carries state between evaluations (loopy BP's
+    /// warm-started messages settling at another fixed point). Stopped, but not converged.
+    ObjectiveRose,
+}
+
+/// CRFsuite's rule on the objective `history` (one value per iteration): stop when the
+/// relative improvement over the last `period` iterations is below `delta` — as
+/// [`StopReason::Converged`] when it is an improvement, as [`StopReason::ObjectiveRose`] when
+/// the objective went up (CRFsuite calls that converged too).
+fn period_stop(history: &[f64], period: usize, delta: f64) -> Option<StopReason> {
+    if period == 0 || history.len() <= period {
+        return None;
+    }
+    let (old, f) = (
+        history[history.len() - 1 - period],
+        history[history.len() - 1],
+    );
+    let rate = (old - f) / f.abs().max(f64::MIN_POSITIVE);
+    if rate >= delta {
+        None
+    } else if rate < 0.0 {
+        Some(StopReason::ObjectiveRose)
+    } else {
+        Some(StopReason::Converged)
+    }
 }
 
 pub struct OptimResult {
@@ -495,13 +521,9 @@ pub fn minimize_from(
             reason = StopReason::SmallGradient;
             break;
         }
-        if spec.period > 0 && history.len() > spec.period {
-            let old = history[history.len() - 1 - spec.period];
-            let rate = (old - f) / f.abs().max(f64::MIN_POSITIVE);
-            if rate < spec.delta {
-                reason = StopReason::Converged;
-                break;
-            }
+        if let Some(r) = period_stop(&history, spec.period, spec.delta) {
+            reason = r;
+            break;
         }
         if iterations < spec.max_iter {
             let watching = Instant::now();
@@ -1168,5 +1190,21 @@ mod tests {
         cancel.store(true, Ordering::Relaxed);
         let r = minimize(&obj, x0, &LbfgsSpec::default(), &cancel, &mut |_, _| {});
         assert!(matches!(r, Err(Error::Cancelled)));
+    }
+
+    #[test]
+    fn a_risen_objective_is_not_called_converged() {
+        // Improving by less than δ over the period: converged; rising: not.
+        assert_eq!(period_stop(&[10.0, 9.0, 8.0], 2, 1e-5), None);
+        assert_eq!(
+            period_stop(&[10.0, 9.0, 10.0 - 1e-9], 2, 1e-5),
+            Some(StopReason::Converged)
+        );
+        assert_eq!(
+            period_stop(&[10.0, 9.0, 12.0], 2, 1e-5),
+            Some(StopReason::ObjectiveRose)
+        );
+        assert_eq!(period_stop(&[10.0, 12.0], 2, 1e-5), None);
+        assert_eq!(period_stop(&[10.0, 12.0], 0, 1e-5), None);
     }
 }
