@@ -194,9 +194,10 @@ pub(super) fn consistency(o: &Options) -> Result<Experiment> {
 
 /// "BP is not consistent", decided on each m whose BP runs converged: at the largest n, BP's
 /// error against twice ML's on the same sample, paired t over the samples, p < 0.05. A BP run
-/// stopped by a failed line search or the iteration cap, or whose loopy BP had not converged at
-/// its final weights (its gradient is then inexact), would mix a stalled optimiser into the
-/// Bethe bias: such an m is counted and left out.
+/// stopped by a failed line search, the iteration cap or a risen objective (BP at another fixed
+/// point), or whose loopy BP had not converged at its final weights (its gradient is then
+/// inexact), would mix a stalled optimiser into the Bethe bias: such an m is counted and left
+/// out.
 fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
     use crate::optim::lbfgs::StopReason;
     let g = move |m: usize, key: &str| format!("consistency/m{m}-n{n_hi}/{key}");
@@ -222,6 +223,10 @@ fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
                             s.iterations, s.bp_unconverged
                         )),
                         Some(StopReason::Converged | StopReason::SmallGradient) => None,
+                        Some(StopReason::ObjectiveRose) => Some(format!(
+                            "{} iterations, stopped as the Bethe objective rose (loopy BP settled at another fixed point)",
+                            s.iterations
+                        )),
                         other => Some(format!("{} iterations, {other:?}", s.iterations)),
                     })
                     .collect();
