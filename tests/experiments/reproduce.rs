@@ -304,17 +304,7 @@ fn every_experiment_runs_quick_and_reports() {
         assert!([1.0, 10.0, 100.0].contains(&s), "{est}: {s}");
         assert_eq!(c["dev"].as_array().unwrap().len(), 3, "{est}");
     }
-    let chosen = t5["claims"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| {
-            c["says"]
-                .as_str()
-                .unwrap()
-                .contains("chosen on the development split")
-        })
-        .count();
+    let chosen = claims_saying(&t5, "chosen on the development split");
     assert_eq!(chosen, 3, "{}", t5["claims"]);
     // Table 8 splits training time into evaluations and their cost, read from the runs'
     // summaries; PWPL's inference (K values per position) counts fewer operations than ML's
@@ -358,17 +348,7 @@ fn every_experiment_runs_quick_and_reports() {
         let t4 = std::fs::read_to_string(dir.path().join("000-table4.json")).unwrap();
         serde_json::from_str::<serde_json::Value>(&t4).unwrap()
     }] {
-        let again = t["claims"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| {
-                c["says"]
-                    .as_str()
-                    .unwrap()
-                    .contains("chosen on development data")
-            })
-            .count();
+        let again = claims_saying(t, "chosen on development data");
         assert!(again >= 3, "{}", t["claims"]);
     }
     // Table 3's coupling against evidence, recomputed from the weights as `dump` writes them.
@@ -857,4 +837,14 @@ fn table8_pair_rows_change_the_factorisation() {
             });
         }
     }
+}
+
+/// How many of a report's claims say `words`.
+fn claims_saying(report: &serde_json::Value, words: &str) -> usize {
+    report["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["says"].as_str().unwrap().contains(words))
+        .count()
 }

@@ -312,6 +312,26 @@ pub struct Section {
     pub claims: Vec<(String, Verdict, String)>,
 }
 
+impl Section {
+    /// Two analyses as one section: both titles and texts, their data under `keys`, and the
+    /// second's claims (the first decides none).
+    pub(crate) fn joined(a: Section, b: Section, keys: [&str; 2]) -> Section {
+        let mut json = serde_json::Map::new();
+        json.insert(keys[0].into(), a.json);
+        json.insert(keys[1].into(), b.json);
+        Section {
+            title: format!("{} · {}", a.title, b.title),
+            markdown: format!(
+                "### {}\n\n{}\n### {}\n\n{}",
+                a.title, a.markdown, b.title, b.markdown
+            ),
+            json: serde_json::Value::Object(json),
+            svg: None,
+            claims: b.claims,
+        }
+    }
+}
+
 pub struct Experiment {
     pub name: &'static str,
     pub title: String,

@@ -378,17 +378,11 @@ fn dev_prior(e: &Experiment, o: &Options, results: &Results) -> Result<Section> 
 /// 001-table1's analyses: global decoding against the NOTA weight, and the prior chosen on a
 /// development split.
 fn analysis(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
-    let (a, b) = (decoding_by_weight(e, r)?, dev_prior(e, o, r)?);
-    Ok(Section {
-        title: format!("{} · {}", a.title, b.title),
-        markdown: format!(
-            "### {}\n\n{}\n### {}\n\n{}",
-            a.title, a.markdown, b.title, b.markdown
-        ),
-        json: serde_json::json!({ "decoding_by_weight": a.json, "dev_prior": b.json }),
-        svg: None,
-        claims: b.claims,
-    })
+    Ok(Section::joined(
+        decoding_by_weight(e, r)?,
+        dev_prior(e, o, r)?,
+        ["decoding_by_weight", "dev_prior"],
+    ))
 }
 
 /// The runs of the NOTA-weight experiment (and the MEMM, which has no NOTA terms) decoded both

@@ -126,17 +126,11 @@ fn dev_size(o: &Options) -> usize {
 /// Table 8's analyses: where the training time goes, and the factorisation chosen per task on
 /// development data.
 fn table8_analysis(e: &Experiment, o: &Options, r: &Results) -> Result<Section> {
-    let (a, b) = (table8_time(e, o, r)?, table8_dev(e, o, r)?);
-    Ok(Section {
-        title: format!("{} · {}", a.title, b.title),
-        markdown: format!(
-            "### {}\n\n{}\n### {}\n\n{}",
-            a.title, a.markdown, b.title, b.markdown
-        ),
-        json: serde_json::json!({ "time": a.json, "dev_factorisation": b.json }),
-        svg: None,
-        claims: b.claims,
-    })
+    Ok(Section::joined(
+        table8_time(e, o, r)?,
+        table8_dev(e, o, r)?,
+        ["time", "dev_factorisation"],
+    ))
 }
 
 /// Each run's development split: the sentences of its training file outside its training
