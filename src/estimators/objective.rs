@@ -2,12 +2,13 @@
 //! one gradient buffer per worker thread (reused across evaluations), plus a Gaussian prior.
 
 use crate::error::{Error, Result};
-use crate::estimators::terms::table_reads;
+use crate::estimators::terms::{table_reads, Term, FOREST_MIN_STATES};
 use crate::estimators::{evaluate_terms, Estimator, TermList, Workspace};
 use crate::graph::{Instance, Model, RowMaps, TableReads, TableScratch};
 use crate::inference::BpMessages;
 use crate::optim::{Evaluation, Objective, Prior};
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use std::sync::Mutex;
 
 struct Local {
@@ -56,6 +57,8 @@ pub struct DatasetObjective<'a> {
     maps: RowMaps,
     /// The paper's FLOPs of one evaluation (004 §3.1), for estimators that count them.
     pub paper_flops: Option<f64>,
+    /// Terms pooled into an identical term of an earlier instance (and not evaluated).
+    pub pooled_terms: usize,
 }
 
 struct Plan {
@@ -64,13 +67,27 @@ struct Plan {
 }
 
 impl<'a> DatasetObjective<'a> {
-    /// `threads = 0` uses every core.
+    /// `threads = 0` uses every core. Identical one-table terms are pooled across instances
+    /// ([`pool_table_terms`]).
     pub fn new(
         model: &'a Model,
         instances: &'a [Instance],
         estimator: &'a dyn Estimator,
         prior: Prior,
         threads: usize,
+    ) -> Result<Self> {
+        Self::with_pooling(model, instances, estimator, prior, threads, true)
+    }
+
+    /// [`new`](Self::new), with pooling on or off (off: every term evaluated where it stands,
+    /// the reference pooling is tested against).
+    pub fn with_pooling(
+        model: &'a Model,
+        instances: &'a [Instance],
+        estimator: &'a dyn Estimator,
+        prior: Prior,
+        threads: usize,
+        pool_terms: bool,
     ) -> Result<Self> {
         for (i, inst) in instances.iter().enumerate() {
             estimator
@@ -79,14 +96,28 @@ impl<'a> DatasetObjective<'a> {
         }
         let pool = crate::util::thread_pool(threads)?;
         let ranges = balanced_ranges(instances, pool.current_num_threads());
-        let plans = pool.install(|| {
+        let mut lists: Vec<TermList> = pool.install(|| {
             instances
                 .par_iter()
                 .map(|inst| {
-                    let gold = inst.gold.as_deref().expect("checked: gold labels");
                     let mut terms = TermList::default();
                     estimator.terms(inst, &mut terms);
                     terms.compact();
+                    terms
+                })
+                .collect()
+        });
+        let pooled_terms = if pool_terms {
+            pool_table_terms(instances, &mut lists)
+        } else {
+            0
+        };
+        let plans = pool.install(|| {
+            instances
+                .par_iter()
+                .zip(lists)
+                .map(|(inst, terms)| {
+                    let gold = inst.gold.as_deref().expect("checked: gold labels");
                     let reads = table_reads(inst, gold, &terms);
                     Plan { terms, reads }
                 })
@@ -114,6 +145,7 @@ impl<'a> DatasetObjective<'a> {
             .sum::<Option<f64>>();
         Ok(DatasetObjective {
             paper_flops,
+            pooled_terms,
             model,
             instances,
             estimator,
@@ -284,6 +316,85 @@ impl<'a> DatasetObjective<'a> {
             unconverged,
         }
     }
+}
+
+/// Pools identical one-table terms across instances; returns how many were pooled away. A term
+/// that is one factor's whole table with its scope free (a piece of piecewise training, PWPL's
+/// softmax of a unary factor) depends on θ only through the factor's parts and on the data only
+/// through its scope's gold labels, so k copies of it are one term of k times the weight, with
+/// the same value and gradient. 003 Fig. 2's per-feature pieces repeat each (feature, label)
+/// thousands of times: pooled, an evaluation costs the distinct pieces, not the occurrences.
+/// Deterministic: the first occurrence, in instance order, keeps the pooled term.
+fn pool_table_terms(instances: &[Instance], lists: &mut [TermList]) -> usize {
+    // Key → (instance, term, weight added by its copies).
+    let mut first: FxHashMap<Box<[u64]>, (u32, u32, f64)> = FxHashMap::default();
+    let mut dropped: Vec<Vec<u32>> = vec![Vec::new(); instances.len()];
+    let mut key: Vec<u64> = Vec::new();
+    for (i, (inst, list)) in instances.iter().zip(lists.iter()).enumerate() {
+        let gold = inst.gold.as_deref().expect("checked: gold labels");
+        for k in 0..list.len() {
+            let t = list.get(k);
+            if !table_term_key(inst, gold, &t, &mut key) {
+                continue;
+            }
+            match first.get_mut(&key[..]) {
+                Some(entry) => {
+                    entry.2 += t.weight;
+                    dropped[i].push(k as u32);
+                }
+                None => {
+                    first.insert(key.as_slice().into(), (i as u32, k as u32, 0.0));
+                }
+            }
+        }
+    }
+    for &(i, k, dw) in first.values() {
+        if dw != 0.0 {
+            lists[i as usize].add_weight(k as usize, dw);
+        }
+    }
+    let mut pooled = 0;
+    for (list, d) in lists.iter_mut().zip(&dropped) {
+        if !d.is_empty() {
+            pooled += d.len();
+            *list = list.retained(|k| d.binary_search(&(k as u32)).is_err());
+        }
+    }
+    pooled
+}
+
+/// Writes into `key` what decides a one-table term's value and gradient — its temperature and
+/// NOTA mode, its factor's template, scope cardinalities and gold labels, and the slot's parts
+/// with their observations — and returns true; false (key unspecified) for any other term.
+fn table_term_key(inst: &Instance, gold: &[u32], t: &Term<'_>, key: &mut Vec<u64>) -> bool {
+    let &[f] = t.factors else {
+        return false;
+    };
+    let fac = &inst.factors[f as usize];
+    let scope = inst.scope(fac);
+    if !t.clamped.is_empty()
+        || !t.summed.is_empty()
+        || t.off_gold.is_some()
+        || t.free.len() != scope.len()
+        || !scope.iter().all(|v| t.free.contains(v))
+        || t.is_whole_graph(inst)
+        || t.states(inst) > FOREST_MIN_STATES
+    {
+        return false;
+    }
+    key.clear();
+    key.extend([t.temperature.to_bits(), t.nota as u64, fac.template as u64]);
+    key.push(scope.len() as u64);
+    for &v in scope {
+        key.extend([inst.card[v as usize] as u64, gold[v as usize] as u64]);
+    }
+    for p in inst.parts(&inst.slots[fac.slot as usize]) {
+        let (feats, vals) = inst.obs(p);
+        key.extend([p.template as u64, feats.len() as u64]);
+        key.extend(feats.iter().map(|&x| x as u64));
+        key.extend(vals.iter().map(|x| x.to_bits()));
+    }
+    true
 }
 
 /// Splits instances into at most `k` contiguous ranges of about equal total table size.

@@ -262,6 +262,34 @@ impl TermList {
     pub fn iter(&self) -> impl Iterator<Item = Term<'_>> {
         (0..self.len()).map(|i| self.get(i))
     }
+
+    /// Adds `dw` to term `i`'s weight (identical terms pooled into one).
+    pub(crate) fn add_weight(&mut self, i: usize, dw: f64) {
+        self.heads[i].weight += dw;
+    }
+
+    /// The terms `keep` selects, in order, as a list of their own.
+    pub(crate) fn retained(&self, keep: impl Fn(usize) -> bool) -> TermList {
+        let mut out = TermList {
+            bethe: self.bethe.clone(),
+            ..TermList::default()
+        };
+        for i in (0..self.len()).filter(|&i| keep(i)) {
+            let t = self.get(i);
+            out.begin();
+            t.factors.iter().for_each(|&f| out.factor(f));
+            t.free.iter().for_each(|&v| out.free(v));
+            t.clamped.iter().for_each(|&v| out.clamp(v));
+            t.summed.iter().for_each(|&v| out.sum(v));
+            if let Some((v, y)) = t.off_gold {
+                out.clamp_at(v, y);
+            }
+            out.nota(t.nota);
+            out.end(t.weight, t.temperature);
+        }
+        out.compact();
+        out
+    }
 }
 
 impl Term<'_> {

@@ -1,8 +1,9 @@
 //! Training builds and scatters only the table entries an estimator's terms read (PWPL and PL
 //! read a row and a column of each pair table; MEMM one row, a window of each sorted sparse
-//! weight row under `edge-pair`). Checked against the full-table route (every
-//! entry built, each estimator's `evaluate`, `Model::scatter`), which the brute-force tests
-//! check against the paper's definitions. Debug builds fill unread entries with NaN, so a term
+//! weight row under `edge-pair`), and pools identical one-table terms across sequences (the
+//! per-feature and bagged pieces). Checked against the full-table route (every
+//! entry built, each estimator's `evaluate` on every sequence, `Model::scatter`), which the
+//! brute-force tests check against the paper's definitions. Debug builds fill unread entries with NaN, so a term
 //! reading outside its subset turns the value into NaN here.
 
 use crate::common;
@@ -66,6 +67,8 @@ fn subset_tables_give_the_full_table_value_and_gradient() {
             Factorisation::Split,
             Factorisation::Edge,
             Factorisation::EdgePair,
+            Factorisation::Bagged,
+            Factorisation::PerFeature,
         ] {
             let options = ChainOptions {
                 feature_set,
@@ -98,7 +101,17 @@ fn subset_tables_give_the_full_table_value_and_gradient() {
                 let want_obj = -want_v + prior.penalty(&theta);
                 let obj = DatasetObjective::new(model, &insts, est.as_ref(), prior, 2).unwrap();
                 let (built, total) = obj.table_entries();
-                if matches!(*name, "pl" | "pwpl") {
+                let bagged = matches!(
+                    factorisation,
+                    Factorisation::Bagged | Factorisation::PerFeature
+                );
+                if bagged && matches!(*name, "pw" | "pwpl") {
+                    assert!(
+                        obj.pooled_terms > 0,
+                        "{what}: the repeated (feature, label) pieces are pooled"
+                    );
+                }
+                if matches!(*name, "pl" | "pwpl") && !bagged {
                     assert!(
                         built * 4 < total,
                         "{what}: {built} of {total} entries built; expected a subset"
