@@ -95,7 +95,6 @@ impl<'a> DatasetObjective<'a> {
                 .map_err(|e| Error::invalid(format!("sequence {}: {e}", i + 1)))?;
         }
         let pool = crate::util::thread_pool(threads)?;
-        let ranges = balanced_ranges(instances, pool.current_num_threads());
         let mut lists: Vec<TermList> = pool.install(|| {
             instances
                 .par_iter()
@@ -123,6 +122,14 @@ impl<'a> DatasetObjective<'a> {
                 })
                 .collect()
         });
+        // Balanced by the entries each instance builds: after pooling, the first instances
+        // hold most of the distinct pieces.
+        let built: Vec<usize> = instances
+            .iter()
+            .zip(&plans)
+            .map(|(inst, p): (&Instance, &Plan)| p.reads.built(inst))
+            .collect();
+        let ranges = balanced_ranges_by(&built, pool.current_num_threads());
         let locals = ranges
             .iter()
             .map(|r| {
@@ -399,18 +406,24 @@ fn table_term_key(inst: &Instance, gold: &[u32], t: &Term<'_>, key: &mut Vec<u64
 
 /// Splits instances into at most `k` contiguous ranges of about equal total table size.
 pub(crate) fn balanced_ranges(instances: &[Instance], k: usize) -> Vec<std::ops::Range<usize>> {
+    let sizes: Vec<usize> = instances.iter().map(|i| i.table_len).collect();
+    balanced_ranges_by(&sizes, k)
+}
+
+/// Splits `sizes.len()` items into at most `k` contiguous ranges of about equal total size.
+fn balanced_ranges_by(sizes: &[usize], k: usize) -> Vec<std::ops::Range<usize>> {
     let k = k.max(1);
-    let total: usize = instances.iter().map(|i| i.table_len.max(1)).sum();
+    let total: usize = sizes.iter().map(|&x| x.max(1)).sum();
     let mut ranges = Vec::with_capacity(k);
     let mut start = 0;
     let mut acc = 0;
-    for (i, inst) in instances.iter().enumerate() {
-        acc += inst.table_len.max(1);
+    for (i, &size) in sizes.iter().enumerate() {
+        acc += size.max(1);
         if acc * k >= total * (ranges.len() + 1) && ranges.len() + 1 < k {
             ranges.push(start..i + 1);
             start = i + 1;
         }
     }
-    ranges.push(start..instances.len());
+    ranges.push(start..sizes.len());
     ranges
 }
