@@ -207,7 +207,8 @@ impl Objective for SubsetObjective<'_> {
 }
 
 /// Fits one α per subset of `subsets` with θ fixed (exact ML, `threads` workers); returns the
-/// record and the calibrated weights α_{s(i)} θ_i.
+/// record and the calibrated weights α_{s(i)} θ_i. `progress` sees every iteration (one may
+/// take seconds: each is exact inference over the training set).
 #[allow(clippy::too_many_arguments)]
 pub fn fit_subsets(
     model: &Model,
@@ -218,6 +219,7 @@ pub fn fit_subsets(
     opt: &LbfgsSpec,
     threads: usize,
     cancel: &AtomicBool,
+    progress: &mut dyn FnMut(&crate::optim::IterReport),
 ) -> Result<(SubsetScaling, Vec<f64>)> {
     let t0 = std::time::Instant::now();
     if subsets.of.len() != theta.len() || subsets.names.is_empty() {
@@ -247,7 +249,7 @@ pub fn fit_subsets(
     };
     let ones = vec![1.0; k];
     let before = obj.evaluate(&ones, None).value;
-    let r = minimize(&obj, ones, opt, cancel, &mut |_, _| {})?;
+    let r = minimize(&obj, ones, opt, cancel, &mut |r, _| progress(r))?;
     let after = obj.evaluate(&r.theta, None).value;
     let calibrated = theta
         .iter()

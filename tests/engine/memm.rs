@@ -582,6 +582,7 @@ fn per_subset_scaling_maximises_the_enumerated_likelihood() {
         &LbfgsSpec::default(),
         2,
         &cancel,
+        &mut |_| {},
     )
     .unwrap();
     assert_close(rec.log_likelihood_before, ll(&theta), 1e-9, "before");

@@ -6,6 +6,7 @@ use super::{Context, PostStep};
 use crate::error::Result;
 use crate::estimators::scaling::{fit, fit_subsets};
 use crate::run::store::Record;
+use crate::run::RunEvent;
 use std::sync::Arc;
 
 pub struct PerStateScaling;
@@ -38,6 +39,7 @@ pub struct SubsetScaling;
 impl PostStep for SubsetScaling {
     fn apply(&self, cx: &mut Context, theta: &[f64]) -> Result<Option<Vec<f64>>> {
         let subsets = cx.family.parameter_subsets();
+        let curve = &mut cx.curve;
         let (sc, calibrated) = fit_subsets(
             cx.family.model(),
             cx.instances,
@@ -47,6 +49,14 @@ impl PostStep for SubsetScaling {
             &cx.spec.optimiser,
             cx.objective.threads(),
             cx.cancel,
+            &mut |r| {
+                if r.iteration % 10 == 1 {
+                    curve.send(RunEvent::Note(format!(
+                        "per-subset scaling, iteration {}: objective {:.4} (exact, α with θ fixed; {:.0} s)",
+                        r.iteration, r.objective, r.seconds
+                    )));
+                }
+            },
         )?;
         cx.run.write_record(Record::SUBSET_SCALING, &sc)?;
         cx.summary.subset_scaling = Some(crate::run::summary::Calibration {
