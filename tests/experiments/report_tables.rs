@@ -72,7 +72,11 @@ fn ours(cell: &Value) -> String {
     let Some(mean) = o["mean"].as_f64() else {
         return "—".into();
     };
-    let p = if cell["metric"] == "seconds" { 1 } else { 2 };
+    let p = match cell["metric"].as_str() {
+        Some("seconds" | "phase2-seconds") => 1,
+        Some("phase2-iterations") => 0,
+        _ => 2,
+    };
     if o["values"].as_array().map_or(0, Vec::len) > 1 {
         format!("{mean:.p$} ± {:.p$}", o["sd"].as_f64().unwrap())
     } else {

@@ -13,17 +13,25 @@ pub(super) fn stat(results: &Results, c: &Cell) -> Option<Stat> {
 }
 
 pub(super) fn fmt_stat(s: &Option<Stat>, seconds: bool) -> String {
+    fmt_stat_to(s, if seconds { 1 } else { 2 })
+}
+
+/// `s` to `p` decimals (its sd too).
+fn fmt_stat_to(s: &Option<Stat>, p: usize) -> String {
     match s {
         None => "—".into(),
-        Some(s) if seconds => {
-            if s.values.len() > 1 {
-                format!("{:.1} ± {:.1}", s.mean, s.sd)
-            } else {
-                format!("{:.1}", s.mean)
-            }
-        }
-        Some(s) if s.values.len() > 1 => format!("{:.2} ± {:.2}", s.mean, s.sd),
-        Some(s) => format!("{:.2}", s.mean),
+        Some(s) if s.values.len() > 1 => format!("{:.p$} ± {:.p$}", s.mean, s.sd),
+        Some(s) => format!("{:.p$}", s.mean),
+    }
+}
+
+/// Decimals of a metric's table cells: seconds to a tenth, phase 2's iteration count whole,
+/// the rest to a hundredth.
+pub(super) fn decimals(m: &Metric) -> usize {
+    match m {
+        Metric::Seconds | Metric::Phase2Seconds => 1,
+        Metric::Phase2Iterations => 0,
+        _ => 2,
     }
 }
 
@@ -160,8 +168,7 @@ fn table_markdown(t: &Table, results: &Results, md: &mut String) -> serde_json::
             match c {
                 Some(c) => {
                     let s = stat(results, c);
-                    let seconds = c.metric == Metric::Seconds;
-                    let _ = write!(line, " {} |", fmt_stat(&s, seconds));
+                    let _ = write!(line, " {} |", fmt_stat_to(&s, decimals(&c.metric)));
                     if has_paper {
                         let _ = write!(line, " {} |", fmt_paper(&c.paper));
                     }
