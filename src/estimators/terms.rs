@@ -271,7 +271,7 @@ impl TermList {
     /// The terms `keep` selects, in order, as a list of their own.
     pub(crate) fn retained(&self, keep: impl Fn(usize) -> bool) -> TermList {
         let mut out = TermList {
-            bethe: self.bethe.clone(),
+            bethe: self.bethe,
             ..TermList::default()
         };
         for i in (0..self.len()).filter(|&i| keep(i)) {

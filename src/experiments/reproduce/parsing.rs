@@ -446,7 +446,7 @@ fn run_split(
             let mut observer = |r: &crate::optim::lbfgs::IterReport, _: &[f64]| {
                 iter_seconds.push(r.seconds);
                 // The global rows take an hour on one core: say where they are.
-                if r.iteration % 10 == 0 {
+                if r.iteration.is_multiple_of(10) {
                     progress(&format!(
                         "{name}: iteration {}, objective {:.4}, {:.0} s",
                         r.iteration, r.objective, r.seconds
