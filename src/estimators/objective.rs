@@ -76,19 +76,6 @@ impl<'a> DatasetObjective<'a> {
         prior: Prior,
         threads: usize,
     ) -> Result<Self> {
-        Self::with_pooling(model, instances, estimator, prior, threads, true)
-    }
-
-    /// [`new`](Self::new), with pooling on or off (off: every term evaluated where it stands,
-    /// the reference pooling is tested against).
-    pub fn with_pooling(
-        model: &'a Model,
-        instances: &'a [Instance],
-        estimator: &'a dyn Estimator,
-        prior: Prior,
-        threads: usize,
-        pool_terms: bool,
-    ) -> Result<Self> {
         for (i, inst) in instances.iter().enumerate() {
             estimator
                 .check(inst)
@@ -106,11 +93,7 @@ impl<'a> DatasetObjective<'a> {
                 })
                 .collect()
         });
-        let pooled_terms = if pool_terms {
-            pool_table_terms(instances, &mut lists)
-        } else {
-            0
-        };
+        let pooled_terms = pool_table_terms(instances, &mut lists);
         let plans = pool.install(|| {
             instances
                 .par_iter()
