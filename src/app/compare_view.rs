@@ -590,10 +590,10 @@ fn tests_grid(ui: &mut egui::Ui, pairs: &[crate::eval::significance::PairCompari
                             b.difference, b.low, b.high
                         ))
                         .on_hover_text(format!(
-                            "{} in points, {} resamples; bootstrap p = {}",
+                            "{} in points, {} resamples; bootstrap {}",
                             b.metric,
                             b.resamples,
-                            show_p(b.p)
+                            b.p_text()
                         )),
                     None => ui.weak("–"),
                 };

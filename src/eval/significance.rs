@@ -50,6 +50,18 @@ pub struct Bootstrap {
     pub resamples: usize,
 }
 
+impl Bootstrap {
+    /// "p = 0.042", or "p < 0.002" when no resample reached 0: B resamples resolve the
+    /// two-sided p only down to 2/B, so 0 is never printed.
+    pub fn p_text(&self) -> String {
+        if self.p == 0.0 {
+            format!("p < {}", 2.0 / self.resamples.max(1) as f64)
+        } else {
+            format!("p = {}", show_p(self.p))
+        }
+    }
+}
+
 /// Two runs compared on the same test items: every test that applies, and a one-line reading.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PairComparison {
@@ -521,6 +533,26 @@ mod tests {
         assert!((super::sign_test(4, 1) - 6.0 / 32.0).abs() < 1e-15);
         assert!((super::sign_test(0, 3) - 1.0).abs() < 1e-15);
         assert_eq!(super::sign_test(0, 0), 1.0);
+    }
+
+    /// A bootstrap where no resample crosses 0 says "p < 2/B", never "p = 0".
+    #[test]
+    fn a_bootstrap_p_of_zero_prints_its_resolution() {
+        // Every sentence favours A: no resample can reach a difference of 0.
+        let a: Vec<(f64, f64)> = (0..50).map(|_| (2.0, 2.0)).collect();
+        let b: Vec<(f64, f64)> = (0..50).map(|i| (f64::from(i % 2), 2.0)).collect();
+        let bs = super::paired_bootstrap_ratio("F1", &a, &b).unwrap();
+        assert_eq!(bs.p, 0.0);
+        assert_eq!(bs.p_text(), format!("p < {}", 2.0 / bs.resamples as f64));
+        let mixed: Vec<(f64, f64)> = (0..50)
+            .map(|i| (f64::from(i % 3 == 0) * 2.0, 2.0))
+            .collect();
+        let bs = super::paired_bootstrap_ratio("F1", &mixed, &b).unwrap();
+        assert!(
+            bs.p > 0.0 && bs.p_text().starts_with("p = "),
+            "{}",
+            bs.p_text()
+        );
     }
 
     use super::*;

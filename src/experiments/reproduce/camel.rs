@@ -152,8 +152,12 @@ fn difference(r: &Results, a: &str, b: &str, m: &Metric) -> Option<(f64, f64, f6
             bs.high,
             bs.p,
             format!(
-                "{na} − {nb} {:+.2} {} [{:+.2}, {:+.2}], bootstrap p = {:.3}",
-                bs.difference, bs.metric, bs.low, bs.high, bs.p
+                "{na} − {nb} {:+.2} {} [{:+.2}, {:+.2}], bootstrap {}",
+                bs.difference,
+                bs.metric,
+                bs.low,
+                bs.high,
+                bs.p_text()
             ),
         ));
     }

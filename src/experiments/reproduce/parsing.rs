@@ -581,10 +581,10 @@ fn interval(b: &Option<crate::eval::significance::Bootstrap>) -> String {
     b.as_ref()
         .map_or("no bootstrap (too few sentences)".into(), |b| {
             format!(
-                "95 % interval [{:+.2}, {:+.2}], bootstrap p = {} over the test sentences",
+                "95 % interval [{:+.2}, {:+.2}], bootstrap {} over the test sentences",
                 b.low,
                 b.high,
-                crate::eval::significance::show_p(b.p)
+                b.p_text()
             )
         })
 }
