@@ -70,9 +70,26 @@ impl FinishedRun for TrainedRun {
 
 /// The weights of the run in `dir` carried over to `fam` by name: the template, feature and
 /// label names of each weight (the weights TSV), so a skip-chain starts from a linear chain's
-/// `state`/`transition` weights and its `skip` weights at 0.
+/// `state`/`transition` weights and its `skip` weights at 0. A run directory whose summary says
+/// it did not finish is refused: a cancelled or failed run saves the weights it stopped at, which
+/// are not the trained model a later stage means to start from.
 pub fn initial_weights(fam: &dyn Family, dir: &Path) -> Result<Vec<f64>> {
     let from_run = RunFiles::at(dir);
+    if from_run.has_summary() {
+        let status = from_run.status().unwrap_or_else(|| "unreadable".into());
+        if status != "finished" {
+            return Err(Error::file(
+                from_run.summary_path().display().to_string(),
+                format!(
+                    "the run to start from is {status}, not finished: its weights are where it \
+                     stopped, not a trained model (finish it first: `train --spec {} --out {} \
+                     --if-unfinished`)",
+                    from_run.spec_path().display(),
+                    dir.display()
+                ),
+            ));
+        }
+    }
     let (from, theta) = from_run.model()?;
     transfer_weights(from.as_ref(), &theta, fam, &dir.display().to_string())
 }

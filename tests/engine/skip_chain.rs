@@ -140,6 +140,28 @@ fn skip_factors_sit_on_the_skip_edges_only() {
             }
         }
     }
+    // A run that did not finish saved the weights it stopped at: refused, naming its summary.
+    let files = piecewise_lab::run::RunFiles::at(&run);
+    for status in ["cancelled", "failed", "finished"] {
+        let summary = piecewise_lab::run::RunSummary {
+            status: status.into(),
+            ..Default::default()
+        };
+        files.write_summary(&summary).unwrap();
+        let got = piecewise_lab::run::factor_graphs::initial_weights(fam.as_ref(), &run);
+        match status {
+            "finished" => assert_eq!(got.unwrap(), init),
+            _ => {
+                let e = got.unwrap_err().to_string();
+                assert!(
+                    e.contains(status)
+                        && e.contains("summary.json")
+                        && e.contains("--if-unfinished"),
+                    "{e}"
+                );
+            }
+        }
+    }
 }
 
 fn write_template(dir: &Path) -> std::path::PathBuf {
