@@ -209,7 +209,7 @@ fn reading(a: &str, b: &str, tokens: Option<&McNemar>, t: &PairedT) -> String {
 
 /// 100 · Σ numerators / Σ denominators over the sequences `idx` (with repeats): a corpus-level
 /// score of a bootstrap resample.
-fn ratio_score(parts: &[(f64, f64)], idx: &[usize]) -> f64 {
+pub fn ratio_score(parts: &[(f64, f64)], idx: &[usize]) -> f64 {
     let (num, den) = idx
         .iter()
         .fold((0.0, 0.0), |(n, d), &i| (n + parts[i].0, d + parts[i].1));
@@ -220,6 +220,37 @@ fn ratio_score(parts: &[(f64, f64)], idx: &[usize]) -> f64 {
     }
 }
 
+/// Each sequence's (numerator, denominator) of a run's corpus-level score — segment F1 where
+/// the gold has segments (2·matched, gold + predicted), token accuracy otherwise — so a
+/// resample's score is [`ratio_score`]; `None` without per-item scores.
+/// `segments` says which score both runs of a comparison use.
+pub fn score_parts(m: &crate::eval::Metrics, segments: bool) -> Option<Vec<(f64, f64)>> {
+    let n = m.sequence_errors.len();
+    if segments {
+        (m.paired.segments.len() == n).then(|| {
+            m.paired
+                .segments
+                .iter()
+                .map(|s| (2.0 * s[0] as f64, (s[1] + s[2]) as f64))
+                .collect()
+        })
+    } else {
+        (m.paired.tokens.len() == n).then(|| {
+            m.paired
+                .tokens
+                .iter()
+                .zip(&m.sequence_errors)
+                .map(|(&t, &e)| ((t.saturating_sub(e)) as f64, t as f64))
+                .collect()
+        })
+    }
+}
+
+/// Whether a run's score is segment F1 (its gold has segments) rather than token accuracy.
+pub fn scores_segments(m: &crate::eval::Metrics) -> bool {
+    m.paired.segments.len() == m.sequence_errors.len() && m.paired.segments.iter().any(|s| s[2] > 0)
+}
+
 /// The paired bootstrap of the difference in segment F1 (token accuracy without segments):
 /// sequences drawn with replacement, the same draw for both runs, seeded so it repeats.
 fn paired_bootstrap(a: &crate::eval::Metrics, b: &crate::eval::Metrics) -> Option<Bootstrap> {
@@ -227,29 +258,9 @@ fn paired_bootstrap(a: &crate::eval::Metrics, b: &crate::eval::Metrics) -> Optio
     if n < 2 || a.paired.tokens.len() != n || b.paired.tokens.len() != n {
         return None;
     }
-    let seg = a.paired.segments.len() == n
-        && b.paired.segments.len() == n
-        && a.paired.segments.iter().any(|s| s[2] > 0);
-    // Per sequence: (numerator, denominator) of the score, so a resample's score is
-    // Σ numerators / Σ denominators.
-    let parts = |m: &crate::eval::Metrics| -> Vec<(f64, f64)> {
-        if seg {
-            m.paired
-                .segments
-                .iter()
-                .map(|s| (2.0 * s[0] as f64, (s[1] + s[2]) as f64))
-                .collect()
-        } else {
-            m.paired
-                .tokens
-                .iter()
-                .zip(&m.sequence_errors)
-                .map(|(&t, &e)| ((t.saturating_sub(e)) as f64, t as f64))
-                .collect()
-        }
-    };
+    let seg = b.paired.segments.len() == n && scores_segments(a);
     let metric = if seg { "segment F1" } else { "token accuracy" };
-    paired_bootstrap_ratio(metric, &parts(a), &parts(b))
+    paired_bootstrap_ratio(metric, &score_parts(a, seg)?, &score_parts(b, seg)?)
 }
 
 /// The paired bootstrap of a difference A − B in a corpus-level ratio score (in points), from
@@ -261,20 +272,37 @@ pub fn paired_bootstrap_ratio(
     xa: &[(f64, f64)],
     xb: &[(f64, f64)],
 ) -> Option<Bootstrap> {
+    if xb.len() != xa.len() {
+        return None;
+    }
+    paired_bootstrap_of(metric, xa.len(), |idx| {
+        ratio_score(xa, idx) - ratio_score(xb, idx)
+    })
+}
+
+/// The paired bootstrap of any statistic of `n` paired items that is 0 under "no difference"
+/// (a difference of scores, or a difference of two differences): `stat` of the resampled item
+/// indices, items drawn with replacement, seeded so it repeats; the statistic on all items, its
+/// 95 % percentile interval and the two-sided p (twice the share of resamples on the far side
+/// of 0). `None` with fewer than two items.
+pub fn paired_bootstrap_of(
+    metric: &str,
+    n: usize,
+    stat: impl Fn(&[usize]) -> f64,
+) -> Option<Bootstrap> {
     use rand::{Rng, SeedableRng};
-    let n = xa.len();
-    if n < 2 || xb.len() != n {
+    if n < 2 {
         return None;
     }
     let all: Vec<usize> = (0..n).collect();
-    let difference = ratio_score(xa, &all) - ratio_score(xb, &all);
+    let difference = stat(&all);
     let resamples = bootstrap_resamples(n);
     let mut rng = rand::rngs::StdRng::seed_from_u64(0x5eed);
     let mut idx = all;
     let mut diffs = Vec::with_capacity(resamples);
     for _ in 0..resamples {
         idx.iter_mut().for_each(|i| *i = rng.random_range(0..n));
-        diffs.push(ratio_score(xa, &idx) - ratio_score(xb, &idx));
+        diffs.push(stat(&idx));
     }
     diffs.sort_by(f64::total_cmp);
     let q = |f: f64| diffs[((f * (resamples - 1) as f64).round() as usize).min(resamples - 1)];

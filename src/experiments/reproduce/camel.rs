@@ -130,72 +130,6 @@ fn list(means: &[(String, f64)]) -> String {
         .join(", ")
 }
 
-/// Group `a` − group `b`, paired: with one run each, the paired bootstrap over the test items
-/// of micro segment F1 (token accuracy where there are no segments; macro F1 keeps no
-/// per-item counts to resample); with folds, `m` over the folds by the paired t-test. (difference, 95 % interval, two-sided
-/// p, evidence)
-fn difference(r: &Results, a: &str, b: &str, m: &Metric) -> Option<(f64, f64, f64, f64, String)> {
-    let (ra, rb) = (r.get(a)?, r.get(b)?);
-    if ra.len() != rb.len() || ra.is_empty() {
-        return None;
-    }
-    let name = |g: &str| g.rsplit('/').next().unwrap_or(g).to_string();
-    let (na, nb) = (name(a), name(b));
-    if ra.len() == 1 {
-        let (ta, tb) = (ra[0].1.test.as_ref()?, rb[0].1.test.as_ref()?);
-        let bs = crate::eval::significance::compare_metrics(&na, ta, &nb, tb)
-            .ok()?
-            .bootstrap?;
-        return Some((
-            bs.difference,
-            bs.low,
-            bs.high,
-            bs.p,
-            format!(
-                "{na} − {nb} {:+.2} {} [{:+.2}, {:+.2}], bootstrap {}",
-                bs.difference,
-                bs.metric,
-                bs.low,
-                bs.high,
-                bs.p_text()
-            ),
-        ));
-    }
-    let vals = |rs: &[(std::path::PathBuf, RunSummary)]| -> Option<Vec<f64>> {
-        rs.iter().map(|(_, s)| m.of(s)).collect()
-    };
-    let (va, vb) = (vals(ra)?, vals(rb)?);
-    let t = crate::eval::significance::paired_t(&va, &vb);
-    let diffs: Vec<f64> = va.iter().zip(&vb).map(|(x, y)| x - y).collect();
-    let (d, lo, hi) = crate::eval::significance::mean_interval95(&diffs)?;
-    Some((
-        d,
-        lo,
-        hi,
-        t.p,
-        format!(
-            "{na} − {nb} {d:+.2} [{lo:+.2}, {hi:+.2}], paired t over {} folds p = {:.3}",
-            va.len(),
-            t.p
-        ),
-    ))
-}
-
-/// The weaker of two verdicts (a claim of several parts holds only when every part does).
-fn weaker(a: Verdict, b: Verdict) -> Verdict {
-    let rank = |v: Verdict| match v {
-        Verdict::Holds => 0,
-        Verdict::NotSignificant => 1,
-        Verdict::DoesNotHold => 2,
-        Verdict::NotDecided => 3,
-    };
-    if rank(b) > rank(a) {
-        b
-    } else {
-        a
-    }
-}
-
 /// "`tops` perform best": each of `tops` above each of `others`, paired ([`difference`]),
 /// p < 0.05.
 fn best_of(
@@ -208,8 +142,8 @@ fn best_of(
     let mut evidence = vec![];
     for a in tops {
         for b in others {
-            let (d, _, _, p, ev) = difference(r, a, b, m)?;
-            verdict = weaker(verdict, Verdict::paired(d > 0.0, p, 0.05));
+            let (d, _, _, p, ev) = paired_difference(r, a, b, m)?;
+            verdict = verdict.weaker(Verdict::paired(d > 0.0, p, 0.05));
             evidence.push(ev);
         }
     }
@@ -274,17 +208,11 @@ pub(super) fn table1(o: &Options) -> Result<Experiment> {
             says: format!("LBP and CCCP CAMEL perform best and almost identically (002 Table 1: macro F1 84.6 both against PW 83.7 and CAMEL(0) 83.9): each above PW and CAMEL(0) by the paired bootstrap of micro F1 over the test sentences (p < 0.05), and LBP − CCCP inside ± {IDENTICAL} points (its 95 % interval inside: holds; only the difference inside: not significant)"),
             check: Box::new(move |r| {
                 let (best, mut ev) = best_of(r, &tops, &others, &Metric::MacroF1)?;
-                let (d, lo, hi, _, e) = difference(r, &tops[0], &tops[1], &Metric::MacroF1)?;
-                let same = if lo >= -IDENTICAL && hi <= IDENTICAL {
-                    Verdict::Holds
-                } else if d.abs() <= IDENTICAL {
-                    Verdict::NotSignificant
-                } else {
-                    Verdict::DoesNotHold
-                };
+                let (d, lo, hi, _, e) = paired_difference(r, &tops[0], &tops[1], &Metric::MacroF1)?;
+                let same = Verdict::within(d, lo, hi, IDENTICAL);
                 ev.push(e);
                 let ms = means(r, &all, &Metric::MacroF1)?;
-                Some((weaker(best, same), format!("{}; macro F1: {}", ev.join("; "), list(&ms))))
+                Some((best.weaker(same), format!("{}; macro F1: {}", ev.join("; "), list(&ms))))
             }),
         },
         Claim {
@@ -555,8 +483,8 @@ pub(super) fn table3(o: &Options) -> Result<Experiment> {
                 let mut verdict = Verdict::Holds;
                 let mut steps = vec![];
                 for w in order.windows(2) {
-                    let (d, _, _, p, ev) = difference(r, &w[0], &w[1], &Metric::TokenAccuracy)?;
-                    verdict = weaker(verdict, Verdict::paired(d > 0.0, p, 0.05));
+                    let (d, _, _, p, ev) = paired_difference(r, &w[0], &w[1], &Metric::TokenAccuracy)?;
+                    verdict = verdict.weaker(Verdict::paired(d > 0.0, p, 0.05));
                     steps.push(ev);
                 }
                 Some((
