@@ -18,6 +18,7 @@ pub mod experiments;
 pub mod grammar;
 pub mod graph;
 pub mod inference;
+pub mod memory;
 pub mod optim;
 pub mod provenance;
 pub mod run;

@@ -29,6 +29,11 @@ pub struct Provenance {
     pub version: String,
     pub commit: String,
     pub cpu: String,
+    /// The working directory the spec's relative data paths are relative to (empty in runs
+    /// written before it was recorded): `compare` resolves them against it, so one file named
+    /// two ways pairs, and two files of one name do not.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cwd: String,
 }
 
 impl Provenance {
@@ -42,6 +47,9 @@ impl Provenance {
             version: VERSION.into(),
             commit: COMMIT.into(),
             cpu: cpu(),
+            cwd: std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
         }
     }
 }

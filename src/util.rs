@@ -119,7 +119,11 @@ fn replace_file(
         .file_name()
         .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file path"))?
         .to_string_lossy();
-    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let meta = std::fs::metadata(path).ok();
+    if let Some(m) = &meta {
+        may_replace(m)?;
+    }
+    let mode = meta.map(|m| m.permissions());
     let pid = std::process::id();
     let mut made = None;
     for k in 0..100u32 {
@@ -161,6 +165,54 @@ fn replace_file(
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Refuses to replace a file this user could not have written in place: renaming over it needs
+/// only the folder's write permission, which would let a write clobber a read-only file, or (as
+/// root) another user's. The file's own mode decides, by the class the user is in (root has no
+/// exception here).
+#[cfg(unix)]
+fn may_replace(m: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: these calls only read the process's credentials.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let in_group = gid == m.gid() || {
+        // SAFETY: getgroups with 0 asks for the count; the second call fills a buffer of it.
+        let n = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+        let mut groups = vec![0 as libc::gid_t; n.max(0) as usize];
+        let got = unsafe { libc::getgroups(n.max(0), groups.as_mut_ptr()) };
+        groups[..got.max(0) as usize].contains(&m.gid())
+    };
+    let (bit, whose) = if uid == m.uid() {
+        (0o200, "")
+    } else if in_group {
+        (0o020, " (another user's file: its group may not write it)")
+    } else {
+        (0o002, " (another user's file)")
+    };
+    if m.mode() & bit == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!(
+                "is read-only for this user (mode {:04o}, owner uid {}){whose}: it is not \
+                 replaced; make it writable or choose another path",
+                m.mode() & 0o7777,
+                m.uid()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn may_replace(m: &std::fs::Metadata) -> std::io::Result<()> {
+    if m.permissions().readonly() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "is read-only: it is not replaced; make it writable or choose another path",
+        ));
+    }
+    Ok(())
 }
 
 /// Length of the blocks [`dot_blocks`] sums separately.

@@ -6,7 +6,7 @@ use super::train::{existing, run_with_progress, summary_json, Report};
 use crate::error::{Error, Result};
 use crate::run::compare::{compare_runs, Scored};
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct CompareArgs {
@@ -26,8 +26,9 @@ pub struct CompareArgs {
     pub force: bool,
     /// Compare these finished run directories instead of training (`--runs A B C`, a shell
     /// glob such as `runs/*`, or `A,B`): each must have been scored on the same test file.
-    #[arg(long, conflicts_with = "out", num_args = 1.., value_delimiter = ',')]
-    pub runs: Vec<PathBuf>,
+    #[arg(long, conflicts_with = "out", num_args = 1.., value_delimiter = ',',
+          value_parser = clap::builder::OsStringValueParser::new())]
+    pub runs: Vec<std::ffi::OsString>,
     /// Print the table as JSON.
     #[arg(long)]
     pub json: bool,
@@ -37,7 +38,24 @@ pub struct CompareArgs {
 pub fn compare(a: CompareArgs) -> Result<()> {
     let mut rows = vec![];
     if !a.runs.is_empty() {
-        for dir in a.runs.iter().filter(|d| !d.as_os_str().is_empty()) {
+        // `A,,B` (an empty name between commas) names two runs, as a shell glob would.
+        let dirs: Vec<PathBuf> = a
+            .runs
+            .iter()
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .collect();
+        if dirs.is_empty() {
+            return Err(Error::invalid("--runs names no run directory"));
+        }
+        if dirs.len() > 20 {
+            eprintln!(
+                "comparing {} runs: {} pairs, each with a paired bootstrap (this takes a while)",
+                dirs.len(),
+                dirs.len() * (dirs.len() - 1) / 2
+            );
+        }
+        for dir in &dirs {
             let d = dir.display().to_string();
             let s = crate::run::RunFiles::at(dir).summary()?;
             if s.test.is_none() {
@@ -85,9 +103,15 @@ pub fn compare(a: CompareArgs) -> Result<()> {
 fn significance(
     rows: &[(String, crate::run::RunSummary, PathBuf)],
 ) -> Result<crate::run::compare::Comparison> {
+    // Data paths resolved where each run was started, not where `compare` is.
     let specs: Vec<crate::run::spec::RunSpec> = rows
         .iter()
-        .map(|(_, _, dir)| crate::run::RunFiles::at(dir).spec())
+        .map(|(_, s, dir)| {
+            let cwd = s.provenance.as_ref().map_or("", |p| p.cwd.as_str());
+            crate::run::RunFiles::at(dir)
+                .spec()
+                .map(|spec| spec.with_paths_from(Path::new(cwd)))
+        })
         .collect::<Result<_>>()?;
     let scored: Vec<Scored> = rows
         .iter()

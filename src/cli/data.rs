@@ -7,7 +7,7 @@ use crate::data::{read_conll, read_corpus, synth};
 use crate::error::{Error, Result};
 use crate::util::write_atomic;
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct InfoArgs {
@@ -293,15 +293,27 @@ pub enum Generate {
 /// any experiment here (000 Fig. 4's largest set is 25,000 tokens), far below filling memory.
 const MAX_GENERATED: u128 = 200_000_000;
 
+/// What one generated value held in memory takes (a token's strings and their vectors).
+const BYTES_PER_VALUE: u128 = 160;
+
 /// Refuses a data set of (Σ `counts`) × Π `sizes` values above [`MAX_GENERATED`], naming what
-/// was multiplied; the arithmetic cannot overflow.
-fn check_generated(what: &str, counts: &[usize], sizes: &[usize]) -> Result<()> {
+/// was multiplied (the arithmetic cannot overflow), and, when the values are `held` in memory
+/// before they are written, one whose estimate is over the memory limit.
+fn check_generated(what: &str, counts: &[usize], sizes: &[usize], held: bool) -> Result<()> {
     let n: u128 = counts.iter().map(|&c| c as u128).sum::<u128>()
         * sizes.iter().map(|&s| s as u128).product::<u128>();
     if n > MAX_GENERATED {
         return Err(Error::invalid(format!(
             "{what} = {n} values: at most {MAX_GENERATED} in one data set"
         )));
+    }
+    if held {
+        let bytes = (n * BYTES_PER_VALUE).min(u64::MAX as u128) as u64;
+        crate::memory::check(
+            bytes,
+            || format!("generating {what} = {n} values, held before they are written"),
+            "generate fewer",
+        )?;
     }
     Ok(())
 }
@@ -337,7 +349,12 @@ fn generate_treebank(a: Generate) -> Result<()> {
         ));
     }
     let n_test = test_sentences.unwrap_or(0);
-    check_generated("sentences × max words", &[sentences, n_test], &[max_words])?;
+    check_generated(
+        "sentences × max words",
+        &[sentences, n_test],
+        &[max_words],
+        true,
+    )?;
     let all = crate::data::synth_treebank::english_treebank(
         seed,
         sentences + n_test,
@@ -377,6 +394,7 @@ fn generate_grid(a: Generate) -> Result<()> {
         "images × height × width × classes",
         &[images, test_images.unwrap_or(0)],
         &[height, width, classes],
+        true,
     )?;
     if sweeps > 100_000 {
         return Err(Error::invalid(format!("--sweeps {sweeps}: at most 100000")));
@@ -432,7 +450,7 @@ fn generate_boltzmann(a: Generate) -> Result<()> {
         Some(b) => parse_list(&b, "--biases")?,
         None => vec![],
     };
-    check_generated("samples × variables", &[n], &[m])?;
+    check_generated("samples × variables", &[n], &[m], true)?;
     let samples = synth_loopy::boltzmann_samples(m, &theta, &biases, n, seed)?;
     // The generating parameters ride along as comments: runs report ‖θ̂ − θ0‖.
     let text = crate::graph::boltzmann::samples_with_theta(&theta, &biases, &samples);
@@ -469,7 +487,9 @@ fn generate_hmm(a: Generate) -> Result<()> {
         }
     }
     let n_test = test_sequences.unwrap_or(0);
-    check_generated("sequences × length", &[sequences, n_test], &[length])?;
+    check_generated("sequences × length", &[sequences, n_test], &[length], false)?;
+    // Streamed: one sequence at a time is held.
+    check_generated("one sequence's length", &[1], &[length], true)?;
     if !(2..=50).contains(&states) {
         return Err(Error::invalid("--states must be in [2, 50]"));
     }
@@ -478,21 +498,24 @@ fn generate_hmm(a: Generate) -> Result<()> {
         transitions: transition_concentration,
         emissions: emission_concentration,
     };
-    let all = synth::hmm_mixture_with(alpha, c, seed, sequences + n_test, length);
-    let (train, test) = all.split_at(sequences);
-    write_atomic(&out, format_conll(train, &[]).as_bytes())?;
-    eprintln!(
-        "wrote {} sequences of length {length} to {}",
-        train.len(),
-        out.display()
-    );
-    if let Some(p) = test_out {
-        write_atomic(&p, format_conll(test, &[]).as_bytes())?;
+    // Streamed: one sequence is held at a time, whatever the size asked for.
+    let mut all = synth::hmm_mixture_stream(alpha, c, seed, length);
+    let mut write = |path: &Path, n: usize| -> Result<()> {
+        crate::util::write_atomic_with(path, &mut |w| {
+            for s in all.by_ref().take(n) {
+                w.write_all(format_conll(std::slice::from_ref(&s), &[]).as_bytes())?;
+            }
+            Ok(())
+        })?;
         eprintln!(
-            "wrote {} sequences of length {length} to {}",
-            test.len(),
-            p.display()
+            "wrote {n} sequences of length {length} to {}",
+            path.display()
         );
+        Ok(())
+    };
+    write(&out, sequences)?;
+    if let Some(p) = test_out {
+        write(&p, n_test)?;
     }
     Ok(())
 }

@@ -46,6 +46,15 @@ struct Cli {
     /// Without a command: the desktop workbench.
     #[command(subcommand)]
     command: Option<Command>,
+    /// The most memory a command may use (bytes, or 12G, 512M, 60%): work whose estimate is
+    /// larger is refused before it allocates, naming the estimate [default: PIECEWISE_MEMORY_LIMIT,
+    /// else half of this machine's memory]
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_memory_limit)]
+    memory_limit: Option<u64>,
+}
+
+fn parse_memory_limit(s: &str) -> std::result::Result<u64, String> {
+    crate::memory::parse_size(s).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]
@@ -183,6 +192,9 @@ pub fn main() {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    if let Some(bytes) = cli.memory_limit {
+        crate::memory::set_limit(bytes);
+    }
     let result = match cli.command {
         None => open_workbench(None),
         Some(Command::Gui(a)) => open_workbench(Some(a)),

@@ -129,6 +129,22 @@ impl Corpus {
     }
 }
 
+/// The longest field (a token, a tag, a feature) read: a longer one is refused with its line, so
+/// no single token makes features and model files of gigabytes.
+pub const MAX_FIELD: usize = 1 << 20;
+/// The longest line read (a line is read whole before it is split).
+pub const MAX_LINE: usize = 16 << 20;
+
+/// The memory a token line of `fields` takes once read: its strings (with the allocator's
+/// overhead) and the vectors holding them.
+pub fn token_bytes(fields: &[&str]) -> u64 {
+    let strings: usize = fields
+        .iter()
+        .map(|f| f.len().max(1).next_multiple_of(8) + 40)
+        .sum();
+    (strings + 48) as u64
+}
+
 /// Reads a labelled CoNLL file.
 pub fn read_conll(path: &Path) -> Result<Corpus> {
     read_conll_with(path, LabelColumn::Last)
@@ -175,7 +191,8 @@ pub fn parse_conll(bytes: &[u8], name: &str, label: LabelColumn) -> Result<Corpu
 
 fn collect(reader: impl std::io::BufRead, name: &str, label: LabelColumn) -> Result<Corpus> {
     let mut sequences = vec![];
-    let n_columns = for_each_sequence(reader, name, label, |s| {
+    // Every sequence is kept: the meter counts them all, not only the one being read.
+    let n_columns = read_sequences(reader, name, label, true, |s| {
         sequences.push(s);
         Ok(())
     })?;
@@ -191,19 +208,35 @@ fn collect(reader: impl std::io::BufRead, name: &str, label: LabelColumn) -> Res
 /// token line. The errors of [`parse_conll`]: an empty file, lines of different widths, invalid
 /// UTF-8 and a file without token lines, each naming the file and line.
 pub fn for_each_sequence(
+    reader: impl std::io::BufRead,
+    name: &str,
+    label: LabelColumn,
+    f: impl FnMut(Sequence) -> Result<()>,
+) -> Result<usize> {
+    read_sequences(reader, name, label, false, f)
+}
+
+/// [`for_each_sequence`]; `kept`: the caller holds every sequence, so the memory meter counts
+/// them all (else only the sequence being read).
+fn read_sequences(
     mut reader: impl std::io::BufRead,
     name: &str,
     label: LabelColumn,
+    kept: bool,
     mut f: impl FnMut(Sequence) -> Result<()>,
 ) -> Result<usize> {
+    use std::io::{BufRead, Read};
     let mut current = Sequence::default();
     let mut any = false;
     let mut n_lines = 0;
     let mut expected: Option<(usize, usize)> = None; // (columns, line first seen)
     let mut raw = Vec::new();
+    // The sequence being read, as it grows.
+    let mut meter = crate::memory::Meter::new();
     loop {
         raw.clear();
-        let n = reader
+        let n = (&mut reader)
+            .take(MAX_LINE as u64 + 1)
             .read_until(b'\n', &mut raw)
             .map_err(|e| Error::io(Path::new(name), e))?;
         if n == 0 {
@@ -211,6 +244,17 @@ pub fn for_each_sequence(
         }
         n_lines += 1;
         let line_no = n_lines;
+        if raw.len() > MAX_LINE {
+            return Err(Error::parse(
+                name,
+                line_no,
+                format!(
+                    "a line of more than {} bytes: not a token line (a field is at most {})",
+                    crate::memory::shown(MAX_LINE as u64),
+                    crate::memory::shown(MAX_FIELD as u64)
+                ),
+            ));
+        }
         let bytes = raw.strip_suffix(b"\n").unwrap_or(&raw);
         let text = std::str::from_utf8(bytes).map_err(|e| {
             Error::parse(
@@ -225,10 +269,54 @@ pub fn for_each_sequence(
             // A document marker separates sequences even when no blank line surrounds it.
             if !current.is_empty() {
                 any = true;
+                if !kept {
+                    meter.sub(meter.used());
+                }
                 f(std::mem::take(&mut current))?;
             }
             continue;
         }
+        if let Some((k, long)) = fields.iter().enumerate().find(|(_, w)| w.len() > MAX_FIELD) {
+            return Err(Error::parse(
+                name,
+                line_no,
+                format!(
+                    "column {} is {} long (at most {}: a token, a tag or a feature, not a \
+                     document)",
+                    k + 1,
+                    crate::memory::shown(long.len() as u64),
+                    crate::memory::shown(MAX_FIELD as u64)
+                ),
+            ));
+        }
+        let first_line = if current.is_empty() {
+            line_no
+        } else {
+            current.line
+        };
+        meter.add(
+            token_bytes(&fields),
+            |b| {
+                if kept && first_line > 1 {
+                    format!(
+                        "reading {name} (at line {line_no}, in the sequence from line \
+                         {first_line}: {} in memory, before its features)",
+                        crate::memory::shown(b)
+                    )
+                } else {
+                    format!(
+                        "the sequence starting at line {first_line} of {name} (at line \
+                         {line_no}: {} in memory, before its features)",
+                        crate::memory::shown(b)
+                    )
+                }
+            },
+            if kept {
+                "use a smaller file, or split a long sequence into sentences (a blank line ends one)"
+            } else {
+                "split it into sentences (a blank line ends one)"
+            },
+        )?;
         match expected {
             None => expected = Some((fields.len(), line_no)),
             Some((n, first)) if n != fields.len() => {

@@ -119,9 +119,26 @@ pub fn parse_crfsuite(bytes: &[u8], name: &str) -> Result<Corpus> {
     };
     let mut cur = Sequence::default();
     let mut n_lines = 0;
+    // The sequences as read (their attributes' strings), beside the file's bytes.
+    let mut meter = crate::memory::Meter::new();
+    meter.add(
+        bytes.len() as u64,
+        |b| format!("reading {name} ({} of text)", crate::memory::shown(b)),
+        "train on a smaller file",
+    )?;
     for line in super::conll::text_lines(bytes, name) {
         let (line_no, text) = line?;
         n_lines = line_no;
+        meter.add(
+            text.len() as u64 + 64 * (1 + text.matches('\t').count() as u64),
+            |b| {
+                format!(
+                    "reading {name} (at line {line_no}: {} in memory)",
+                    crate::memory::shown(b)
+                )
+            },
+            "train on a smaller file",
+        )?;
         if text.trim().is_empty() {
             if !cur.is_empty() {
                 corpus.sequences.push(std::mem::take(&mut cur));

@@ -185,7 +185,18 @@ pub fn hmm_mixture_with(
     n: usize,
     len: usize,
 ) -> Vec<Sequence> {
+    hmm_mixture_stream(alpha, c, seed, len).take(n).collect()
+}
+
+/// The sequences of [`hmm_mixture_with`], one at a time (the same sequences, in the same order,
+/// for the same seed): `generate` writes millions of tokens without holding them.
+pub fn hmm_mixture_stream(
+    alpha: f64,
+    c: Concentration,
+    seed: u64,
+    len: usize,
+) -> impl Iterator<Item = Sequence> {
     let mut rng = StdRng::seed_from_u64(seed);
     let model = HmmMixture::sample_with(alpha, c, &mut rng);
-    (0..n).map(|_| model.sequence(len, &mut rng)).collect()
+    std::iter::repeat_with(move || model.sequence(len, &mut rng))
 }

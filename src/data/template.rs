@@ -39,6 +39,18 @@ impl TemplateLine {
             .max()
     }
 
+    /// The length of this line's feature name when each cell it reads is `field` bytes long
+    /// (for memory estimates: see `ChainCrf::fit`).
+    pub fn name_bytes(&self, field: usize) -> usize {
+        self.parts
+            .iter()
+            .map(|p| match p {
+                Part::Text(s) => s.len(),
+                Part::Macro { .. } => field.max(4),
+            })
+            .sum()
+    }
+
     /// Appends the expanded feature string for position `t` of `seq` to `out`.
     pub fn expand_into(&self, seq: &Sequence, t: usize, out: &mut String) {
         for p in &self.parts {

@@ -69,6 +69,18 @@ struct Plan {
 impl<'a> DatasetObjective<'a> {
     /// `threads = 0` uses every core. Identical one-table terms are pooled across instances
     /// ([`pool_table_terms`]).
+    /// The memory a [`new`](Self::new) objective over `instances` takes while training on
+    /// `threads` threads: each thread's gradient and its table buffers (values, derivatives,
+    /// inference workspace) for the largest instance, and each instance's term plan.
+    pub fn memory_estimate(model: &Model, instances: &[Instance], threads: usize) -> u64 {
+        let biggest = instances.iter().map(|i| i.table_len).max().unwrap_or(0) as u64;
+        let all: u64 = instances.iter().map(|i| i.table_len as u64).sum();
+        let per_thread = crate::memory::product(&[model.n_params as u64, 8])
+            .saturating_add(crate::memory::product(&[biggest, 8, 6]));
+        crate::memory::product(&[per_thread, threads.max(1) as u64])
+            .saturating_add(crate::memory::product(&[all, 8]))
+    }
+
     pub fn new(
         model: &'a Model,
         instances: &'a [Instance],

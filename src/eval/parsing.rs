@@ -109,7 +109,7 @@ pub fn score_trees(
     max_length: usize,
 ) -> Result<Metrics> {
     let (kept, skipped) = within(gold, max_length);
-    let (parsed, fallbacks) = parse_all(g, theta, est, &encode_words(g, &kept));
+    let (parsed, fallbacks) = parse_all(g, theta, est, &encode_words(g, &kept))?;
     let mut m = metrics(&kept, &parsed, fallbacks, decoder_name(est))?;
     m.skipped = skipped;
     Ok(m)

@@ -141,6 +141,10 @@ pub fn compare_metrics(
             b.sequence_errors.len()
         ));
     }
+    for (name, m) in [(a_name, a), (b_name, b)] {
+        m.check_paired()
+            .map_err(|e| format!("{name}: {e}; not tested"))?;
+    }
     let (pa, pb) = (&a.paired, &b.paired);
     let per_item = !pa.is_empty() && !pb.is_empty();
     if per_item && pa.gold_digest != pb.gold_digest {

@@ -73,6 +73,84 @@ fn absolute(p: &Path) -> Result<PathBuf> {
     }
 }
 
+/// The file that marks a folder as a plan this program wrote: only such a folder (or an empty
+/// one) is written into, so `--out .` never touches a `plan/` folder of the user's own.
+pub const PLAN_MARKER: &str = ".piecewise-lab-plan";
+const PLAN_MARKER_TEXT: &str =
+    "A plan written by piecewise-lab: writing a plan here again replaces its \
+specs/NNNN.json, stage-K.txt, stage-K.sbatch and submit.sh, and nothing else.\n";
+
+/// Whether `name` is a file a plan writes at its top level (its specs are under `specs/`).
+fn is_plan_file(name: &str) -> bool {
+    let stage = |ext: &str| {
+        name.strip_prefix("stage-")
+            .and_then(|r| r.strip_suffix(ext))
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+    };
+    name == "submit.sh" || stage(".txt") || stage(".sbatch")
+}
+
+/// Makes `plan_dir` ready for a new plan: a missing or empty folder is fine; a folder with
+/// [`PLAN_MARKER`] has the files an earlier plan wrote removed (its stage files, Slurm scripts and
+/// specs — Slurm's logs and anything else stay); any other folder or file is refused, naming it.
+fn clear_own_plan(plan_dir: &Path) -> Result<()> {
+    let meta = match std::fs::symlink_metadata(plan_dir) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(plan_dir, e)),
+    };
+    let shown = plan_dir.display().to_string();
+    if !meta.is_dir() {
+        return Err(Error::file(
+            shown,
+            "exists and is not a folder: a plan is written into a folder of its own; move it or \
+             choose another --out",
+        ));
+    }
+    let read = |dir: &Path| -> Result<Vec<std::fs::DirEntry>> {
+        std::fs::read_dir(dir)
+            .and_then(|it| it.collect::<std::io::Result<Vec<_>>>())
+            .map_err(|e| Error::io(dir, e))
+    };
+    let entries = read(plan_dir)?;
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let marker = plan_dir.join(PLAN_MARKER);
+    if !std::fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file()) {
+        return Err(Error::file(
+            shown,
+            format!(
+                "exists and was not written by this program (it has no {PLAN_MARKER}): a plan \
+                 replaces its folder's stage files, so it is not written over files of yours; \
+                 move the folder or choose another --out"
+            ),
+        ));
+    }
+    let remove = |p: &Path| std::fs::remove_file(p).map_err(|e| Error::io(p, e));
+    for e in &entries {
+        let name = e.file_name();
+        let is_file = e.file_type().is_ok_and(|t| t.is_file());
+        if is_file && name.to_str().is_some_and(is_plan_file) {
+            remove(&e.path())?;
+        }
+    }
+    let specs = plan_dir.join("specs");
+    if std::fs::symlink_metadata(&specs).is_ok_and(|m| m.is_dir()) {
+        for e in read(&specs)? {
+            let name = e.file_name();
+            let own = name.to_str().is_some_and(|n| {
+                n.strip_suffix(".json")
+                    .is_some_and(|k| k.len() >= 4 && k.bytes().all(|b| b.is_ascii_digit()))
+            });
+            if own && e.file_type().is_ok_and(|t| t.is_file()) {
+                remove(&e.path())?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes the plan of `runs` into `plan_dir`: each unfinished run's spec as
 /// `specs/NNNN.json`, the command lines of stage k as `stage-k.txt`. Runs for which
 /// `is_finished` holds are left out. Lines `cd` to the current directory first (the specs'
@@ -114,11 +192,11 @@ pub fn write_plan(
     path_word(&absolute(plan_dir)?)?;
     let dir_words: Vec<String> = dirs.iter().map(|d| path_word(d)).collect::<Result<_>>()?;
     let specs = plan_dir.join("specs");
-    // A plan replaces the previous one in full: no stale stage file or spec is left behind.
-    if plan_dir.exists() {
-        std::fs::remove_dir_all(plan_dir).map_err(|e| Error::io(plan_dir, e))?;
-    }
+    // A plan replaces the previous one: no stale stage file or spec is left behind, and
+    // nothing else in the folder is touched.
+    clear_own_plan(plan_dir)?;
     std::fs::create_dir_all(&specs).map_err(|e| Error::io(&specs, e))?;
+    write_atomic(&plan_dir.join(PLAN_MARKER), PLAN_MARKER_TEXT.as_bytes())?;
     let n_stages = stage.iter().copied().max().map_or(0, |m| m + 1);
     let mut plan = Plan {
         stages: vec![vec![]; n_stages],

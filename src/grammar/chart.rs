@@ -52,6 +52,22 @@ fn cell(n: usize, i: usize, j: usize) -> usize {
 }
 
 impl ChartWork {
+    /// The memory one chart over `n` words takes with `labels` labels and `rules` rules (split
+    /// slots as [`viterbi`] and the inside–outside pass use): four numbers per cell and label
+    /// (score, back-pointer, inside, outside), each cell's scale and label list, a span's edge
+    /// scores.
+    pub fn bytes_for(n: usize, labels: usize, rules: usize, split: bool) -> u64 {
+        let n = n as u64;
+        let cells = n.saturating_mul(n + 1) / 2;
+        let slots = if split { n.max(2) - 1 } else { 1 };
+        let per_cell = 32 * labels as u64 + 32 + 4 * labels as u64;
+        crate::memory::product(&[cells, per_cell]).saturating_add(crate::memory::product(&[
+            slots,
+            rules as u64,
+            16,
+        ]))
+    }
+
     fn reset(&mut self, n: usize, labels: usize, rules: usize, slots: usize) {
         self.n = n;
         self.labels = labels;

@@ -41,8 +41,10 @@ pub struct GrammarRunOptions {
 
 /// [`GrammarRunOptions::max_length`]'s default.
 pub const DEFAULT_MAX_LENGTH: usize = 100;
-/// The largest `max_length` accepted: a chart over 1,000 words needs about 25 GB.
-pub const MAX_LENGTH_LIMIT: usize = 1000;
+/// The largest `max_length` accepted. What bounds a parse is its chart's memory, checked
+/// against the memory limit before each parse ([`check_chart_memory`]: 600 words with the
+/// WSJ grammar is about 9 GB); this only keeps the number meaningful.
+pub const MAX_LENGTH_LIMIT: usize = 100_000;
 
 fn is_default_max_length(n: &usize) -> bool {
     *n == DEFAULT_MAX_LENGTH
@@ -133,7 +135,8 @@ pub fn parse_all(
     theta: &[f64],
     est: &GrammarEstimator,
     test: &[Sentence],
-) -> (Vec<Tree>, usize) {
+) -> Result<(Vec<Tree>, usize)> {
+    check_chart_memory(g, test.iter().map(|s| s.forms.len()).max().unwrap_or(0))?;
     let scoring = est.scoring();
     let out: Vec<(Tree, bool)> = test
         .par_iter()
@@ -145,7 +148,27 @@ pub fn parse_all(
         })
         .collect();
     let failed = out.iter().filter(|(_, f)| *f).count();
-    (out.into_iter().map(|(t, _)| t).collect(), failed)
+    Ok((out.into_iter().map(|(t, _)| t).collect(), failed))
+}
+
+/// Refuses to parse a sentence of `longest` words when the charts (one a thread) would not
+/// fit the memory limit: the bound on sentence length is the chart's memory.
+pub fn check_chart_memory(g: &Grammar, longest: usize) -> Result<()> {
+    let threads = rayon::current_num_threads() as u64;
+    let one = ChartWork::bytes_for(longest, g.labels.len(), g.n_rules(), g.options.split);
+    crate::memory::check(
+        crate::memory::product(&[one, threads]),
+        || {
+            format!(
+                "parsing a {longest}-word sentence (a chart of {} cells × {} labels: {} a \
+                 thread, on {threads} thread(s))",
+                longest * (longest + 1) / 2,
+                g.labels.len(),
+                crate::memory::shown(one)
+            )
+        },
+        "lower --max-length (longer sentences are skipped and counted) or --threads",
+    )
 }
 
 /// A flat tree over the words, each with its most frequent allowed tag.
@@ -220,7 +243,7 @@ pub fn parse_words(
     est: &GrammarEstimator,
     sentences: &[Vec<String>],
     max_length: usize,
-) -> Parsed {
+) -> Result<Parsed> {
     let mut out = Parsed {
         trees: vec![None; sentences.len()],
         ..Default::default()
@@ -237,12 +260,12 @@ pub fn parse_words(
             encoded.push(g.encode_words(words));
         }
     }
-    let (trees, fallbacks) = parse_all(g, theta, est, &encoded);
+    let (trees, fallbacks) = parse_all(g, theta, est, &encoded)?;
     out.fallbacks = fallbacks;
     for (k, t) in which.into_iter().zip(trees) {
         out.trees[k] = Some(t);
     }
-    out
+    Ok(out)
 }
 
 /// Encodes test trees' words for parsing.

@@ -657,6 +657,8 @@ impl PairSet {
 
 /// The chain's templates: state, transition and the factorisation's edge template.
 fn chain_model(c: &Counted, gold: &[Vec<u32>], l: usize, options: &ChainOptions) -> Result<Model> {
+    // The label-pair table first: a million labels is refused before any table is laid out.
+    crate::graph::check_table("transition", &[l, l], 0, &Layout::Dense)?;
     let [state_layout, trans_layout, pair_layout] = c.layouts(gold, l, options);
     let mut model = Model::default();
     model.add_full_template("state", vec![l], c.state.len(), state_layout)?;
@@ -731,6 +733,52 @@ fn expand_state_features(
     }
 }
 
+/// Refuses a fit whose expanded features would not fit the memory limit: every position gets
+/// one feature per template line (and per CRFsuite attribute), each a name of about the line's
+/// length with its cells filled (in the dictionary when it is new — counted as if every one
+/// were) and an id and value in its sequence's list. A 100,000-line template on a thousand
+/// tokens is refused here, before any name is made.
+fn check_fit_memory(corpus: &Corpus, template: &FeatureTemplate) -> Result<()> {
+    let (mut cells, mut bytes, mut attrs) = (0u64, 0u64, 0u64);
+    for s in &corpus.sequences {
+        for c in &s.columns {
+            cells += c.len() as u64;
+            bytes += c.iter().map(|w| w.len() as u64).sum::<u64>();
+        }
+        attrs += s.attrs.iter().map(|a| a.len() as u64).sum::<u64>();
+    }
+    let field = (bytes / cells.max(1)) as usize;
+    let tokens = corpus.tokens() as u64;
+    let lines = (template.unigram.len() + template.bigram.len()) as u64;
+    let names: u64 = template
+        .unigram
+        .iter()
+        .chain(&template.bigram)
+        .map(|l| l.name_bytes(field) as u64 + 48)
+        .sum();
+    let obs = crate::memory::product(&[tokens, lines]).saturating_add(attrs);
+    let need = crate::memory::product(&[tokens, names])
+        .saturating_add(crate::memory::product(&[obs, 16]))
+        .saturating_add(crate::memory::product(&[attrs, 64]));
+    crate::memory::check(
+        need,
+        || {
+            format!(
+                "the features of {} ({tokens} tokens × {lines} template lines{}, names of about \
+                 {} bytes)",
+                corpus.path,
+                if attrs > 0 {
+                    format!(" + {attrs} attributes")
+                } else {
+                    String::new()
+                },
+                names / lines.max(1)
+            )
+        },
+        "use a shorter template or less data",
+    )
+}
+
 impl ChainCrf {
     /// Builds labels, dictionaries and the model from training data; returns the training
     /// instances too (their features are expanded once).
@@ -750,6 +798,7 @@ impl ChainCrf {
         options: ChainOptions,
     ) -> Result<(ChainCrf, Vec<Instance>)> {
         template.check_columns(corpus.n_obs_columns(), &corpus.path)?;
+        check_fit_memory(&corpus, &template)?;
         let ner = load_extractor(&corpus, &options)?;
         let labels = training_labels(&corpus)?;
         let mut c = count_features(&corpus, &template, ner.as_ref(), &options);

@@ -17,6 +17,11 @@ use crate::data::{Corpus, Sequence};
 use crate::error::{Error, Result};
 use std::path::Path;
 
+/// The largest weight a model file may hold: no trained model comes near it (the prior keeps
+/// weights small), and sums of a sequence's log-potentials stay finite below it, so a score is
+/// never −∞ by overflow (1e308 once printed a log-likelihood of −inf).
+pub const MAX_WEIGHT: f64 = 1e100;
+
 /// The chain left when some of an instance's variables are clamped at given values (a joint
 /// tagger's words, a factorial CRF's other layer): one free label per position, scored by dense
 /// tables the clamped variables' factors are folded into. The chain engine decodes it
@@ -308,6 +313,13 @@ pub fn read_weights(family: &dyn Family, text: &str, file: &str) -> Result<Vec<f
                     format!("bad weight {w_text:?}: not a finite number"),
                 )
             })?;
+        if w.abs() > MAX_WEIGHT {
+            return Err(Error::parse(
+                file,
+                line_no,
+                format!("weight {w_text}: beyond ±{MAX_WEIGHT:e}, where sums of log-potentials overflow"),
+            ));
+        }
         let Some(t) = model
             .templates
             .iter()

@@ -193,6 +193,41 @@ pub struct Model {
     pub n_params: usize,
 }
 
+/// The entries of a table of `shape` (label pairs counted in u64), refused when a table index
+/// (u32) cannot address them or when its weights — `n_features` columns of them for a dense
+/// layout — and the index map would not fit the memory limit: a million labels is refused here,
+/// before its table is made.
+pub fn check_table(
+    name: &str,
+    shape: &[usize],
+    n_features: usize,
+    layout: &Layout,
+) -> Result<usize> {
+    let n = crate::memory::product(&shape.iter().map(|&d| d as u64).collect::<Vec<_>>());
+    if n > u32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "template {name}: a table of shape {shape:?} has {n} entries, more than a table index \
+             addresses ({}); fewer labels (or a smaller factor) are needed",
+            u32::MAX
+        )));
+    }
+    let weights = match layout {
+        Layout::Dense => n.saturating_mul(n_features as u64),
+        Layout::Sparse { cols, .. } => cols.len() as u64,
+    };
+    crate::memory::check(
+        weights.saturating_mul(8).saturating_add(n * 4),
+        || {
+            format!(
+                "template {name} (a table of shape {shape:?}: {n} entries; {weights} weights \
+                 × 8 bytes, before the optimiser's copies)"
+            )
+        },
+        "use fewer labels or features",
+    )?;
+    Ok(n as usize)
+}
+
 impl Model {
     /// Checks every size and index of the templates against every other, as [`add_template`]
     /// and [`add_tied_template`] build them: shapes against entry maps, entry maps against
@@ -464,7 +499,7 @@ impl Model {
         n_features: usize,
         layout: Layout,
     ) -> Result<usize> {
-        let n: usize = shape.iter().product();
+        let n = check_table(name, &shape, n_features, &layout)?;
         self.add_template(name, shape, (0..n as u32).collect(), n_features, layout)
     }
 

@@ -50,6 +50,12 @@ impl LbfgsSpec {
     /// bounded before anything is allocated (CRFsuite's default is 6; 004 uses 5–20).
     pub const MAX_M: usize = 1_000;
 
+    /// The memory the search holds for `n` weights: its m correction pairs (two vectors each)
+    /// and the point, gradient, trial point, trial gradient, direction and a fit's start.
+    pub fn memory_estimate(&self, n: usize) -> u64 {
+        crate::memory::product(&[n as u64, 8, 2 * self.m.max(1) as u64 + 6])
+    }
+
     /// Refuses numbers that cannot make a search (a `spec.json` is read without the command
     /// line's ranges), naming the field.
     pub fn check(&self) -> Result<()> {
@@ -391,7 +397,12 @@ pub fn minimize_from(
         }
         Start::Resume(st) => {
             let st = *st;
-            if st.x.len() != n || st.g.len() != n || st.pairs.len() > m {
+            if st.x.len() != n
+                || st.g.len() != n
+                || st.pairs.len() > m
+                || st.pairs.len() > st.iterations
+                || st.history.len() != st.iterations.saturating_add(1)
+            {
                 return Err(Error::invalid(
                     "the checkpoint does not fit this model and optimiser",
                 ));
@@ -480,7 +491,7 @@ pub fn minimize_from(
             }
         };
         // s = x' − x, y = g' − g, recycling the oldest pair's buffers once m are kept.
-        let mut p = if pairs.len() >= m && iterations >= m {
+        let mut p = if pairs.len() >= m {
             pairs.pop_front().expect("m pairs")
         } else {
             Pair {

@@ -14,20 +14,28 @@
 //!
 //! The file: a magic line, the header's length (u64, little-endian), the header (JSON), then
 //! the arrays as little-endian f64 — the fit's start (when it is not the first fit), x, g, and
-//! each pair's s and y. Numbers the search reads again (f, yᵀs, the window) are kept as their
-//! bits, since JSON would round them.
+//! each pair's s and y — and last a checksum of everything before it ([`Checksum`]). Numbers the
+//! search reads again (f, yᵀs, the window) are kept as their bits, since JSON would round them.
+//! A checkpoint is read only when its checksum holds and every header field is consistent with
+//! the model and with itself: a damaged one is refused, never resumed into wrong weights.
 
 use super::curve::{Curve, CurveState};
 use super::store::RunFiles;
 use super::summary::{BetaRound, RunSummary};
 use crate::error::{Error, Result};
 use crate::optim::{IterReport, LbfgsState, OptimResult, Snapshot, StopReason};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 pub use super::store::CHECKPOINT;
-const MAGIC: &[u8] = b"piecewise-lab checkpoint 1\n";
+const MAGIC: &[u8] = b"piecewise-lab checkpoint 2\n";
+/// The first version's magic line: it had no checksum, so it is refused by name.
+const MAGIC_1: &[u8] = b"piecewise-lab checkpoint 1\n";
+/// The most fits a schedule has (NOTA's rounds, SCL's β rounds are a few dozen).
+const MAX_FITS: usize = 100_000;
+/// The most iterations a fit runs (the optimiser's `max_iter` range).
+const MAX_ITERATIONS: usize = 1_000_000;
 /// The largest header read (the curve's text is in it: about 300 bytes an iteration).
 const MAX_HEADER: u64 = 256 << 20;
 
@@ -113,6 +121,163 @@ struct Header {
     resumed_at: Vec<usize>,
 }
 
+impl Header {
+    /// Every field against the model's `n` weights and against the others: what a resumed
+    /// search reads must be a state the search could have been in.
+    fn check(&self, n: usize) -> std::result::Result<(), String> {
+        if self.n != n {
+            return Err(format!("written for {} weights; the model has {n}", self.n));
+        }
+        if self.pairs > crate::optim::LbfgsSpec::MAX_M || self.ys_bits.len() != self.pairs {
+            return Err(format!("{} correction pairs: not a checkpoint", self.pairs));
+        }
+        if self.iterations > MAX_ITERATIONS || self.fit > MAX_FITS {
+            return Err(format!(
+                "fit {} after {} iterations: more than a run makes (at most {MAX_FITS} fits of \
+                 {MAX_ITERATIONS} iterations)",
+                self.fit, self.iterations
+            ));
+        }
+        if self.pairs > self.iterations {
+            return Err(format!(
+                "{} correction pairs after {} iterations (one pair an iteration at most)",
+                self.pairs, self.iterations
+            ));
+        }
+        if self.done.len() != self.fit || self.history_bits.len() != self.iterations + 1 {
+            return Err("its fits or its window do not add up".into());
+        }
+        if self.has_start != (self.fit > 0) {
+            return Err("its fit's start is kept for a fit after the first only".into());
+        }
+        if let Some(d) = self.done.iter().find(|d| d.iterations > MAX_ITERATIONS) {
+            return Err(format!("an earlier fit of {} iterations", d.iterations));
+        }
+        if !(1..=4096).contains(&self.threads) {
+            return Err(format!("{} threads", self.threads));
+        }
+        let f = f64::from_bits(self.f_bits);
+        if !f.is_finite()
+            || self
+                .history_bits
+                .iter()
+                .any(|b| !f64::from_bits(*b).is_finite())
+        {
+            return Err("an objective value that is not a finite number".into());
+        }
+        if let Some(k) = self.ys_bits.iter().position(|b| {
+            let ys = f64::from_bits(*b);
+            !(ys.is_finite() && ys > 0.0)
+        }) {
+            return Err(format!(
+                "pair {k}'s curvature yᵀs is {}: the search keeps positive ones only",
+                f64::from_bits(self.ys_bits[k])
+            ));
+        }
+        let secs = [self.seconds, self.train_seconds];
+        if secs.iter().any(|s| !(s.is_finite() && *s >= 0.0)) {
+            return Err("a time that is not a number of seconds".into());
+        }
+        Ok(())
+    }
+}
+
+/// The checkpoint's checksum: each 8-byte little-endian word is mixed into the state by a map
+/// that is one-to-one in the state (xor, an odd multiplier, an xor-shift), so changing any one
+/// word — a bit flip anywhere — always changes the sum; the length is mixed in last.
+#[derive(Default)]
+struct Checksum {
+    h: u64,
+    tail: [u8; 8],
+    filled: usize,
+    len: u64,
+}
+
+impl Checksum {
+    fn word(&mut self, w: u64) {
+        self.h = (self.h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.h ^= self.h >> 29;
+    }
+
+    fn update(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.filled > 0 {
+            let take = (8 - self.filled).min(bytes.len());
+            self.tail[self.filled..self.filled + take].copy_from_slice(&bytes[..take]);
+            self.filled += take;
+            bytes = &bytes[take..];
+            if self.filled < 8 {
+                return;
+            }
+            self.word(u64::from_le_bytes(self.tail));
+            self.filled = 0;
+        }
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        self.tail[..rest.len()].copy_from_slice(rest);
+        self.filled = rest.len();
+    }
+
+    fn finish(&self) -> u64 {
+        let mut c = Checksum {
+            h: self.h,
+            ..Default::default()
+        };
+        let mut tail = [0u8; 8];
+        tail[..self.filled].copy_from_slice(&self.tail[..self.filled]);
+        c.word(u64::from_le_bytes(tail));
+        c.word(self.len);
+        c.h
+    }
+}
+
+/// A reader that sums what passes through it.
+struct Hashing<R> {
+    inner: R,
+    sum: Checksum,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.sum.update(&buf[..k]);
+        Ok(k)
+    }
+}
+
+/// A writer that sums what passes through it.
+struct Summing<'a> {
+    inner: &'a mut dyn std::io::Write,
+    sum: Checksum,
+}
+
+impl std::io::Write for Summing<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let k = self.inner.write(buf)?;
+        self.sum.update(&buf[..k]);
+        Ok(k)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes the checksum of `bytes` (a checkpoint less its last 8 bytes) into those 8 bytes: for
+/// tests that change a header on purpose and need it read past the checksum to its checks.
+#[doc(hidden)]
+pub fn reseal(bytes: &mut [u8]) {
+    let Some(body) = bytes.len().checked_sub(8) else {
+        return;
+    };
+    let mut c = Checksum::default();
+    c.update(&bytes[..body]);
+    let sum = c.finish().to_le_bytes();
+    bytes[body..].copy_from_slice(&sum);
+}
+
 /// A checkpoint read back.
 pub struct Checkpoint {
     pub threads: usize,
@@ -133,29 +298,37 @@ impl Checkpoint {
     pub fn read(files: &RunFiles, n: usize) -> Result<Option<Checkpoint>> {
         let path = files.dir().join(CHECKPOINT);
         let shown = path.display().to_string();
-        let file = match std::fs::File::open(&path) {
-            Ok(f) => f,
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(Error::io(&path, e)),
         };
+        // A FIFO or device here would block or never end: only a regular file is read.
+        if !meta.is_file() {
+            return Err(Error::file(
+                &shown,
+                "is not a regular file: not a checkpoint",
+            ));
+        }
+        let file = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
-        let mut r = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut r = Hashing {
+            inner: std::io::BufReader::with_capacity(1 << 20, file),
+            sum: Checksum::default(),
+        };
         let (h, header_len) = read_header(&mut r, &path, len)?;
-        let bad = |why: String| Err(Error::file(&shown, why));
-        if h.n != n {
-            return bad(format!("written for {} weights; the model has {n}", h.n));
-        }
-        if h.pairs > crate::optim::LbfgsSpec::MAX_M || h.ys_bits.len() != h.pairs {
-            return bad(format!("{} correction pairs: not a checkpoint", h.pairs));
-        }
-        if h.done.len() != h.fit || h.history_bits.len() != h.iterations + 1 {
-            return bad("its fits or its window do not add up".into());
-        }
+        h.check(n).map_err(|why| Error::file(&shown, why))?;
         let arrays = 2 + 2 * h.pairs + usize::from(h.has_start);
-        if len != header_len + 8 * (arrays as u64) * n as u64 {
-            return bad(format!(
-                "{len} bytes, not the {} its header says (cut short?)",
-                header_len + 8 * (arrays as u64) * n as u64
+        let want = (8 * arrays as u64)
+            .checked_mul(n as u64)
+            .and_then(|b| b.checked_add(header_len + 8));
+        if want != Some(len) {
+            return Err(Error::file(
+                &shown,
+                format!(
+                    "{len} bytes, not the {} its header says (cut short?)",
+                    want.map_or("many".into(), |w| w.to_string())
+                ),
             ));
         }
         let mut next = |what: &str| -> Result<Vec<f64>> {
@@ -181,6 +354,18 @@ impl Checkpoint {
             let s = next("s")?;
             let y = next("y")?;
             pairs.push((s, y, f64::from_bits(*ys)));
+        }
+        let sum = r.sum.finish();
+        let mut stored = [0u8; 8];
+        r.inner
+            .read_exact(&mut stored)
+            .map_err(|e| Error::io(&path, e))?;
+        if u64::from_le_bytes(stored) != sum {
+            return Err(Error::file(
+                &shown,
+                "its checksum does not match its contents: the file is damaged (remove it, or \
+                 --force, to start the run again)",
+            ));
         }
         Ok(Some(Checkpoint {
             threads: h.threads,
@@ -221,11 +406,18 @@ fn read_header(r: &mut dyn Read, path: &Path, file_len: u64) -> Result<(Header, 
     r.read_exact(&mut magic)
         .and_then(|()| r.read_exact(&mut len))
         .map_err(|e| Error::file(&shown, format!("not a checkpoint: {e}")))?;
+    if magic == MAGIC_1 {
+        return Err(Error::file(
+            &shown,
+            "a checkpoint of an earlier version (without a checksum): it cannot be resumed; \
+             remove it, or --force, to start the run again",
+        ));
+    }
     if magic != MAGIC {
         return Err(Error::file(&shown, "not a checkpoint of this program"));
     }
     let len = u64::from_le_bytes(len);
-    if len > file_len.saturating_sub(MAGIC.len() as u64 + 8) {
+    if len > file_len.saturating_sub(MAGIC.len() as u64 + 16) {
         return Err(Error::file(
             &shown,
             format!("a header of {len} bytes in a file of {file_len}: cut short"),
@@ -360,6 +552,23 @@ impl Checkpoints {
         Begin::Fresh(theta)
     }
 
+    /// Refuses a schedule that ended without reaching the checkpoint's fit: the checkpoint
+    /// names a fit this spec's schedule does not have, so its weights are not this run's.
+    pub fn check_reached(&self) -> Result<()> {
+        match &self.resume {
+            Some(c) => Err(Error::file(
+                self.files.dir().join(CHECKPOINT).display().to_string(),
+                format!(
+                    "its fit {} is past the {} fit(s) this run's schedule makes: the file is \
+                     damaged (remove it, or --force, to start the run again)",
+                    c.fit + 1,
+                    self.fit
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The fit just begun ended with `r`.
     pub fn end(&mut self, r: &OptimResult) {
         self.done.push(FitRecord {
@@ -427,10 +636,14 @@ impl Checkpoints {
         let arrays = 2 + 2 * s.pairs.len() + usize::from(self.start.is_some());
         super::store::check_space(
             self.files.dir(),
-            (header.len() + 8 * arrays * s.x.len()) as u64,
+            (header.len() + 8 * arrays * s.x.len() + 8) as u64,
         )?;
         let path = self.files.dir().join(CHECKPOINT);
-        crate::util::write_atomic_with(&path, &mut |w| {
+        crate::util::write_atomic_with(&path, &mut |out| {
+            let w = &mut Summing {
+                inner: out,
+                sum: Checksum::default(),
+            };
             w.write_all(MAGIC)?;
             w.write_all(&(header.len() as u64).to_le_bytes())?;
             w.write_all(&header)?;
@@ -449,7 +662,8 @@ impl Checkpoints {
                 put(sv)?;
                 put(yv)?;
             }
-            Ok(())
+            let sum = w.sum.finish();
+            w.inner.write_all(&sum.to_le_bytes())
         })
     }
 

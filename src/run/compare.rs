@@ -50,7 +50,11 @@ pub fn compare_runs(rows: &[Scored]) -> Comparison {
             _ => {}
         }
     }
-    let trains: std::collections::BTreeSet<_> = rows.iter().map(|r| &r.spec.train).collect();
+    // One file named two ways is one file.
+    let trains: std::collections::BTreeSet<_> = rows
+        .iter()
+        .map(|r| std::fs::canonicalize(&r.spec.train).unwrap_or_else(|_| r.spec.train.clone()))
+        .collect();
     if trains.len() > 1 {
         c.warnings.push(format!(
             "the runs were trained on different data ({}): a difference may be the data's, not \

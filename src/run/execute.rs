@@ -64,6 +64,9 @@ pub fn execute_with(
     spec.check()?;
     let claim = RunDir::claim(out, existing)?;
     let files = RunFiles::at(out);
+    // What an unfinished run's directory held is kept until the new process has read its
+    // inputs (the kind's `Started`): a resume that cannot read its data changes nothing.
+    let mut deferred: Option<&[&str]> = None;
     if existing == Existing::IfUnfinished {
         if let Some(done) = files.finished_with(spec) {
             on_event(RunEvent::Finished(Box::new(done.clone())));
@@ -76,14 +79,18 @@ pub fn execute_with(
             ));
         }
         // The same spec's checkpoint is resumed from (the kind reads it); anything else of
-        // an unfinished run is written again.
-        if files.same_spec(spec) && files.dir().join(CHECKPOINT).exists() {
-            claim.clear_run_files_but(&[CHECKPOINT])?;
+        // an unfinished run is written again. Another spec's run is not resumed: its files go
+        // now (its checkpoint must not be read as this spec's).
+        if files.same_spec(spec) {
+            deferred = Some(if files.dir().join(CHECKPOINT).exists() {
+                &[CHECKPOINT]
+            } else {
+                &[]
+            });
         } else {
             claim.clear_run_files()?;
         }
     }
-    files.write_spec(spec)?;
     let mut summary = RunSummary {
         status: "running".into(),
         estimator: spec.estimator.name().into(),
@@ -91,9 +98,53 @@ pub fn execute_with(
         provenance: Some(Provenance::here()),
         ..Default::default()
     };
-    files.write_summary(&summary)?;
+    let begin = |summary: &RunSummary| -> Result<()> {
+        files.write_spec(spec)?;
+        files.write_summary(summary)
+    };
+    if deferred.is_none() {
+        begin(&summary)?;
+    }
     let kind = kinds::for_model(&spec.model);
-    let result = kind.train(spec, &files, checkpoints, cancel, on_event, &mut summary);
+    let started_summary = summary.clone();
+    let mut begun = deferred.is_none();
+    let mut begin_error = None;
+    let result = kind.train(
+        spec,
+        &files,
+        checkpoints,
+        cancel,
+        &mut |ev| {
+            if !begun && matches!(ev, RunEvent::Started { .. }) {
+                begun = true;
+                let keep = deferred.unwrap_or(&[]);
+                if let Err(e) = claim
+                    .clear_run_files_but(keep)
+                    .and_then(|()| begin(&started_summary))
+                {
+                    begin_error.get_or_insert(e);
+                }
+            }
+            on_event(ev)
+        },
+        &mut summary,
+    );
+    let result = match begin_error {
+        Some(e) => Err(e),
+        None => result,
+    };
+    if !begun {
+        // Failed before its inputs were read: the earlier process's files are as they were.
+        let e = result.err().unwrap_or_else(|| {
+            Error::invalid("the run ended before it started (a model kind sent no Started)")
+        });
+        let e = match e {
+            Error::Cancelled => e,
+            e => Error::invalid(format!("{e} (nothing in {} was changed)", out.display())),
+        };
+        on_event(RunEvent::Failed(e.to_string()));
+        return Err(e);
+    }
     if let Some(p) = &mut summary.provenance {
         p.ended = crate::provenance::now_rfc3339();
     }

@@ -148,6 +148,27 @@ fn train(
         }
         None
     };
+    let threads = resume
+        .as_ref()
+        .map_or(pool.current_num_threads(), |c| c.threads);
+    let n = fam.model().n_params;
+    let (objective, search) = (
+        DatasetObjective::memory_estimate(fam.model(), &instances, threads),
+        spec.optimiser.memory_estimate(n),
+    );
+    crate::memory::check(
+        objective.saturating_add(search),
+        || {
+            format!(
+                "training {n} weights ({} for the objective on {threads} thread(s), {} for the \
+                 optimiser's m = {} correction pairs)",
+                crate::memory::shown(objective),
+                crate::memory::shown(search),
+                spec.optimiser.m
+            )
+        },
+        "lower optimiser.m, the threads, or the features and labels",
+    )?;
     let obj = DatasetObjective::new(
         fam.model(),
         &instances,
@@ -183,8 +204,18 @@ fn train(
         })
     };
     if let Some(c) = &resume {
+        let asked = pool.current_num_threads();
+        let threads = if c.threads == asked {
+            String::new()
+        } else {
+            format!(
+                " on its {} thread(s), not the {asked} asked for: the objective's sums are split \
+                 by threads, so the run ends with the weights it would have had uninterrupted",
+                c.threads
+            )
+        };
         on_event(RunEvent::Note(format!(
-            "resuming after iteration {} from {}",
+            "resuming after iteration {} from {}{threads}",
             c.iteration(),
             shown.display()
         )));
@@ -208,6 +239,7 @@ fn train(
     };
     let t0 = Instant::now();
     let result = schedule.fit(&mut cx, theta0)?;
+    cx.checkpoints.check_reached()?;
     if let Some(e) = cx.curve.take_error() {
         return Err(e);
     }

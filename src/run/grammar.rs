@@ -212,7 +212,7 @@ fn train_run(
     let evaluate = |theta: &[f64]| -> Result<Option<Metrics>> {
         match (&test, &test_sents) {
             (Some(t), Some(s)) => {
-                let (parsed, fallbacks) = pool.install(|| parse_all(g, theta, &est, s));
+                let (parsed, fallbacks) = pool.install(|| parse_all(g, theta, &est, s))?;
                 let mut m = metrics(t, &parsed, fallbacks, decoder)?;
                 m.skipped = test_skipped;
                 Ok(Some(m))
@@ -391,9 +391,8 @@ impl GrammarRun {
     /// The run's parses of word sequences ([`parse_words`]), as it parsed its test trees.
     pub fn parse(&self, sentences: &[Vec<String>], max_length: usize) -> Result<Parsed> {
         let g = &self.data.grammar;
-        Ok(self
-            .pool()?
-            .install(|| parse_words(g, &self.theta, &self.estimator, sentences, max_length)))
+        self.pool()?
+            .install(|| parse_words(g, &self.theta, &self.estimator, sentences, max_length))
     }
 
     /// The run's scores on gold trees ([`score_trees`]): on its own test trees and its own

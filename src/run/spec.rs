@@ -111,9 +111,33 @@ impl RunSpec {
     /// enforce (a `spec.json` is deserialised without them), naming the field: the spec's
     /// settings are parsed back with their knobs' ranges, and the optimiser and the thread
     /// count are checked on their own.
+    /// The spec with its relative data paths made absolute against `cwd` (the directory the
+    /// run was started in); `-` and absolute paths stay as they are.
+    pub fn with_paths_from(mut self, cwd: &std::path::Path) -> RunSpec {
+        if cwd.as_os_str().is_empty() {
+            return self;
+        }
+        let fix = |p: &mut PathBuf| {
+            if p.is_relative() && !crate::util::is_stdin(p) && !p.as_os_str().is_empty() {
+                *p = cwd.join(&*p);
+            }
+        };
+        fix(&mut self.train);
+        self.test.as_mut().map(fix);
+        self.template.as_mut().map(fix);
+        self
+    }
+
     pub fn check(&self) -> Result<()> {
         self.optimiser.check()?;
         check_threads(self.threads, "threads")?;
+        let stdin = |p: &Option<PathBuf>| p.as_deref().is_some_and(crate::util::is_stdin);
+        if crate::util::is_stdin(&self.train) && stdin(&self.test) {
+            return Err(Error::invalid(
+                "--train and --test both read standard input (`-`): one stream cannot be both; \
+                 give one of them as a file",
+            ));
+        }
         let mut s = self.to_settings();
         // Ranges only: a spec still without data (a lesson's sweep before it is started) passes.
         if self.train.as_os_str().is_empty() {

@@ -292,6 +292,17 @@ impl RunFiles {
                 format!("{} is {}, not a finite number", name(k), theta[k]),
             ));
         }
+        let max = crate::graph::family::MAX_WEIGHT;
+        if let Some(k) = theta.iter().position(|w| w.abs() > max) {
+            return Err(Error::file(
+                shown,
+                format!(
+                    "{} is {:e}: beyond ±{max:e}, where sums of log-potentials overflow",
+                    name(k),
+                    theta[k]
+                ),
+            ));
+        }
         Ok(theta)
     }
 }

@@ -42,6 +42,8 @@ use std::time::{Duration, Instant};
 const MAX_INPUT: usize = 6_000;
 /// One input taking longer than this is a hang (issue 42's target: none over 10 s).
 const HANG: Duration = Duration::from_secs(10);
+/// The memory limit every input is held to (the fuzzing process's, set once).
+const FUZZ_MEMORY_LIMIT: u64 = 512 << 20;
 /// Model files are larger; their mutations are structural.
 const MAX_MODEL_INPUT: usize = 200_000;
 
@@ -1048,6 +1050,63 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
                 Ok(())
             }),
         });
+        // The same, its checksum made anew after the mutation, so the header's checks are
+        // reached; a checkpoint that passes them is resumed for two iterations (a header with
+        // more pairs than iterations once indexed out of bounds there).
+        let work = fx.dir.path().join("resealed-checkpoint");
+        std::fs::create_dir_all(&work).unwrap();
+        let lock = Mutex::new(());
+        let (chain, insts) = ModelSpec::default()
+            .fit(
+                &data::conll::parse_conll(fx.chunk.as_bytes(), "c", data::conll::LabelColumn::Last)
+                    .unwrap(),
+                None,
+            )
+            .unwrap();
+        let chain = Arc::new((chain, insts));
+        ts.push(Target {
+            name: "checkpoint-resealed",
+            seeds: vec![std::fs::read(cut.join(CHECKPOINT)).unwrap()],
+            json: true,
+            dictionary: &[],
+            run: Box::new(move |b| {
+                let _g = lock.lock().unwrap_or_else(|p| p.into_inner());
+                let mut b = b.to_vec();
+                piecewise_lab::run::checkpoint::reseal(&mut b);
+                std::fs::write(work.join(CHECKPOINT), &b).unwrap();
+                let files = piecewise_lab::run::RunFiles::at(&work);
+                let Some(c) = Checkpoint::read(&files, n).map_err(e)? else {
+                    return Err("none".into());
+                };
+                let (fam, insts) = &*chain;
+                if fam.model().n_params != n {
+                    return Ok(());
+                }
+                let est = EstimatorSpec::Ml.build(fam.model()).map_err(e)?;
+                let obj =
+                    DatasetObjective::new(fam.model(), insts, est.as_ref(), Prior::from_c2(1.0), 1)
+                        .map_err(e)?;
+                let spec = LbfgsSpec {
+                    max_iter: c.state.iterations.saturating_add(2),
+                    ..Default::default()
+                };
+                let cancel = AtomicBool::new(false);
+                struct Quiet;
+                impl piecewise_lab::optim::Watch for Quiet {
+                    fn observe(&mut self, _: &piecewise_lab::optim::IterReport, _: &[f64]) {}
+                    fn keep(&mut self, _: &piecewise_lab::optim::Snapshot, _: bool) {}
+                }
+                piecewise_lab::optim::minimize_from(
+                    &obj,
+                    piecewise_lab::optim::Start::Resume(Box::new(c.state)),
+                    &spec,
+                    &cancel,
+                    &mut Quiet,
+                )
+                .map_err(e)?;
+                Ok(())
+            }),
+        });
     }
     // A `train --spec` spec, run: its numbers checked (the history m = 2^31 once asked for
     // 120 GB), then trained for at most two iterations on the fixture's data (its own paths are
@@ -1231,6 +1290,118 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             }),
         });
     }
+    // Issue 65's classes. A plan folder built from the input (the user's files, folders and
+    // links, a plan's own files, the marker or not): writing a plan there must delete nothing
+    // but a marked plan's own stage files and specs.
+    {
+        let work = fx.dir.path().join("plan-folders");
+        let counter = AtomicU64::new(0);
+        let train = fx.file("plan-train.conll", &fx.hmm);
+        ts.push(Target {
+            name: "plan-folder",
+            seeds: vec![
+                vec![0, 1, 2, 3, 4, 5, 6, 7],
+                vec![7, 0, 1, 2, 0, 3, 4, 4],
+                vec![7, 5, 6, 0, 1, 0, 2, 3],
+            ],
+            json: false,
+            dictionary: &[],
+            run: Box::new(move |b| {
+                let dir = work.join(format!("{}", counter.fetch_add(1, Ordering::Relaxed)));
+                plan_folder(&dir, &train, b)
+            }),
+        });
+    }
+    // Gzip bombs: the input's text repeated as its first byte says (up to 2^22 times, every
+    // repetition one sentence or one long one) inside a .gz file, read and fitted under the
+    // fuzz run's memory limit: refused or read, never more than the limit.
+    {
+        let work = fx.dir.path().join("gzip-bombs");
+        std::fs::create_dir_all(&work).unwrap();
+        let counter = AtomicU64::new(0);
+        let mut seed = vec![18u8, 1];
+        seed.extend(fx.hmm.as_bytes().iter().take(200));
+        ts.push(Target {
+            name: "gzip-bomb",
+            seeds: vec![seed],
+            json: false,
+            dictionary: &["\n\n", "\n"],
+            run: Box::new(move |b| {
+                use std::io::Write;
+                let (Some(&k), Some(&sep)) = (b.first(), b.get(1)) else {
+                    return Err("too short".into());
+                };
+                let body = b.get(2..).unwrap_or_default();
+                let mut unit = body.to_vec();
+                if sep % 2 == 0 {
+                    // One sentence: token lines only.
+                    unit.retain(|&c| c != b'\r');
+                    while unit.windows(2).any(|w| w == b"\n\n") {
+                        let at = unit.windows(2).position(|w| w == b"\n\n").unwrap();
+                        unit.remove(at);
+                    }
+                }
+                let path = work.join(format!(
+                    "{}.conll.gz",
+                    counter.fetch_add(1, Ordering::Relaxed)
+                ));
+                let f = std::fs::File::create(&path).unwrap();
+                let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::fast());
+                let reps = 1usize << (k % 23);
+                let mut written = 0usize;
+                for _ in 0..reps {
+                    gz.write_all(&unit).unwrap();
+                    written += unit.len();
+                    // The gzip writer's own time is not the reader's: stop at 256 MB of text.
+                    if written > 256 << 20 {
+                        break;
+                    }
+                }
+                gz.finish().unwrap();
+                let r = (|| {
+                    let c = data::conll::read_conll(&path).map_err(e)?;
+                    let (fam, _) = ModelSpec::default().fit(&c, None).map_err(e)?;
+                    let _ = fam.describe();
+                    Ok(())
+                })();
+                let _ = std::fs::remove_file(&path);
+                r
+            }),
+        });
+    }
+    // Label counts: two bytes give the number of labels (up to 2^16 × 64), the rest a
+    // sequence's tokens; the chain is fitted and its training memory estimated and checked as a
+    // run does, so many labels are refused by the u32 index or the limit, never allocated.
+    ts.push(Target {
+        name: "label-count",
+        seeds: vec![vec![0, 12, 3, 1, 4, 1, 5], vec![1, 0, 9, 2, 6, 5, 3, 5]],
+        json: false,
+        dictionary: &[],
+        run: Box::new(move |b| {
+            if b.len() < 3 {
+                return Err("too short".into());
+            }
+            let labels = (u16::from_le_bytes([b[0], b[1]]) as usize).max(1) * 64;
+            let mut text = String::new();
+            for (i, &c) in b[2..].iter().cycle().take(labels.min(400_000)).enumerate() {
+                text.push_str(&format!("w{} L{}\n", c % 13, i % labels));
+                if c % 17 == 0 {
+                    text.push('\n');
+                }
+            }
+            let c = data::conll::parse_conll(
+                text.as_bytes(),
+                "labels.conll",
+                data::conll::LabelColumn::Last,
+            )
+            .map_err(e)?;
+            let (fam, insts) = ModelSpec::default().fit(&c, None).map_err(e)?;
+            let need = DatasetObjective::memory_estimate(fam.model(), &insts, 1)
+                + LbfgsSpec::default().memory_estimate(fam.model().n_params);
+            piecewise_lab::memory::check(need, || "training".into(), "").map_err(e)?;
+            Ok(())
+        }),
+    });
     // Output targets: a small tree of files, folders, symlinks (chains, loops, dangling) and a
     // device node, built from the input; `--out` at one of them must never replace a link, a
     // device or a folder, and must leave no temporary file behind.
@@ -1333,6 +1504,118 @@ fn out_target(dir: &Path, b: &[u8]) -> Result<(), String> {
     r.map_err(|e| e.to_string())
 }
 
+/// Builds up to eight entries of `dir/plan` from `b` (kind, then a name), writes a plan there
+/// and checks that only a marked plan's own files went, and nothing at all when it was refused.
+fn plan_folder(dir: &Path, train: &Path, b: &[u8]) -> Result<(), String> {
+    use piecewise_lab::experiments::plan::{write_plan, PlannedRun, PLAN_MARKER};
+    let _ = std::fs::remove_dir_all(dir);
+    let plan = dir.join("plan");
+    let names = [
+        "notes.md",
+        "stage-1.txt",
+        "stage-2.sbatch",
+        "submit.sh",
+        "specs/0000.json",
+        "specs/mine.json",
+        "q3/roadmap.md",
+        "stage-x.txt",
+    ];
+    let first = b.first().copied().unwrap_or(0);
+    if first % 5 != 0 {
+        std::fs::create_dir_all(&plan).unwrap();
+    }
+    for (k, &c) in b.iter().enumerate().skip(1).take(8) {
+        if first % 5 == 0 {
+            break;
+        }
+        let name = names[(c as usize + k) % names.len()];
+        let at = plan.join(name);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        match c % 4 {
+            0 | 1 => {
+                let body = format!("user {k}").into_bytes();
+                let _ = std::fs::write(&at, &body);
+            }
+            2 => {
+                let _ = std::fs::create_dir_all(&at);
+            }
+            _ => {
+                let _ = std::os::unix::fs::symlink("/nonexistent-target", &at);
+            }
+        }
+    }
+    let marked = first % 3 == 1;
+    if marked && plan.is_dir() {
+        std::fs::write(plan.join(PLAN_MARKER), "marker").unwrap();
+    }
+    let snapshot = |p: &Path| -> Vec<(PathBuf, Vec<u8>)> {
+        let mut out = vec![];
+        let mut stack = vec![p.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let ft = e.file_type().unwrap();
+                if ft.is_dir() {
+                    stack.push(e.path());
+                }
+                out.push((e.path(), std::fs::read(e.path()).unwrap_or_default()));
+            }
+        }
+        out.sort();
+        out
+    };
+    let before = snapshot(&plan);
+    let spec = RunSpec {
+        train: train.to_path_buf(),
+        ..Default::default()
+    };
+    let runs = vec![PlannedRun {
+        spec,
+        dir: dir.join("runs/0"),
+    }];
+    let r = write_plan(&runs, &plan, &|_| false);
+    let after = snapshot(&plan);
+    if r.is_err() {
+        assert_eq!(before, after, "a refused plan changed {}", plan.display());
+    } else {
+        // Every entry a plan does not write is still there, as it was.
+        let own = |p: &Path| {
+            let rel = p
+                .strip_prefix(&plan)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            rel == "submit.sh"
+                || (rel.starts_with("stage-")
+                    && (rel.ends_with(".txt") || rel.ends_with(".sbatch"))
+                    && rel["stage-".len()..rel.rfind('.').unwrap()]
+                        .bytes()
+                        .all(|c| c.is_ascii_digit())
+                    && rel.len() > "stage-.txt".len() - 1)
+                || (rel.starts_with("specs/")
+                    && rel.ends_with(".json")
+                    && rel[6..rel.len() - 5].bytes().all(|c| c.is_ascii_digit()))
+                || rel == PLAN_MARKER
+        };
+        for (p, body) in &before {
+            if own(p) {
+                continue;
+            }
+            let now = after.iter().find(|(q, _)| q == p);
+            assert!(now.is_some(), "{} was deleted by a plan", p.display());
+            assert_eq!(
+                &now.unwrap().1,
+                body,
+                "{} was changed by a plan",
+                p.display()
+            );
+        }
+    }
+    r.map(|_| ()).map_err(|e| e.to_string())
+}
+
 fn cases_dir(target: &str) -> PathBuf {
     root().join("tests/fuzz_cases").join(target)
 }
@@ -1340,6 +1623,9 @@ fn cases_dir(target: &str) -> PathBuf {
 #[test]
 fn no_input_makes_the_readers_or_model_files_panic() {
     let (budget, max_inputs, seed) = main_budget();
+    // Every input is held to a memory limit, as a command is: what would need more is refused
+    // by its estimate (the peak is printed at the end).
+    piecewise_lab::memory::set_limit(FUZZ_MEMORY_LIMIT);
     let fx = Arc::new(fixture());
     let mut ts = targets(&fx);
     // PIECEWISE_FUZZ_TRACE=1 writes each input to target/fuzz-current-W before running it.
@@ -1476,6 +1762,24 @@ fn no_input_makes_the_readers_or_model_files_panic() {
             a.load(Ordering::Relaxed)
         );
     }
+    let peak = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|t| {
+            t.lines().find(|l| l.starts_with("VmHWM:")).map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse::<u64>()
+                    .unwrap_or(0)
+            })
+        })
+        .unwrap_or(0);
+    let _ = writeln!(
+        tty,
+        "  peak memory of the fuzzing process: {} MB (limit for each input: {} MB)",
+        peak / 1024,
+        FUZZ_MEMORY_LIMIT >> 20
+    );
     drop(tty);
     failures.extend(found.into_inner().unwrap());
     failures.sort();

@@ -4,3 +4,4 @@ mod cli;
 mod fuzz;
 mod logs;
 mod resume;
+mod robustness;

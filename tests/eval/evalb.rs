@@ -125,7 +125,7 @@ fn equals_pyevalb_on_real_parses() {
         .iter()
         .map(|t| g.encode_words(&t.words().iter().map(|w| w.to_string()).collect::<Vec<_>>()))
         .collect();
-    let (parsed, _) = parse_all(&g, &theta, &GrammarEstimator::Generative, &sents);
+    let (parsed, _) = parse_all(&g, &theta, &GrammarEstimator::Generative, &sents).unwrap();
     let p = EvalbParams::collins(None);
     let ours = evalb(&test, &parsed, &p).unwrap();
     let dir = tempfile::tempdir().unwrap();

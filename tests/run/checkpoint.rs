@@ -233,3 +233,189 @@ fn a_damaged_checkpoint_is_refused_naming_it_and_another_spec_starts_again() {
     let r = started_again(&other, &dir).unwrap();
     assert!(r.resumed_at.is_empty());
 }
+
+// ---- Checkpoints that cannot lie (issue 65: H2, M1, M2) ----
+
+/// A checkpoint's parts: the header (JSON) and the bytes after it, less the checksum.
+fn split_checkpoint(bytes: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    let magic = b"piecewise-lab checkpoint 2\n".len();
+    let len = u64::from_le_bytes(bytes[magic..magic + 8].try_into().unwrap()) as usize;
+    let header = serde_json::from_slice(&bytes[magic + 8..magic + 8 + len]).unwrap();
+    let arrays = bytes[magic + 8 + len..bytes.len() - 8].to_vec();
+    (header, arrays)
+}
+
+/// A checkpoint with `header` over `arrays`, its checksum made anew: what a writer that lied
+/// (or a damaged file whose checksum happened to agree) would leave.
+fn sealed(header: &serde_json::Value, arrays: &[u8]) -> Vec<u8> {
+    let h = serde_json::to_vec(header).unwrap();
+    let mut out = b"piecewise-lab checkpoint 2\n".to_vec();
+    out.extend((h.len() as u64).to_le_bytes());
+    out.extend(h);
+    out.extend(arrays);
+    out.extend([0u8; 8]);
+    piecewise_lab::run::checkpoint::reseal(&mut out);
+    out
+}
+
+/// A cancelled run after `at` iterations: its directory and its checkpoint's bytes.
+fn cancelled_at(s: &RunSpec, root: &Path, at: usize) -> (PathBuf, Vec<u8>) {
+    let dir = root.join(format!("cut-{at}"));
+    let cancel = AtomicBool::new(false);
+    let r = execute_with(
+        s,
+        &dir,
+        Existing::Refuse,
+        CheckpointPolicy::NEVER,
+        &cancel,
+        &mut |e| {
+            if let RunEvent::Progress(p) = e {
+                if p.iteration == at {
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        },
+    );
+    assert!(r.is_err());
+    let bytes = std::fs::read(dir.join(CHECKPOINT)).unwrap();
+    (dir, bytes)
+}
+
+fn refused_with(s: &RunSpec, dir: &Path, bytes: &[u8], words: &[&str]) {
+    std::fs::write(dir.join(CHECKPOINT), bytes).unwrap();
+    let err = started_again(s, dir)
+        .expect_err("a damaged checkpoint is refused")
+        .to_string();
+    for w in words {
+        assert!(err.contains(w), "{w:?} not in: {err}");
+    }
+}
+
+#[test]
+fn a_checkpoint_with_more_pairs_than_iterations_is_refused_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = spec(EstimatorSpec::Ml);
+    let (dir, bytes) = cancelled_at(&s, tmp.path(), 6);
+    let (mut h, arrays) = split_checkpoint(&bytes);
+    // m = 3 pairs kept at iteration 6; a header claiming 2 iterations once indexed past the
+    // two-loop recursion's scratch (H2: a panic, the run left "running").
+    h["iterations"] = 2.into();
+    let hist: Vec<_> = h["history_bits"].as_array().unwrap()[..3].to_vec();
+    h["history_bits"] = hist.into();
+    refused_with(
+        &s,
+        &dir,
+        &sealed(&h, &arrays),
+        &["checkpoint.bin", "3 correction pairs after 2 iterations"],
+    );
+    let summary = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    assert!(!summary.contains("\"running\""), "{summary}");
+}
+
+#[test]
+fn every_damaged_header_field_is_refused_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = spec(EstimatorSpec::Ml);
+    let (dir, bytes) = cancelled_at(&s, tmp.path(), 6);
+    let (h, arrays) = split_checkpoint(&bytes);
+    // A single bit flipped anywhere: the checksum.
+    for at in [40, bytes.len() / 2, bytes.len() - 9] {
+        let mut b = bytes.clone();
+        b[at] ^= 0x10;
+        refused_with(&s, &dir, &b, &["checkpoint.bin"]);
+    }
+    let mut b = bytes.clone();
+    b[bytes.len() / 2] ^= 1;
+    refused_with(&s, &dir, &b, &["checksum"]);
+    // The first version's file: no checksum, refused by name.
+    let mut b = bytes.clone();
+    b[..27].copy_from_slice(b"piecewise-lab checkpoint 1\n");
+    refused_with(&s, &dir, &b, &["earlier version"]);
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut h = h.clone();
+        f(&mut h);
+        sealed(&h, &arrays)
+    };
+    // An iteration count that overflows the window's length.
+    refused_with(
+        &s,
+        &dir,
+        &edit(&|h| h["iterations"] = u64::MAX.into()),
+        &["more than a run makes"],
+    );
+    // Curvature pairs of zero, negative or NaN yᵀs (M1).
+    for bits in [0f64.to_bits(), (-1f64).to_bits(), f64::NAN.to_bits()] {
+        refused_with(
+            &s,
+            &dir,
+            &edit(&|h| h["ys_bits"][0] = bits.into()),
+            &["curvature"],
+        );
+    }
+    // A fit past the schedule's (M1: once finished with all-zero weights).
+    let past = edit(&|h| {
+        h["fit"] = 3.into();
+        let done = serde_json::json!({"iterations": 1, "reason": "max-iterations", "last": null});
+        h["done"] = vec![done; 3].into();
+        h["has_start"] = true.into();
+    });
+    // The fit's start is one more array: append x again as the start.
+    let n = h["n"].as_u64().unwrap() as usize;
+    let (head, _) = split_checkpoint(&past);
+    let mut with_start = arrays[..8 * n].to_vec();
+    with_start.extend(&arrays);
+    refused_with(
+        &s,
+        &dir,
+        &sealed(&head, &with_start),
+        &["past the 1 fit(s)"],
+    );
+    // Threads out of range.
+    refused_with(
+        &s,
+        &dir,
+        &edit(&|h| h["threads"] = 0.into()),
+        &["0 threads"],
+    );
+    // And the untouched checkpoint still resumes.
+    std::fs::write(dir.join(CHECKPOINT), &bytes).unwrap();
+    assert_eq!(started_again(&s, &dir).unwrap().resumed_at, vec![6]);
+}
+
+#[test]
+fn a_resume_that_cannot_read_its_data_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("train.conll");
+    let mut s = spec(EstimatorSpec::Ml);
+    std::fs::copy(&s.train, &data).unwrap();
+    s.train = data.clone();
+    let (dir, _) = cancelled_at(&s, tmp.path(), 4);
+    let files = [
+        "weights.bin",
+        "model.json",
+        "curve.jsonl",
+        "summary.json",
+        "spec.json",
+        CHECKPOINT,
+    ];
+    let before: Vec<Vec<u8>> = files
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")))
+        .collect();
+    // The data moved away (M2: the resume removed the results, then failed on the data).
+    std::fs::rename(&data, tmp.path().join("moved.conll")).unwrap();
+    let err = started_again(&s, &dir).unwrap_err().to_string();
+    assert!(
+        err.contains("train.conll") && err.contains("nothing in"),
+        "{err}"
+    );
+    for (f, b) in files.iter().zip(&before) {
+        assert!(
+            std::fs::read(dir.join(f)).unwrap() == *b,
+            "{f} changed by a resume that failed"
+        );
+    }
+    // Back in place, the run resumes from its checkpoint.
+    std::fs::rename(tmp.path().join("moved.conll"), &data).unwrap();
+    assert_eq!(started_again(&s, &dir).unwrap().resumed_at, vec![4]);
+}

@@ -470,7 +470,7 @@ fn run_split(
             });
             let t1 = Instant::now();
             let (parsed, unparsed) =
-                pool(threads).install(|| parse_all(&g, &theta, est, &test_sents));
+                pool(threads).install(|| parse_all(&g, &theta, est, &test_sents))?;
             let parse_seconds = t1.elapsed().as_secs_f64();
             let score = evalb(&split.test, &parsed, &params)?;
             let per_sentence = split
