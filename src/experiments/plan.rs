@@ -127,26 +127,49 @@ fn clear_own_plan(plan_dir: &Path) -> Result<()> {
             ),
         ));
     }
-    let remove = |p: &Path| std::fs::remove_file(p).map_err(|e| Error::io(p, e));
+    // Every name a plan writes must be a regular file (or absent) before anything goes: a
+    // folder or a link there would make the plan fail half-written, or write through the link.
+    let not_a_file = |p: &Path| {
+        Err(Error::file(
+            p.display().to_string(),
+            "is not a regular file: a plan writes a file of this name; move it away",
+        ))
+    };
+    let mut own = vec![];
     for e in &entries {
-        let name = e.file_name();
-        let is_file = e.file_type().is_ok_and(|t| t.is_file());
-        if is_file && name.to_str().is_some_and(is_plan_file) {
-            remove(&e.path())?;
+        if e.file_name().to_str().is_some_and(is_plan_file) {
+            if !e.file_type().is_ok_and(|t| t.is_file()) {
+                return not_a_file(&e.path());
+            }
+            own.push(e.path());
         }
     }
     let specs = plan_dir.join("specs");
-    if std::fs::symlink_metadata(&specs).is_ok_and(|m| m.is_dir()) {
-        for e in read(&specs)? {
-            let name = e.file_name();
-            let own = name.to_str().is_some_and(|n| {
-                n.strip_suffix(".json")
-                    .is_some_and(|k| k.len() >= 4 && k.bytes().all(|b| b.is_ascii_digit()))
-            });
-            if own && e.file_type().is_ok_and(|t| t.is_file()) {
-                remove(&e.path())?;
+    match std::fs::symlink_metadata(&specs) {
+        Ok(m) if m.is_dir() => {
+            for e in read(&specs)? {
+                let is_spec = e.file_name().to_str().is_some_and(|n| {
+                    n.strip_suffix(".json")
+                        .is_some_and(|k| k.len() >= 4 && k.bytes().all(|b| b.is_ascii_digit()))
+                });
+                if is_spec {
+                    if !e.file_type().is_ok_and(|t| t.is_file()) {
+                        return not_a_file(&e.path());
+                    }
+                    own.push(e.path());
+                }
             }
         }
+        Ok(_) => {
+            return Err(Error::file(
+                specs.display().to_string(),
+                "is not a folder: a plan writes its specs into a folder of this name; move it away",
+            ))
+        }
+        Err(_) => {}
+    }
+    for p in own {
+        std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
     }
     Ok(())
 }

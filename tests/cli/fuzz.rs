@@ -1540,7 +1540,8 @@ fn plan_folder(dir: &Path, train: &Path, b: &[u8]) -> Result<(), String> {
                 let _ = std::fs::create_dir_all(&at);
             }
             _ => {
-                let _ = std::os::unix::fs::symlink("/nonexistent-target", &at);
+                // A link out of the plan folder (never to a path outside the fixture).
+                let _ = std::os::unix::fs::symlink(dir.join("outside"), &at);
             }
         }
     }
