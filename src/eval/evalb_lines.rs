@@ -518,6 +518,10 @@ struct LineRead<'a> {
     stuck: bool,
 }
 
+/// evalb.c's `read_line` on one sentence's bytes: a `(` opens a word's bracket when a word
+/// and `)` follow its label, otherwise a bracket over the words read until its `)`; no root is
+/// needed, so a line is whatever brackets it holds. In a `.mrg` gold file (`Layout::Trees`)
+/// an unlabelled root reads as `TOP`.
 fn read_line<'a>(s: &'a [u8], p: &EvalbParams, layout: Layout) -> LineRead<'a> {
     let mut r = LineRead {
         terminals: Vec::new(),
