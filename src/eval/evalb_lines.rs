@@ -5,6 +5,7 @@
 //! time ([`evalb_stream`]), so memory is bounded by the longest sentence, not the files.
 
 use super::evalb::*;
+use crate::data::treebank::{MAX_TREE_DEPTH, MAX_TREE_WORDS};
 use crate::error::{Error, Result};
 use rustc_hash::FxHashMap;
 use std::io::{BufRead, Read};
@@ -512,7 +513,7 @@ struct LineRead<'a> {
     terminals: Vec<(&'a [u8], &'a [u8])>,
     brackets: Vec<RawBracket<'a>>,
     length: usize,
-    errors: Vec<&'static str>,
+    errors: Vec<String>,
     /// Text evalb.c cannot step over (a word outside a word's bracket): evalb.c repeats the
     /// error until it gives up on the whole file; the sentence is an error without counts.
     stuck: bool,
@@ -531,12 +532,20 @@ fn read_line<'a>(s: &'a [u8], p: &EvalbParams, layout: Layout) -> LineRead<'a> {
         stuck: false,
     };
     let mut open: Vec<usize> = Vec::new();
-    let mut i = 0;
+    let (mut i, mut words) = (0, 0usize);
     while i < s.len() {
         let c = s[i];
         if is_space(c) {
             i += 1;
         } else if c == b'(' {
+            // The bounds every tree reader keeps (evalb.c's own are 200 words and brackets).
+            if open.len() >= MAX_TREE_DEPTH {
+                r.errors.push(format!(
+                    "deeper than {MAX_TREE_DEPTH} brackets (MAX_TREE_DEPTH)"
+                ));
+                r.stuck = true;
+                break;
+            }
             i += 1;
             let from = i;
             while i < s.len() && !is_terminator(s[i]) {
@@ -555,6 +564,13 @@ fn read_line<'a>(s: &'a [u8], p: &EvalbParams, layout: Layout) -> LineRead<'a> {
                 let word = &s[from..q];
                 match s.get(q) {
                     Some(b')') => {
+                        words += 1;
+                        if words > MAX_TREE_WORDS {
+                            r.errors
+                                .push(format!("more than {MAX_TREE_WORDS} words (MAX_TREE_WORDS)"));
+                            r.stuck = true;
+                            break;
+                        }
                         if !is_listed(&p.delete_for_length, label) {
                             r.length += 1;
                         }
@@ -567,7 +583,7 @@ fn read_line<'a>(s: &'a [u8], p: &EvalbParams, layout: Layout) -> LineRead<'a> {
                     Some(b'(') => {}
                     // evalb.c reports it and reads on from after the label: a word there
                     // is text it cannot step over (below).
-                    _ => r.errors.push("More than two elements in a bracket"),
+                    _ => r.errors.push("More than two elements in a bracket".into()),
                 }
             }
             let label = if label.is_empty() && open.is_empty() && layout == Layout::Trees {
@@ -585,22 +601,22 @@ fn read_line<'a>(s: &'a [u8], p: &EvalbParams, layout: Layout) -> LineRead<'a> {
             match open.pop() {
                 Some(b) => r.brackets[b].end = Some(r.terminals.len()),
                 None => {
-                    if !r.errors.contains(&CLOSE) {
-                        r.errors.push(CLOSE);
+                    if !r.errors.iter().any(|e| e == CLOSE) {
+                        r.errors.push(CLOSE.into());
                     }
                 }
             }
             i += 1;
         } else {
             r.errors
-                .push("Reading sentence (text outside a word's bracket)");
+                .push("Reading sentence (text outside a word's bracket)".into());
             r.stuck = true;
             break;
         }
     }
     if !open.is_empty() && !r.stuck {
         r.errors
-            .push("Bracketing is unbalanced (too many open bracket)");
+            .push("Bracketing is unbalanced (too many open bracket)".into());
     }
     r
 }
