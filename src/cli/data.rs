@@ -523,7 +523,8 @@ fn generate_hmm(a: Generate) -> Result<()> {
 #[derive(Args)]
 pub struct EvalbArgs {
     /// Gold trees: one a line (EVALB's format; an empty line is a sentence too), or a `.mrg`
-    /// file whose trees run over several lines.
+    /// file whose trees run over several lines (`-`: standard input, whose first line that is
+    /// not blank tells which).
     #[arg(long)]
     pub gold: PathBuf,
     /// Test trees, one a line, aligned with the gold sentences (an empty line: no parse).
@@ -538,34 +539,59 @@ pub struct EvalbArgs {
 }
 
 /// EVALB with COLLINS.prm: the per-sentence table and the summary for every sentence and for
-/// those of at most `--cutoff` words. Sentences that cannot be scored (a line that is not one
-/// tree, other words) are counted as errors and empty test lines as skipped, as EVALB does.
+/// those of at most `--cutoff` words. Each line is read as evalb.c reads it; sentences that
+/// cannot be scored (unbalanced brackets, other words) are counted as errors and empty test
+/// lines as skipped, as EVALB does. Streamed: rows are written as they are scored, so memory
+/// is that of the longest sentence, not of the files.
 pub fn evalb(a: EvalbArgs) -> Result<()> {
     use crate::eval::evalb::EvalbParams;
-    use crate::eval::evalb_lines::{evalb_lines, read_gold, read_tree_lines};
-    let gold_text = crate::util::read_text(&a.gold)?;
-    let test_text = crate::util::read_text(&a.test)?;
-    let gold = read_gold(&gold_text, &a.gold.display().to_string());
-    let test = read_tree_lines(&test_text, &a.test.display().to_string());
-    let report = evalb_lines(&gold, &test, &EvalbParams::collins(None), a.cutoff);
-    for r in &report.sentences {
-        if let Some(why) = r
-            .reason
-            .as_deref()
-            .filter(|_| r.status == crate::eval::evalb_lines::Status::Error)
-        {
+    use crate::eval::evalb_lines::{evalb_stream, gold_reader, test_reader, EvalbTotals, Status};
+    use crate::util::{is_stdin, write_stdout};
+    if is_stdin(&a.gold) && is_stdin(&a.test) {
+        return Err(Error::invalid(
+            "--gold and --test cannot both be standard input (-)",
+        ));
+    }
+    let (gold, test) = (gold_reader(&a.gold)?, test_reader(&a.test)?);
+    // Rows go out in blocks of about 64 KB.
+    let mut out = String::from(if a.json {
+        "{\"sentences\":["
+    } else {
+        EvalbTotals::header()
+    });
+    let mut first = true;
+    let totals = evalb_stream(gold, test, &EvalbParams::collins(None), a.cutoff, |r| {
+        if let Some(why) = r.reason.as_deref().filter(|_| r.status == Status::Error) {
             eprintln!("{} : {}", r.id, crate::error::shown(why));
         }
-    }
-    if let Some(m) = &report.line_mismatch {
+        if a.json {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(&serde_json::to_string(r).map_err(|e| Error::invalid(e.to_string()))?);
+        } else {
+            out.push_str(&r.row());
+        }
+        if out.len() >= 1 << 16 {
+            write_stdout(out.as_bytes())?;
+            out.clear();
+        }
+        Ok(())
+    })?;
+    if let Some(m) = &totals.line_mismatch {
         eprintln!("{m}");
     }
     if a.json {
-        outln!("{}", report.to_json())?;
+        let fields = serde_json::Value::Object(totals.json_fields()).to_string();
+        // The summary's fields after the sentences, in the same object.
+        out.push_str("],");
+        out.push_str(fields.strip_prefix('{').unwrap_or(&fields));
+        out.push('\n');
     } else {
-        out!("{}", report.text())?;
+        out.push_str(&totals.footer());
     }
-    Ok(())
+    write_stdout(out.as_bytes())
 }
 
 #[derive(Args)]

@@ -9,9 +9,10 @@
 //! - a sentence's length for the cut-off counts every word but `-NONE-`.
 //!
 //! `eval::evalb_lines` is EVALB itself: gold and test aligned sentence by sentence (one tree a
-//! line), each sentence scored or counted as an error or a skip, and the summary for all
-//! sentences and for those of at most 40 words. The rules cite `evalb.c` (the 2006 release,
-//! `calc_result`, `individual_result`, `print_total`) and its README.
+//! line), each line read as `evalb.c` reads it, each sentence scored or counted as an error or
+//! a skip, and the summary for all sentences and for those of at most 40 words. The rules cite
+//! `evalb.c` (the 2006 release, `read_line`, `calc_result`, `individual_result`,
+//! `print_total`) and its README.
 
 use crate::data::treebank::Tree;
 use crate::error::{Error, Result};
@@ -300,10 +301,10 @@ pub const EVALB_CUT_LEN: usize = 40;
 /// brackets in test rather than gold file"): (s, e) crosses (a, b) when a < s < b < e or
 /// s < a < e < b. Linear after sorting: per position s, the nearest end b of a gold bracket
 /// open across s (a < s < b), and per position e, the latest start a of one open across e.
-pub(super) fn crossing(gold: &[Bracket], test: &[Bracket], n: usize) -> usize {
+pub(super) fn crossing(gold: &[(usize, usize)], test: &[(usize, usize)], n: usize) -> usize {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
-    let mut spans: Vec<(usize, usize)> = gold.iter().map(|b| (b.1, b.2)).collect();
+    let mut spans = gold.to_vec();
     spans.sort_unstable();
     spans.dedup();
     // first_end[s] = min b over gold (a, b) with a < s < b.
@@ -330,7 +331,7 @@ pub(super) fn crossing(gold: &[Bracket], test: &[Bracket], n: usize) -> usize {
         last_start[pos] = starts.peek().map(|(a, _)| *a);
     }
     test.iter()
-        .filter(|(_, s, e)| {
+        .filter(|(s, e)| {
             first_end.get(*s).is_some_and(|b| b < e)
                 || last_start
                     .get(*e)
@@ -392,8 +393,9 @@ mod tests {
             let (mut g, mut t) = (Vec::new(), Vec::new());
             random_brackets(&mut rng, 0, n, &mut g);
             random_brackets(&mut rng, 0, n, &mut t);
+            let spans = |b: &[Bracket]| b.iter().map(|b| (b.1, b.2)).collect::<Vec<_>>();
             assert_eq!(
-                crossing(&g, &t, n),
+                crossing(&spans(&g), &spans(&t), n),
                 crossing_pairwise(&g, &t),
                 "{g:?} {t:?}"
             );

@@ -245,6 +245,81 @@ mod lines {
         assert_eq!(r.short, r.all);
     }
 
+    /// Lines read bracket by bracket, as evalb.c reads them: words with no root bracket are
+    /// a sentence with no brackets; a line evalb.c cannot read on (text outside a word's
+    /// bracket, a word beside brackets: it repeats the error until it gives up on the whole
+    /// file) is an error sentence here; a ')' too many is an error whose row keeps the counts
+    /// (evalb.c's row there depends on memory it should not read).
+    #[test]
+    fn lines_are_read_bracket_by_bracket() {
+        use Status::*;
+        let gold = [G; 5].join("\n");
+        let test = [
+            "(DT a) (NN b) (VB c) (DT d) (NN e) (. .)".to_string(),
+            format!("hello {G}"),
+            "(TOP (S (NP x (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN e))) (. .)))".into(),
+            format!("{G})"),
+            "(NP (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN e))) (. .)".into(),
+        ]
+        .join("\n");
+        let r = report(&gold, &test);
+        let st: Vec<Status> = r.sentences.iter().map(|s| s.status).collect();
+        assert_eq!(st, [Ok, Error, Error, Error, Ok]);
+        let s = |i: usize| {
+            let s = &r.sentences[i];
+            (
+                s.matched,
+                s.gold_brackets,
+                s.test_brackets,
+                s.words,
+                s.correct_tags,
+            )
+        };
+        assert_eq!(s(0), (0, 4, 0, 5, 5));
+        assert_eq!(s(3), (4, 4, 4, 5, 5));
+        assert_eq!(s(4), (3, 4, 3, 5, 5));
+        let why = |i: usize| r.sentences[i].reason.clone().unwrap_or_default();
+        assert!(why(1).contains("test:2: Reading sentence"), "{}", why(1));
+        assert!(why(2).contains("More than two elements"), "{}", why(2));
+        assert!(why(3).contains("too many close bracket"), "{}", why(3));
+        assert_eq!(
+            (r.all.valid(), r.all.matched, r.all.gold_brackets),
+            (2, 3, 8)
+        );
+    }
+
+    /// A `.mrg` gold file on standard input (it cannot be read twice to find its layout): its
+    /// first line leaves brackets open, so its trees run over several lines.
+    #[test]
+    fn a_mrg_gold_file_on_standard_input() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path().join("test.txt");
+        std::fs::write(
+            &t,
+            "(S (NP (DT a) (NN b)) (VP (VB c)))\n(S (NP (NN d)) (VP (VB e)))\n",
+        )
+        .unwrap();
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+            .args(["evalb", "--json", "--gold", "-", "--test"])
+            .arg(&t)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(b"\n( (S\n  (NP (DT a) (NN b))\n  (VP (VB c))))\n( (S\n  (NP (NN d))\n  (VP (VB e))))\n")
+            .unwrap();
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["all"]["valid"], 2);
+        assert_eq!(v["all"]["matched"], 6);
+        assert_eq!(v["line_mismatch"], serde_json::Value::Null);
+    }
+
     /// 24 lines: 5 errors, 2 skipped, 17 valid.
     #[test]
     fn a_24_line_file_counts_its_errors_and_skips() {
@@ -428,23 +503,19 @@ mod lines {
     }
 }
 
-/// The 24 sentences of `tests/evalb_cases/` (failed parses, word and length mismatches, an
-/// unbalanced line, crossing brackets, sentences over 40 words), whose `evalb-collins.out` is
-/// what EVALB itself (evalb.c with COLLINS.prm, `evalb -p COLLINS.prm gold.txt test.txt`)
-/// printed for them: our `evalb` prints the same per-sentence rows and the same summary.
-#[test]
-fn evalb_s_own_output_on_its_kinds_of_error_cases() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/evalb_cases");
+/// Our `evalb`'s table and summary against EVALB's own output (`expected`, what evalb.c with
+/// COLLINS.prm printed for `gold` and `test`): the same rows and the same summary.
+fn same_as_evalb(gold: &std::path::Path, test: &std::path::Path, expected: &std::path::Path) {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
         .args(["evalb", "--gold"])
-        .arg(dir.join("gold.txt"))
+        .arg(gold)
         .arg("--test")
-        .arg(dir.join("test.txt"))
+        .arg(test)
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let ours = String::from_utf8(o.stdout).unwrap();
-    let theirs = std::fs::read_to_string(dir.join("evalb-collins.out")).unwrap();
+    let theirs = std::fs::read_to_string(expected).unwrap();
     let rows = |s: &str| -> Vec<String> {
         s.lines()
             .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
@@ -461,5 +532,180 @@ fn evalb_s_own_output_on_its_kinds_of_error_cases() {
     };
     assert_eq!(rows(&ours), rows(&theirs));
     assert_eq!(summary(&ours), summary(&theirs));
-    assert!(summary(&theirs).contains(&"Number of Error sentence = 5".to_string()));
+}
+
+/// The 24 sentences of `tests/evalb_cases/` (failed parses, word and length mismatches, an
+/// unbalanced line, crossing brackets, sentences over 40 words), whose `evalb-collins.out` is
+/// what EVALB itself (evalb.c with COLLINS.prm, `evalb -p COLLINS.prm gold.txt test.txt`)
+/// printed for them: our `evalb` prints the same per-sentence rows and the same summary.
+#[test]
+fn evalb_s_own_output_on_its_kinds_of_error_cases() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/evalb_cases");
+    same_as_evalb(
+        &dir.join("gold.txt"),
+        &dir.join("test.txt"),
+        &dir.join("evalb-collins.out"),
+    );
+    let theirs = std::fs::read_to_string(dir.join("evalb-collins.out")).unwrap();
+    assert!(theirs.contains("Number of Error sentence  =      5"));
+}
+
+/// `tests/evalb_cases/reading/`: lines as evalb.c reads them, bracket by bracket — words with
+/// no root bracket (EVALB's own sample has such a line), several trees on a line, an
+/// unlabelled root `( (S …))` (a bracket EVALB counts), brackets left open (an error whose row
+/// still shows its counts), an empty bracket, an empty word, tabs — against what EVALB printed.
+#[test]
+fn evalb_s_own_output_on_how_it_reads_a_line() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/evalb_cases/reading");
+    same_as_evalb(
+        &dir.join("gold.txt"),
+        &dir.join("test.txt"),
+        &dir.join("evalb-collins.out"),
+    );
+}
+
+/// EVALB's own sample (`sample/sample.gld` and `sample.tst` of its release) against what
+/// evalb.c with COLLINS.prm prints for it, when `../shared/data/evalb-sample/` holds them
+/// (skipped, with a notice, without).
+#[test]
+fn evalb_s_own_sample() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/evalb-sample");
+    let files = ["sample.gld", "sample.tst", "sample-collins.out"].map(|f| dir.join(f));
+    if !files.iter().all(|f| f.exists()) {
+        println!("{} has no EVALB sample; skipped", dir.display());
+        return;
+    }
+    same_as_evalb(&files[0], &files[1], &files[2]);
+}
+
+/// Streaming: each row is scored as soon as its two lines are read, so only a sentence of each
+/// file is ever held. Counted on generated files read through `SentenceReader`: when a row
+/// arrives, at most a reader's buffer more than its own lines has been read.
+#[test]
+fn rows_come_as_their_lines_are_read() {
+    use piecewise_lab::eval::evalb::EvalbParams;
+    use piecewise_lab::eval::evalb_lines::{evalb_stream, Layout, SentenceReader};
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// `n` copies of a line, made as they are read, counting the bytes handed out.
+    struct Lines {
+        line: &'static [u8],
+        left: usize,
+        at: usize,
+        read: Rc<Cell<usize>>,
+    }
+    impl std::io::Read for Lines {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let mut n = 0;
+            while n < buf.len() && self.left > 0 {
+                let k = (self.line.len() - self.at).min(buf.len() - n);
+                buf[n..n + k].copy_from_slice(&self.line[self.at..self.at + k]);
+                (n, self.at) = (n + k, self.at + k);
+                if self.at == self.line.len() {
+                    (self.at, self.left) = (0, self.left - 1);
+                }
+            }
+            self.read.set(self.read.get() + n);
+            Ok(n)
+        }
+    }
+    const LINE: &[u8] = b"(S (NP (DT a) (NN b)) (VP (VB c) (NP (DT d) (NN e))) (. .))\n";
+    let n = 200_000;
+    let read = Rc::new(Cell::new(0));
+    let open = |name: &str| {
+        let r = Lines {
+            line: LINE,
+            left: n,
+            at: 0,
+            read: read.clone(),
+        };
+        SentenceReader::new(std::io::BufReader::new(r), name, Layout::Lines)
+    };
+    let mut rows = 0usize;
+    let totals = evalb_stream(
+        open("gold"),
+        open("test"),
+        &EvalbParams::collins(None),
+        40,
+        |r| {
+            rows += 1;
+            assert_eq!(r.id, rows);
+            let own = 2 * rows * LINE.len();
+            assert!(
+                read.get() <= own + 2 * 8192,
+                "row {rows}: {} bytes read for {own}",
+                read.get()
+            );
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert_eq!((rows, totals.all.valid()), (n, n));
+    assert_eq!(read.get(), 2 * n * LINE.len());
+}
+
+/// The command's peak memory on a ~50 MB pair of files (generated) stays far below the files'
+/// size: it was ~37 times their size (1.87 GB) when every tree was held. The peak is the
+/// child's VmHWM, read from /proc while it runs (the high-water mark only grows, so the last
+/// reading is close to the final one; the kernel's ru_maxrss would also count the test process's
+/// own memory, which a spawned child carries until its exec).
+#[test]
+fn the_command_s_memory_is_bounded_by_a_sentence() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let (g, t) = (dir.path().join("gold.txt"), dir.path().join("test.txt"));
+    let mut line = String::from("(TOP (S");
+    for i in 0..40 {
+        line.push_str(&format!(" (NP (DT the) (NN w{i}))"));
+    }
+    line.push_str(" (. .)))\n");
+    let n = 25_000_000 / line.len();
+    for path in [&g, &t] {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+        for _ in 0..n {
+            w.write_all(line.as_bytes()).unwrap();
+        }
+        w.flush().unwrap();
+    }
+    let bytes = 2 * n * line.len();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["evalb", "--gold"])
+        .arg(&g)
+        .arg("--test")
+        .arg(&t)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let (mut peak, mut readings) = (0usize, 0usize);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        let text = std::fs::read_to_string(&status_file).unwrap_or_default();
+        // Only once the child runs our program: before its exec it shares the test's memory.
+        if text.lines().any(|l| l == "Name:\tpiecewise-lab") {
+            if let Some(kb) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<usize>().ok())
+            {
+                peak = peak.max(kb * 1024);
+                readings += 1;
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    assert!(status.success());
+    println!(
+        "{} MB of trees: peak {} MB ({readings} readings)",
+        bytes / 1_000_000,
+        peak / 1_000_000
+    );
+    assert!(readings > 0, "the child ended before it could be measured");
+    assert!(
+        peak < bytes / 2,
+        "peak {peak} bytes on {bytes} bytes of input"
+    );
 }
