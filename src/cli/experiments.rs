@@ -118,15 +118,25 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         return collect_runs(&e, &o);
     }
     if plan {
+        use crate::experiments::plan::{check_slurm, shell_word};
+        let dir = o.out.join("plan").join(&name);
+        let slurm = slurm.then(|| slurm_options(&name, runs_per_task, threads));
+        // Refused before the plan is written: a refused --slurm writes nothing.
+        if let Some(so) = &slurm {
+            check_slurm(&dir, so)?;
+        }
         let p = reproduce::plan(&e, &o)?;
         for line in p.lines() {
             outln!("{line}")?;
         }
-        if slurm {
-            let dir = o.out.join("plan").join(&name);
-            slurm_scripts(&p, &dir, &name, runs_per_task, threads)?;
+        if let Some(so) = &slurm {
+            slurm_scripts(&p, &dir, so)?;
         }
-        let mut again = format!("piecewise-lab reproduce {name} --out {}", o.out.display());
+        let mut again = format!(
+            "piecewise-lab reproduce {} --out {}",
+            shell_word(&name),
+            shell_word(&o.out.to_string_lossy())
+        );
         if quick {
             again.push_str(" --quick");
         }
@@ -231,22 +241,25 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
         );
     }
     if a.cluster.plan {
-        let p = crate::experiments::sweep::plan_sweep(&spec, &a.out)?;
-        for line in p.lines() {
-            outln!("{line}")?;
-        }
-        if a.cluster.slurm {
+        let dir = a.out.join("plan");
+        let slurm = a.cluster.slurm.then(|| {
             let name = a
                 .out
                 .file_name()
                 .map_or("sweep".into(), |n| n.to_string_lossy().into_owned());
-            slurm_scripts(
-                &p,
-                &a.out.join("plan"),
-                &name,
-                a.cluster.runs_per_task,
-                spec.base.threads,
-            )?;
+            slurm_options(&name, a.cluster.runs_per_task, spec.base.threads)
+        });
+        // Refused before the sweep's index and plan are written: a refused --slurm writes
+        // nothing.
+        if let Some(so) = &slurm {
+            crate::experiments::plan::check_slurm(&dir, so)?;
+        }
+        let p = crate::experiments::sweep::plan_sweep(&spec, &a.out)?;
+        for line in p.lines() {
+            outln!("{line}")?;
+        }
+        if let Some(so) = &slurm {
+            slurm_scripts(&p, &dir, so)?;
         }
         eprintln!(
             "{}",
@@ -459,33 +472,36 @@ fn unfinished<'a>(
     )))
 }
 
+/// What `--slurm` asks of the job arrays.
+fn slurm_options(
+    name: &str,
+    runs_per_task: usize,
+    threads: usize,
+) -> crate::experiments::plan::SlurmOptions {
+    crate::experiments::plan::SlurmOptions {
+        name: name.to_string(),
+        runs_per_task,
+        cpus_per_task: threads,
+    }
+}
+
 /// `--plan --slurm`: the stages as Slurm job arrays beside the line files, and what to type.
 fn slurm_scripts(
     p: &crate::experiments::plan::Plan,
     dir: &std::path::Path,
-    name: &str,
-    runs_per_task: usize,
-    threads: usize,
+    o: &crate::experiments::plan::SlurmOptions,
 ) -> Result<()> {
-    use crate::experiments::plan::{write_slurm, SlurmOptions};
+    use crate::experiments::plan::{shell_word, write_slurm};
     if p.stages.is_empty() {
         return Ok(());
     }
-    let files = write_slurm(
-        p,
-        dir,
-        &SlurmOptions {
-            name: name.to_string(),
-            runs_per_task,
-            cpus_per_task: threads,
-        },
-    )?;
+    let files = write_slurm(p, dir, o)?;
     for f in &files {
         eprintln!("slurm: {}", f.display());
     }
     eprintln!(
         "submit every stage, each after the one before: bash {}",
-        dir.join("submit.sh").display()
+        shell_word(&dir.join("submit.sh").to_string_lossy())
     );
     Ok(())
 }

@@ -185,11 +185,15 @@ fn parse_window_size(s: &str) -> std::result::Result<[f32; 2], String> {
 /// Parses the command line and runs the command, or opens the workbench.
 pub fn main() {
     // Output piped into `head` ends quietly, as with other Unix tools, rather than panicking
-    // on the first write after the reader has gone.
-    // SAFETY: restoring a signal's default disposition at start-up, before any thread exists.
+    // on the first write after the reader has gone. A write past the file-size limit
+    // (`ulimit -f`) fails with EFBIG instead of killing the process (SIGXFSZ): a checkpoint
+    // that cannot be written is reported and the run goes on, and any other file is an error
+    // naming it.
+    // SAFETY: setting signal dispositions at start-up, before any thread exists.
     #[cfg(unix)]
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let cli = Cli::parse();
     if let Some(bytes) = cli.memory_limit {

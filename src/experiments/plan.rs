@@ -34,6 +34,12 @@ impl Plan {
     }
 }
 
+/// `s` as one word of a POSIX shell command printed for the user to type (a path with spaces
+/// or quotes stays one word).
+pub fn shell_word(s: &str) -> String {
+    quote(s)
+}
+
 /// A word quoted for a POSIX shell.
 fn quote(s: &str) -> String {
     if !s.is_empty()
@@ -260,7 +266,12 @@ pub struct SlurmOptions {
     pub cpus_per_task: usize,
 }
 
+/// The most runs one array task may do one after another (`--runs-per-task`): far above any
+/// use, and low enough that the task's line numbers stay far inside bash's integers.
+pub const MAX_RUNS_PER_TASK: usize = 1_000_000;
+
 /// A word of an `#SBATCH` line, which no shell unquotes: refused when it would need quoting.
+/// (A backslash, which would also turn off Slurm's `%` patterns in a file name, is refused so.)
 fn directive_word(s: &str) -> Result<String> {
     if quote(s) == s {
         Ok(s.to_string())
@@ -271,13 +282,39 @@ fn directive_word(s: &str) -> Result<String> {
     }
 }
 
+/// The `#SBATCH --output` pattern of the plan's logs folder (`%` is Slurm's pattern character:
+/// a literal one is written `%%`).
+fn logs_pattern(plan_dir: &Path) -> Result<String> {
+    let logs = absolute(&plan_dir.join("logs"))?;
+    Ok(directive_word(&logs.display().to_string())?.replace('%', "%%"))
+}
+
+/// Checks everything the Slurm scripts of a plan in `plan_dir` need (the job's name, the logs
+/// folder's path, `--runs-per-task`) without writing anything: called before the plan is
+/// written, so a refused `--slurm` leaves no files behind.
+pub fn check_slurm(plan_dir: &Path, o: &SlurmOptions) -> Result<()> {
+    if !(1..=MAX_RUNS_PER_TASK).contains(&o.runs_per_task) {
+        return Err(Error::invalid(format!(
+            "--runs-per-task: give 1 to {MAX_RUNS_PER_TASK} (runs one array task does one after \
+             another), not {}",
+            o.runs_per_task
+        )));
+    }
+    directive_word(&o.name)?;
+    logs_pattern(plan_dir)?;
+    path_word(&absolute(plan_dir)?)?;
+    Ok(())
+}
+
 /// Writes a Slurm job array per stage beside the plan's line files (`stage-K.sbatch`: task i
-/// runs lines (i − 1)·N + 1 … i·N of `stage-K.txt`, failing when any of them fails) and
-/// `submit.sh`, which submits them in order, each stage `--dependency=afterok` on the one
-/// before. Returns the files written.
+/// runs lines (i − 1)·N + 1 … i·N of `stage-K.txt`, failing when any of them fails, or when it
+/// finds no line) and `submit.sh`, which submits them in order, each stage
+/// `--dependency=afterok` on the one before. Returns the files written.
 pub fn write_slurm(plan: &Plan, plan_dir: &Path, o: &SlurmOptions) -> Result<Vec<PathBuf>> {
-    let per = o.runs_per_task.max(1);
+    check_slurm(plan_dir, o)?;
+    let per = o.runs_per_task;
     let plan_word = path_word(&absolute(plan_dir)?)?;
+    let logs_word = logs_pattern(plan_dir)?;
     let mut written = vec![];
     let mut submit = String::from(
         "#!/bin/bash\n# Submits the plan's stages in order; each starts when the one before has finished\n\
@@ -296,19 +333,24 @@ pub fn write_slurm(plan: &Plan, plan_dir: &Path, o: &SlurmOptions) -> Result<Vec
              #SBATCH --job-name={name}-s{stage}\n\
              #SBATCH --array=1-{tasks}\n\
              #SBATCH --cpus-per-task={cpus}\n\
-             #SBATCH --output={logs}/stage-{stage}-%A_%a.log\n\
+             #SBATCH --output={logs_word}/stage-{stage}-%A_%a.log\n\
              # Task i runs lines (i - 1) * {per} + 1 … i * {per} of the stage's line file, one after\n\
-             # another; it fails when any of them fails (so afterok holds the next stage back).\n\
+             # another; it fails when any of them fails (so afterok holds the next stage back), and\n\
+             # when it has no line to run.\n\
              set -u\n\
-             first=$(( (SLURM_ARRAY_TASK_ID - 1) * {per} + 1 ))\n\
-             last=$(( SLURM_ARRAY_TASK_ID * {per} ))\n\
+             task=${{SLURM_ARRAY_TASK_ID:-}}\n\
+             if ! [[ $task =~ ^[1-9][0-9]{{0,8}}$ ]] || (( task > {tasks} )); then\n  \
+             echo \"array task '$task' is not one of 1-{tasks}\" >&2\n  exit 1\nfi\n\
+             first=$(( (task - 1) * {per} + 1 ))\n\
+             last=$(( task * {per} ))\n\
              mapfile -t lines < <(sed -n \"${{first}},${{last}}p\" {lines_word})\n\
+             if (( ${{#lines[@]}} == 0 )); then\n  \
+             echo \"array task $task found no line $first-$last in its stage's line file\" >&2\n  exit 1\nfi\n\
              status=0\n\
              for line in \"${{lines[@]}}\"; do\n  bash -c \"$line\" || status=1\ndone\n\
              exit $status\n",
             name = directive_word(&o.name)?,
             cpus = o.cpus_per_task.max(1),
-            logs = directive_word(&logs.display().to_string())?,
         );
         let f = plan_dir.join(format!("stage-{stage}.sbatch"));
         write_atomic(&f, script.as_bytes())?;

@@ -602,6 +602,8 @@ impl Checkpoints {
     }
 
     fn write(&self, s: &Snapshot, curve: &Curve, summary: &RunSummary) -> Result<()> {
+        // Not into a run another host took over.
+        self.files.still_ours()?;
         let h = Header {
             n: s.x.len(),
             threads: self.threads,
@@ -669,6 +671,7 @@ impl Checkpoints {
 
     /// Removes the checkpoint (a finished run needs none).
     pub fn remove(files: &RunFiles) -> Result<()> {
+        files.still_ours()?;
         let path = files.dir().join(CHECKPOINT);
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::io(&path, e)),

@@ -6,12 +6,12 @@
 use super::checkpoint::{CheckpointPolicy, CHECKPOINT};
 use super::kinds;
 use super::spec::RunSpec;
-use super::store::{Existing, RunDir, RunFiles};
+use super::store::{ClaimOptions, Existing, RunDir, RunFiles};
 use super::summary::{RunEvent, RunSummary};
 use crate::error::{Error, Result};
 use crate::provenance::Provenance;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Executes `spec`, writing the new run directory `out` (refused when it holds a run or other
 /// files: see [`execute_in`]), without checkpoints (the workbench's runs: it does not resume
@@ -61,9 +61,33 @@ pub fn execute_with(
     cancel: &AtomicBool,
     on_event: &mut dyn FnMut(RunEvent),
 ) -> Result<RunSummary> {
+    execute_claimed(
+        spec,
+        out,
+        existing,
+        checkpoints,
+        &ClaimOptions::default(),
+        cancel,
+        on_event,
+    )
+}
+
+/// [`execute_with`], claiming `out` as `claim` says (tests stand in for other hosts and
+/// shorten the heartbeat). Should another host take the claim over while the run trains (this
+/// process stalled past the stale time), the run stops and returns that error having written
+/// nothing more: not its weights, its summary nor its checkpoint.
+pub fn execute_claimed(
+    spec: &RunSpec,
+    out: &Path,
+    existing: Existing,
+    checkpoints: CheckpointPolicy,
+    claim: &ClaimOptions,
+    cancel: &AtomicBool,
+    on_event: &mut dyn FnMut(RunEvent),
+) -> Result<RunSummary> {
     spec.check()?;
-    let claim = RunDir::claim(out, existing)?;
-    let files = RunFiles::at(out);
+    let claim = RunDir::claim_with(out, existing, claim)?;
+    let files = claim.files();
     // What an unfinished run's directory held is kept until the new process has read its
     // inputs (the kind's `Started`): a resume that cannot read its data changes nothing.
     let mut deferred: Option<&[&str]> = None;
@@ -109,12 +133,10 @@ pub fn execute_with(
     let started_summary = summary.clone();
     let mut begun = deferred.is_none();
     let mut begin_error = None;
-    let result = kind.train(
-        spec,
-        &files,
-        checkpoints,
-        cancel,
-        &mut |ev| {
+    let result = stop_when_lost(&claim, cancel, &mut |stop| {
+        // A cancel asked for by a listener of the events (or a lost claim) stops the run at
+        // once, as when the flag was the run's own; one from elsewhere within 50 ms.
+        let mut events = |ev: RunEvent| {
             if !begun && matches!(ev, RunEvent::Started { .. }) {
                 begun = true;
                 let keep = deferred.unwrap_or(&[]);
@@ -123,17 +145,21 @@ pub fn execute_with(
                     .and_then(|()| begin(&started_summary))
                 {
                     begin_error.get_or_insert(e);
+                    stop.store(true, Ordering::Relaxed);
                 }
             }
-            on_event(ev)
-        },
-        &mut summary,
-    );
+            on_event(ev);
+            if cancel.load(Ordering::Relaxed) || claim.lost() {
+                stop.store(true, Ordering::Relaxed);
+            }
+        };
+        kind.train(spec, &files, checkpoints, stop, &mut events, &mut summary)
+    });
     let result = match begin_error {
         Some(e) => Err(e),
         None => result,
     };
-    if !begun {
+    if !begun && !claim.lost() {
         // Failed before its inputs were read: the earlier process's files are as they were.
         let e = result.err().unwrap_or_else(|| {
             Error::invalid("the run ended before it started (a model kind sent no Started)")
@@ -150,6 +176,13 @@ pub fn execute_with(
     }
     // A summary that cannot be written (a full disk) makes the run a failure, recorded as one.
     let result = result.and_then(|()| files.write_summary(&summary));
+    // Taken over by another host (in training or at the summary): its run now, so nothing of
+    // this one is recorded.
+    if claim.lost() {
+        let e = files.still_ours().err().unwrap_or(Error::Cancelled);
+        on_event(RunEvent::Failed(e.to_string()));
+        return Err(e);
+    }
     match result {
         Ok(()) => {
             on_event(RunEvent::Finished(Box::new(summary.clone())));
@@ -179,6 +212,8 @@ pub fn record_failure(files: &RunFiles, summary: &RunSummary) -> Result<()> {
     let Err(e) = files.write_summary(summary) else {
         return Ok(());
     };
+    // Not in place either when the claim was taken over: the run is another process's now.
+    files.still_ours()?;
     let short = RunSummary {
         status: summary.status.clone(),
         model: summary.model.clone(),
@@ -192,4 +227,36 @@ pub fn record_failure(files: &RunFiles, summary: &RunSummary) -> Result<()> {
         return Err(e);
     };
     std::fs::write(&path, crate::util::versioned(value).to_string()).map_err(|_| e)
+}
+
+/// Runs `train` with a cancel flag that is set when `cancel` is, or when the claim is lost
+/// (another host took the run over): the training stops at its next check either way. A
+/// thread looks at both every 50 ms while `train` runs.
+fn stop_when_lost<T>(
+    claim: &RunDir,
+    cancel: &AtomicBool,
+    train: &mut dyn FnMut(&AtomicBool) -> T,
+) -> T {
+    let stop = AtomicBool::new(cancel.load(Ordering::Relaxed));
+    let done = AtomicBool::new(false);
+    /// Ends the watch however `train` ends (a panic too: the scope waits for the thread).
+    struct Done<'a>(&'a AtomicBool, std::thread::Thread);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+            self.1.unpark();
+        }
+    }
+    std::thread::scope(|s| {
+        let watch = s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if cancel.load(Ordering::Relaxed) || claim.lost() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                std::thread::park_timeout(std::time::Duration::from_millis(50));
+            }
+        });
+        let _done = Done(&done, watch.thread().clone());
+        train(&stop)
+    })
 }

@@ -8,9 +8,11 @@
 //!
 //! The claim is an exclusive `flock` on the directory itself: the kernel releases it when the
 //! process ends, however it ends, so a directory whose summary says `running` but which nobody
-//! holds was interrupted — and no lock file is left behind.
+//! holds was interrupted — and no lock file is left behind. (Across hosts, a claim file too:
+//! [`super::claim`].) The files of a claimed run ([`RunDir::files`]) check before every write
+//! that the claim is still this process's, so a writer another host took over writes nothing.
 
-use super::claim::{claim_info, Claim, CLAIM_FILE, LOCK_FILE, STALE_AFTER};
+use super::claim::{claim_info, printable, Claim, Ownership, CLAIM_FILE, LOCK_FILE, STALE_AFTER};
 pub use super::claim::{is_claimed, ClaimOptions};
 use super::spec::RunSpec;
 use super::summary::{CurvePoint, RunSummary};
@@ -68,14 +70,44 @@ pub fn listed_files() -> String {
 }
 
 /// A run directory's files, read and written as their types.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct RunFiles {
     dir: PathBuf,
+    /// The claim the writes are made under ([`RunDir::files`]): each write checks it is still
+    /// this process's first, so a writer whose claim another host took over writes nothing.
+    owner: Option<Arc<Ownership>>,
 }
 
+/// The same directory's files (whoever writes them).
+impl PartialEq for RunFiles {
+    fn eq(&self, other: &RunFiles) -> bool {
+        self.dir == other.dir
+    }
+}
+impl Eq for RunFiles {}
+
 impl RunFiles {
+    /// The files of `dir`, for reading (or writing without a claim: tests, tools).
     pub fn at(dir: impl Into<PathBuf>) -> RunFiles {
-        RunFiles { dir: dir.into() }
+        RunFiles {
+            dir: dir.into(),
+            owner: None,
+        }
+    }
+    /// An error when the claim these files are written under was taken over by another
+    /// process; every write of the run store checks it first.
+    pub fn still_ours(&self) -> Result<()> {
+        self.owner.as_ref().map_or(Ok(()), |o| o.check())
+    }
+    /// Writes `path` atomically once the claim is checked.
+    fn put(&self, path: &Path, bytes: &[u8]) -> Result<()> {
+        self.still_ours()?;
+        write_atomic(path, bytes)
+    }
+    /// Writes `value` as JSON to `path` atomically once the claim is checked.
+    fn put_json<T: serde::Serialize>(&self, path: &Path, value: &T) -> Result<()> {
+        self.still_ours()?;
+        write_json_atomic(path, value)
     }
     pub fn dir(&self) -> &Path {
         &self.dir
@@ -115,7 +147,7 @@ impl RunFiles {
         read_json(&self.spec_path())
     }
     pub fn write_spec(&self, spec: &RunSpec) -> Result<()> {
-        write_json_atomic(&self.spec_path(), spec)
+        self.put_json(&self.spec_path(), spec)
     }
     /// The spec as JSON, for readers that compare specs field by field (sweeps, reports).
     pub fn spec_value(&self) -> Result<serde_json::Value> {
@@ -129,7 +161,7 @@ impl RunFiles {
         read_json(&self.summary_path())
     }
     pub fn write_summary(&self, summary: &RunSummary) -> Result<()> {
-        write_json_atomic(&self.summary_path(), summary)
+        self.put_json(&self.summary_path(), summary)
     }
 
     /// The run's status as its summary records it, with `running` read as `interrupted` when
@@ -214,7 +246,7 @@ impl RunFiles {
     }
     /// Rewrites the curve with `text` (JSON lines).
     pub fn write_curve(&self, text: &str) -> Result<()> {
-        write_atomic(&self.curve_path(), text.as_bytes())
+        self.put(&self.curve_path(), text.as_bytes())
     }
 
     /// A record as its type; `None` when the run did not keep it.
@@ -223,20 +255,21 @@ impl RunFiles {
         p.exists().then(|| read_json(&p)).transpose()
     }
     pub fn write_record<T: serde::Serialize>(&self, r: Record, value: &T) -> Result<()> {
-        write_json_atomic(&self.record_path(r), value)
+        self.put_json(&self.record_path(r), value)
     }
 
     /// Writes `model.json` and `weights.bin`. The weights and the model file are written side
     /// by side (on the caller's rayon pool): with millions of weights and features each takes a
     /// noticeable, serial moment.
     pub fn save_model(&self, family: &dyn Family, theta: &[f64]) -> Result<()> {
+        self.still_ours()?;
         let (weights, model) = rayon::join(
             || self.write_weights(theta),
             || {
                 let value = crate::util::versioned(family.to_json()?);
                 let text =
                     serde_json::to_string(&value).map_err(|e| Error::invalid(e.to_string()))?;
-                write_atomic(&self.dir.join(MODEL), text.as_bytes())
+                self.put(&self.dir.join(MODEL), text.as_bytes())
             },
         );
         weights.and(model)
@@ -261,7 +294,7 @@ impl RunFiles {
     /// θ as little-endian f64.
     pub fn write_weights(&self, theta: &[f64]) -> Result<()> {
         let bytes: Vec<u8> = theta.iter().flat_map(|w| w.to_le_bytes()).collect();
-        write_atomic(&self.weights_path(), &bytes)
+        self.put(&self.weights_path(), &bytes)
     }
 
     /// θ from `weights.bin`: exactly `n` weights (the size is checked before the bytes are
@@ -346,9 +379,11 @@ impl std::fmt::Display for Found {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Found::Finished => f.write_str("finished"),
-            Found::Running { host, here: true } => write!(f, "running (on {host}, this host)"),
+            Found::Running { host, here: true } => {
+                write!(f, "running (on {}, this host)", printable(host))
+            }
             Found::Running { host, here: false } => {
-                write!(f, "running on {host} (its heartbeat is fresh)")
+                write!(f, "running on {} (its heartbeat is fresh)", printable(host))
             }
             Found::Interrupted => f.write_str("interrupted (no process holds it)"),
             Found::Failed(why) => write!(f, "failed: {why}"),
@@ -362,7 +397,7 @@ impl std::fmt::Display for Found {
 /// A claimed run directory; the claim ends when this is dropped (or the process ends).
 pub struct RunDir {
     path: PathBuf,
-    _claim: Claim,
+    claim: Claim,
 }
 
 impl RunDir {
@@ -415,12 +450,26 @@ impl RunDir {
             .map_err(|e| Error::file(&name, format!("cannot write here: {e}")))?;
         Ok(RunDir {
             path: out.to_path_buf(),
-            _claim: claim,
+            claim,
         })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The run's files, each write checked against this claim ([`RunFiles::still_ours`]).
+    pub fn files(&self) -> RunFiles {
+        RunFiles {
+            dir: self.path.clone(),
+            owner: Some(self.claim.ownership()),
+        }
+    }
+
+    /// Whether another process took the claim over (the run should stop: its writes are
+    /// refused).
+    pub fn lost(&self) -> bool {
+        self.claim.ownership().is_lost()
     }
 
     /// Removes the run's files the directory holds (the claim is kept): a run starting again.
@@ -431,6 +480,7 @@ impl RunDir {
     /// [`clear_run_files`](Self::clear_run_files) but for `keep` (a run resuming keeps its
     /// checkpoint).
     pub fn clear_run_files_but(&self, keep: &[&str]) -> Result<()> {
+        self.files().still_ours()?;
         for f in RUN_FILES.iter().filter(|f| !keep.contains(f)) {
             let p = self.path.join(f);
             if p.exists() {

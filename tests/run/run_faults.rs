@@ -541,3 +541,41 @@ fn a_summary_that_cannot_be_written_still_reads_failed() {
     piecewise_lab::run::execute::record_failure(&RunFiles::at(&run), &summary).unwrap();
     assert_eq!(RunFiles::at(&run).status().as_deref(), Some("failed"));
 }
+
+/// M10: under a file-size limit (`ulimit -f`) a checkpoint too large for it fails with "File
+/// too large" instead of the kernel's SIGXFSZ ending the process (status 153): the failure is
+/// reported once and the run finishes, its own files (well under the limit) written.
+#[test]
+fn a_checkpoint_past_the_file_size_limit_is_reported_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    // 128 KiB: the weights are 31 KB, a checkpoint 15 times that.
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg("ulimit -f 128 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["train", "--train"])
+        .arg(root().join("sample_data/hmm-a0.5-train.conll"))
+        .arg("--template")
+        .arg(root().join("assets/templates/hmm.tpl"))
+        .args(["--estimator", "pl", "--max-iter", "6", "--threads", "1"])
+        .args(["--checkpoint-every", "1", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.matches("a checkpoint could not be written").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("File too large"), "{err}");
+    assert_eq!(
+        RunFiles::at(&out).summary().unwrap().status,
+        "finished",
+        "{err}"
+    );
+    assert!(out.join("weights.bin").exists());
+    assert!(!out.join("checkpoint.bin").exists());
+}
