@@ -126,20 +126,13 @@ pub fn check(bytes: u64, what: impl FnOnce() -> String, knob: &str) -> Result<()
     if bytes <= limit {
         return Ok(());
     }
-    Err(over(
-        format!("{} needs about {}", what(), shown(bytes)),
-        limit,
-        &source,
-        knob,
-    ))
-}
-
-fn over(need: String, limit: u64, source: &str, knob: &str) -> Error {
-    Error::invalid(format!(
-        "{need}, over the memory limit of {} ({source}); {knob}, or raise the limit with \
-         --memory-limit SIZE (or {ENV})",
+    Err(Error::invalid(format!(
+        "{} needs about {}, over the memory limit of {} ({source}); {knob}, or raise the limit \
+         with --memory-limit SIZE (or {ENV})",
+        what(),
+        shown(bytes),
         shown(limit),
-    ))
+    )))
 }
 
 /// `a × b × …` in u64, saturating: an estimate that overflows is simply too large.
@@ -161,7 +154,13 @@ impl Meter {
     pub const STEP: u64 = 16 << 20;
 
     pub fn new() -> Self {
+        // Checked every STEP, and the process holds some memory besides what is metered (its
+        // code, buffers, a vector's spare capacity): the meter stops that much short.
         let limit = limit();
+        let limit = limit
+            .saturating_sub(Self::STEP)
+            .saturating_sub(limit / 32)
+            .max(limit / 2);
         Meter {
             used: 0,
             next_check: Self::STEP.min(limit),
@@ -176,14 +175,14 @@ impl Meter {
         if self.used >= self.next_check {
             self.next_check = self.used.saturating_add(Self::STEP);
             if self.used > self.limit {
-                // The work is not over: what it holds so far is already past the limit.
+                // The work is not over: what it holds so far already reaches the limit.
                 let (limit, source) = limit_and_source();
-                return Err(over(
-                    format!("{} needs more", what(self.used)),
-                    limit,
-                    &source,
-                    knob,
-                ));
+                return Err(Error::invalid(format!(
+                    "{} needs more than the memory limit of {} ({source}) allows; {knob}, or \
+                     raise the limit with --memory-limit SIZE (or {ENV})",
+                    what(self.used),
+                    shown(limit),
+                )));
             }
         }
         Ok(())

@@ -1299,11 +1299,7 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
         let train = fx.file("plan-train.conll", &fx.hmm);
         ts.push(Target {
             name: "plan-folder",
-            seeds: vec![
-                vec![0, 1, 2, 3, 4, 5, 6, 7],
-                vec![7, 0, 1, 2, 0, 3, 4, 4],
-                vec![7, 5, 6, 0, 1, 0, 2, 3],
-            ],
+            seeds: vec![vec![0], vec![1, 0, 0], vec![1, 4, 1]],
             json: false,
             dictionary: &[],
             run: Box::new(move |b| {
@@ -1320,7 +1316,8 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
         std::fs::create_dir_all(&work).unwrap();
         let counter = AtomicU64::new(0);
         let mut seed = vec![18u8, 1];
-        seed.extend(fx.hmm.as_bytes().iter().take(200));
+        let lines: Vec<&str> = fx.chunk.lines().take(8).collect();
+        seed.extend(format!("{}\n", lines.join("\n")).into_bytes());
         ts.push(Target {
             name: "gzip-bomb",
             seeds: vec![seed],
@@ -1369,6 +1366,46 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             }),
         });
     }
+    // Claim files as another host (or a damaged disk) might leave them: the bytes are the
+    // `.claim.json`; taking the claim (with flock, then without) must give a claim or an error
+    // within the budget — never read past its bound, block, or take a live claim's directory
+    // without saying so.
+    {
+        let work = fx.dir.path().join("claims");
+        let counter = AtomicU64::new(0);
+        let live = serde_json::json!({
+            "host": "other-host", "pid": 1, "started": "2026-01-01T00:00:00Z",
+            "heartbeat": 4102444800u64, "token": 7
+        });
+        ts.push(Target {
+            name: "claim-file",
+            seeds: vec![serde_json::to_vec(&live).unwrap(), b"{}".to_vec()],
+            json: true,
+            dictionary: &["heartbeat", "token", "\\u001b[2J"],
+            run: Box::new(move |b| {
+                use piecewise_lab::run::claim::{Claim, ClaimOptions, CLAIM_FILE};
+                let dir = work.join(format!("{}", counter.fetch_add(1, Ordering::Relaxed)));
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join(CLAIM_FILE), b).unwrap();
+                let take = |flock| {
+                    let o = ClaimOptions {
+                        host: "this-host".into(),
+                        flock,
+                        stale_after: Duration::from_secs(600),
+                        heartbeat: Duration::from_secs(3600),
+                    };
+                    Claim::take(&dir, &o).map(drop).map_err(e)
+                };
+                // With the flock (free here): a claim or an error; without it (Lustre's
+                // `noflock`), the same bytes again, its answer only checked for panics.
+                let r = take(true);
+                std::fs::write(dir.join(CLAIM_FILE), b).unwrap();
+                let _ = take(false);
+                let _ = std::fs::remove_dir_all(&dir);
+                r
+            }),
+        });
+    }
     // Label counts: two bytes give the number of labels (up to 2^16 × 64), the rest a
     // sequence's tokens; the chain is fitted and its training memory estimated and checked as a
     // run does, so many labels are refused by the u32 index or the limit, never allocated.
@@ -1384,7 +1421,7 @@ fn targets(fx: &Arc<Fixture>) -> Vec<Target> {
             let labels = (u16::from_le_bytes([b[0], b[1]]) as usize).max(1) * 64;
             let mut text = String::new();
             for (i, &c) in b[2..].iter().cycle().take(labels.min(400_000)).enumerate() {
-                text.push_str(&format!("w{} L{}\n", c % 13, i % labels));
+                text.push_str(&format!("w{} p{} L{}\n", c % 13, c % 5, i % labels));
                 if c % 17 == 0 {
                     text.push('\n');
                 }
