@@ -465,3 +465,97 @@ fn a_weight_too_large_to_score_is_refused_not_scored_minus_infinity() {
         "{err}"
     );
 }
+
+/// Trains `estimator` in `dir` on its `train.conll`, scored on `test` (as given).
+fn train_in(dir: &Path, estimator: &str, test: &str, out: &str) {
+    ok(&run_in(
+        dir,
+        &[
+            "train",
+            "--train",
+            "train.conll",
+            "--test",
+            test,
+            "--template",
+            TEMPLATE,
+            "--estimator",
+            estimator,
+            "--max-iter",
+            "3",
+            "--out",
+            out,
+        ],
+    ));
+}
+
+fn compare_json(dir: &Path, runs: &str) -> serde_json::Value {
+    let o = run_in(dir, &["compare", "--runs", runs, "--json"]);
+    ok(&o);
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+#[test]
+fn compare_pairs_files_as_files_and_tests_no_damaged_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    generate(&a);
+    // b's training file has a's name and other data.
+    ok(&run_in(
+        &b,
+        &[
+            "generate",
+            "hmm-mixture",
+            "--alpha",
+            "0.5",
+            "--seed",
+            "9",
+            "--sequences",
+            "30",
+            "--length",
+            "10",
+            "--out",
+            "train.conll",
+        ],
+    ));
+    train_in(&a, "ml", "test.conll", "ml");
+    // The same test file named another way.
+    train_in(&a, "pl", &a.join("test.conll").display().to_string(), "pl");
+    let test_b = a.join("test.conll").display().to_string();
+    train_in(&b, "pw", &test_b, "pw");
+    let elsewhere = tmp.path();
+    let (ml, pl, pw) = (
+        a.join("ml").display().to_string(),
+        a.join("pl").display().to_string(),
+        b.join("pw").display().to_string(),
+    );
+    // `A,,B` names two runs; from another folder, one test file named two ways pairs.
+    let j = compare_json(elsewhere, &format!("{ml},,{pl}"));
+    let text = j.to_string();
+    assert!(!text.contains("not paired"), "{text}");
+    assert!(!text.contains("different data"), "{text}");
+    // Two training files of one name are two data sets.
+    let j = compare_json(elsewhere, &format!("{ml},{pw}"));
+    assert!(j.to_string().contains("trained on different data"), "{j}");
+    // A summary whose per-item scores were zeroed is not tested (once a bootstrap of +36.97).
+    let bad = a.join("pl-bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    for f in [
+        "spec.json",
+        "summary.json",
+        "model.json",
+        "weights.bin",
+        "curve.jsonl",
+    ] {
+        std::fs::copy(a.join("pl").join(f), bad.join(f)).unwrap();
+    }
+    let path = bad.join("summary.json");
+    let mut s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let n = s["test"]["paired"]["tokens"].as_array().unwrap().len();
+    s["test"]["paired"]["tokens"] = vec![0; n].into();
+    std::fs::write(&path, s.to_string()).unwrap();
+    let j = compare_json(elsewhere, &format!("{ml},{}", bad.display()));
+    assert!(j.to_string().contains("the summary is damaged"), "{j}");
+}

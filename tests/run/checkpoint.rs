@@ -419,3 +419,62 @@ fn a_resume_that_cannot_read_its_data_changes_nothing() {
     std::fs::rename(tmp.path().join("moved.conll"), &data).unwrap();
     assert_eq!(started_again(&s, &dir).unwrap().resumed_at, vec![4]);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_at_the_checkpoint_is_refused_not_waited_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = spec(EstimatorSpec::Ml);
+    let (dir, _) = cancelled_at(&s, tmp.path(), 3);
+    std::fs::remove_file(dir.join(CHECKPOINT)).unwrap();
+    let c = std::ffi::CString::new(dir.join(CHECKPOINT).to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo at a path inside the test's own folder.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    // Opening a FIFO for reading blocks until a writer comes: the resume must not open it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (s2, d2) = (s.clone(), dir.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(
+            started_again(&s2, &d2)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+        );
+    });
+    let r = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the resume blocked on a FIFO");
+    let err = r.unwrap_err();
+    assert!(err.contains("not a regular file"), "{err}");
+}
+
+#[test]
+fn a_resume_on_other_threads_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = spec(EstimatorSpec::Ml);
+    let (dir, _) = cancelled_at(&s, tmp.path(), 3);
+    let mut one = s.clone();
+    one.threads = 1;
+    // The thread count is not part of the spec's identity (a plan's lines run on any machine).
+    let mut notes = vec![];
+    let cancel = AtomicBool::new(false);
+    execute_with(
+        &one,
+        &dir,
+        Existing::IfUnfinished,
+        CheckpointPolicy::NEVER,
+        &cancel,
+        &mut |e| {
+            if let RunEvent::Note(n) = e {
+                notes.push(n);
+            }
+        },
+    )
+    .unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("resuming after iteration 3")
+                && n.contains("on its 2 thread(s), not the 1 asked for")),
+        "{notes:?}"
+    );
+}
