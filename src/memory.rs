@@ -100,7 +100,7 @@ pub fn parse_size(s: &str) -> Result<u64> {
     };
     let x: f64 = num.trim().parse().map_err(|_| bad())?;
     let bytes = x * (1u64 << shift) as f64;
-    if !(bytes >= 1.0 && bytes < 1e18) {
+    if !(1.0..1e18).contains(&bytes) {
         return Err(bad());
     }
     Ok(bytes as u64)
