@@ -145,6 +145,45 @@ pub fn token_bytes(fields: &[&str]) -> u64 {
     (strings + 48) as u64
 }
 
+/// Refuses a field longer than [`MAX_FIELD`], naming its line and column.
+fn check_field_lengths(fields: &[&str], name: &str, line_no: usize) -> Result<()> {
+    match fields.iter().enumerate().find(|(_, w)| w.len() > MAX_FIELD) {
+        Some((k, long)) => Err(Error::parse(
+            name,
+            line_no,
+            format!(
+                "column {} is {} long (at most {}: a token, a tag or a feature, not a document)",
+                k + 1,
+                crate::memory::shown(long.len() as u64),
+                crate::memory::shown(MAX_FIELD as u64)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// What the reading meter says it holds at line `line_no` (`kept`: every sequence so far).
+fn reading_message(
+    name: &str,
+    first_line: usize,
+    line_no: usize,
+    bytes: u64,
+    kept: bool,
+) -> String {
+    let held = crate::memory::shown(bytes);
+    if kept && first_line > 1 {
+        format!(
+            "reading {name} (at line {line_no}, in the sequence from line {first_line}: {held} \
+             in memory, before its features)"
+        )
+    } else {
+        format!(
+            "the sequence starting at line {first_line} of {name} (at line {line_no}: {held} in \
+             memory, before its features)"
+        )
+    }
+}
+
 /// Reads a labelled CoNLL file.
 pub fn read_conll(path: &Path) -> Result<Corpus> {
     read_conll_with(path, LabelColumn::Last)
@@ -276,19 +315,7 @@ fn read_sequences(
             }
             continue;
         }
-        if let Some((k, long)) = fields.iter().enumerate().find(|(_, w)| w.len() > MAX_FIELD) {
-            return Err(Error::parse(
-                name,
-                line_no,
-                format!(
-                    "column {} is {} long (at most {}: a token, a tag or a feature, not a \
-                     document)",
-                    k + 1,
-                    crate::memory::shown(long.len() as u64),
-                    crate::memory::shown(MAX_FIELD as u64)
-                ),
-            ));
-        }
+        check_field_lengths(&fields, name, line_no)?;
         let first_line = if current.is_empty() {
             line_no
         } else {
@@ -296,21 +323,7 @@ fn read_sequences(
         };
         meter.add(
             token_bytes(&fields),
-            |b| {
-                if kept && first_line > 1 {
-                    format!(
-                        "reading {name} (at line {line_no}, in the sequence from line \
-                         {first_line}: {} in memory, before its features)",
-                        crate::memory::shown(b)
-                    )
-                } else {
-                    format!(
-                        "the sequence starting at line {first_line} of {name} (at line \
-                         {line_no}: {} in memory, before its features)",
-                        crate::memory::shown(b)
-                    )
-                }
-            },
+            |b| reading_message(name, first_line, line_no, b, kept),
             if kept {
                 "use a smaller file, or split a long sequence into sentences (a blank line ends one)"
             } else {

@@ -160,14 +160,7 @@ pub fn execute_claimed(
         None => result,
     };
     if !begun && !claim.lost() {
-        // Failed before its inputs were read: the earlier process's files are as they were.
-        let e = result.err().unwrap_or_else(|| {
-            Error::invalid("the run ended before it started (a model kind sent no Started)")
-        });
-        let e = match e {
-            Error::Cancelled => e,
-            e => Error::invalid(format!("{e} (nothing in {} was changed)", out.display())),
-        };
+        let e = unchanged(result.err(), out);
         on_event(RunEvent::Failed(e.to_string()));
         return Err(e);
     }
@@ -200,6 +193,16 @@ pub fn execute_claimed(
             on_event(RunEvent::Failed(e.to_string()));
             Err(e)
         }
+    }
+}
+
+/// The error of a run that ended before its inputs were read: the earlier process's files in
+/// `out` are as they were, and the message says so.
+fn unchanged(e: Option<Error>, out: &Path) -> Error {
+    match e {
+        Some(Error::Cancelled) => Error::Cancelled,
+        Some(e) => Error::invalid(format!("{e} (nothing in {} was changed)", out.display())),
+        None => Error::invalid("the run ended before it started (a model kind sent no Started)"),
     }
 }
 

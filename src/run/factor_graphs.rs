@@ -151,24 +151,7 @@ fn train(
     let threads = resume
         .as_ref()
         .map_or(pool.current_num_threads(), |c| c.threads);
-    let n = fam.model().n_params;
-    let (objective, search) = (
-        DatasetObjective::memory_estimate(fam.model(), &instances, threads),
-        spec.optimiser.memory_estimate(n),
-    );
-    crate::memory::check(
-        objective.saturating_add(search),
-        || {
-            format!(
-                "training {n} weights ({} for the objective on {threads} thread(s), {} for the \
-                 optimiser's m = {} correction pairs)",
-                crate::memory::shown(objective),
-                crate::memory::shown(search),
-                spec.optimiser.m
-            )
-        },
-        "lower optimiser.m, the threads, or the features and labels",
-    )?;
+    check_training_memory(spec, fam.model(), &instances, threads)?;
     let obj = DatasetObjective::new(
         fam.model(),
         &instances,
@@ -204,20 +187,10 @@ fn train(
         })
     };
     if let Some(c) = &resume {
-        let asked = pool.current_num_threads();
-        let threads = if c.threads == asked {
-            String::new()
-        } else {
-            format!(
-                " on its {} thread(s), not the {asked} asked for: the objective's sums are split \
-                 by threads, so the run ends with the weights it would have had uninterrupted",
-                c.threads
-            )
-        };
-        on_event(RunEvent::Note(format!(
-            "resuming after iteration {} from {}{threads}",
-            c.iteration(),
-            shown.display()
+        on_event(RunEvent::Note(resume_note(
+            c,
+            &shown,
+            pool.current_num_threads(),
         )));
     }
     let mut checkpoints = Checkpoints::new(files.clone(), policy, obj.threads(), resume);
@@ -297,4 +270,48 @@ fn train(
     }
     summary.status = "finished".into();
     Ok(())
+}
+
+/// Refuses a training whose objective (per thread) and optimiser history would not fit the
+/// memory limit, before either is allocated.
+fn check_training_memory(
+    spec: &RunSpec,
+    model: &crate::graph::Model,
+    instances: &[crate::graph::Instance],
+    threads: usize,
+) -> Result<()> {
+    let n = model.n_params;
+    let objective = DatasetObjective::memory_estimate(model, instances, threads);
+    let search = spec.optimiser.memory_estimate(n);
+    crate::memory::check(
+        objective.saturating_add(search),
+        || {
+            format!(
+                "training {n} weights ({} for the objective on {threads} thread(s), {} for the \
+                 optimiser's m = {} correction pairs)",
+                crate::memory::shown(objective),
+                crate::memory::shown(search),
+                spec.optimiser.m
+            )
+        },
+        "lower optimiser.m, the threads, or the features and labels",
+    )
+}
+
+/// What a resume says: where it continues, and the threads when they are not those asked for.
+fn resume_note(c: &Checkpoint, shown: &Path, asked: usize) -> String {
+    let threads = if c.threads == asked {
+        String::new()
+    } else {
+        format!(
+            " on its {} thread(s), not the {asked} asked for: the objective's sums are split by \
+             threads, so the run ends with the weights it would have had uninterrupted",
+            c.threads
+        )
+    };
+    format!(
+        "resuming after iteration {} from {}{threads}",
+        c.iteration(),
+        shown.display()
+    )
 }
