@@ -104,6 +104,9 @@ pub struct Focus {
     pub seen: Option<(egui::Rect, bool)>,
     /// The visible area it was checked against (for messages).
     pub clip: Option<egui::Rect>,
+    /// Where the step's question was drawn in the last frame, and whether it was wholly
+    /// inside the Lessons pane.
+    pub question: Option<(egui::Rect, bool)>,
 }
 
 impl Focus {
@@ -114,7 +117,15 @@ impl Focus {
             scroll: true,
             seen: None,
             clip: None,
+            question: None,
         }
+    }
+
+    /// Records where the Lessons pane drew the step's question (`ui`: the pane).
+    pub fn mark_question(&mut self, ui: &egui::Ui, rect: egui::Rect) {
+        let clip = ui.clip_rect().intersect(ui.ctx().content_rect());
+        let inside = clip.expand(1.0).contains_rect(rect);
+        self.question = Some((rect, inside));
     }
 
     /// Called by the pane that drew element `name` at `rect` inside `ui` (a scroll area's
@@ -125,6 +136,10 @@ impl Focus {
         }
         // What is on screen of the pane's visible area.
         let clip = ui.clip_rect().intersect(ui.ctx().content_rect());
+        // The window resized, or the presentation scale switched: scrolled to again.
+        let resized = self
+            .clip
+            .is_some_and(|c| (c.size() - clip.size()).length() > 8.0);
         self.clip = Some(clip);
         let shown = clip.intersect(rect);
         // Its whole width, and its whole height or, where it is taller than the area, the
@@ -138,7 +153,7 @@ impl Focus {
         let grown = self
             .seen
             .is_some_and(|(r, _)| (r.height() - rect.height()).abs() > 8.0);
-        if grown && !visible {
+        if (grown || resized) && !visible {
             self.scroll = true;
         }
         if self.scroll {

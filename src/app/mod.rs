@@ -13,7 +13,7 @@ pub mod export;
 mod fields_view;
 mod frames;
 pub mod frontier;
-mod graph_view;
+pub mod graph_view;
 pub mod jobs;
 mod knob_widgets;
 pub mod launch;
@@ -216,6 +216,9 @@ pub struct AppState {
     pub undo: Option<runs::Trashed>,
     /// What the current lesson step points at (scrolled into view by the pane drawing it).
     pub focus: lesson_format::Focus,
+    /// A lesson is being taught (open, not *Try it yourself*), or the presentation scale is
+    /// on: pictures keep a size readable from the back of a room (set every frame).
+    pub lecture: bool,
 }
 
 /// The whole app.
@@ -284,6 +287,7 @@ impl Workbench {
             about_open: false,
             undo: None,
             focus: Default::default(),
+            lecture: false,
         };
         for e in state
             .runs
@@ -327,6 +331,10 @@ impl Workbench {
             && self.state.exports.is_empty();
         appearance::keys(&mut self.state, &ctx, free);
         lessons::keys(self, &ctx, free);
+        let teaching = self.tree.tiles.iter().any(|(_, t)| {
+            matches!(t, egui_tiles::Tile::Pane(Pane::Lessons(l)) if l.lesson.is_some() && !l.trying)
+        });
+        self.state.lecture = teaching || self.state.settings.presenter;
         egui::Panel::top("menu").show(ui, |ui| self.top_bar(ui));
         egui::Panel::bottom("messages").show(ui, |ui| self.state.message_bar(ui));
         egui::CentralPanel::default_margins().show(ui, |ui| {

@@ -149,17 +149,18 @@ pub fn editor(ui: &mut egui::Ui, f: &mut LaunchForm) {
     }
 }
 
-/// Row label of a component: its family and A (1-based variables, or positions on sequences).
+/// Row label of a component: its family and A (1-based variables as 004 numbers a Boltzmann
+/// machine's, or on sequences the positions by the Graph pane's names y0, y1, …).
 fn component_label(part: &PolicyPart, inst: &crate::graph::Instance, a: &[u32]) -> String {
     match part.family {
         ComponentFamily::Full => "fl".into(),
         ComponentFamily::Pseudo(_) => match inst.position_width() {
             Some(w) => {
-                let (s, e) = (a[0] as usize / w + 1, a[a.len() - 1] as usize / w + 1);
+                let (s, e) = (a[0] as usize / w, a[a.len() - 1] as usize / w);
                 if s == e {
-                    format!("{} t={s}", part.family)
+                    format!("{} y{s}", part.family)
                 } else {
-                    format!("{} t={s}…{e}", part.family)
+                    format!("{} y{s}…y{e}", part.family)
                 }
             }
             None => format!(

@@ -6,6 +6,9 @@ use super::*;
 /// The eframe app: the workbench plus persistence.
 pub struct WorkbenchApp {
     pub bench: Workbench,
+    /// `--window-size`, sent to the window at the first frame: eframe restores the size it
+    /// saved last time over the one the window was created with.
+    resize: Option<egui::Vec2>,
 }
 
 const SETTINGS_KEY: &str = "piecewise-lab/settings";
@@ -24,12 +27,19 @@ impl WorkbenchApp {
         {
             bench.tree = tree;
         }
-        WorkbenchApp { bench }
+        WorkbenchApp {
+            bench,
+            resize: None,
+        }
     }
 }
 
 impl eframe::App for WorkbenchApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        if let Some(size) = self.resize.take() {
+            ui.ctx()
+                .send_viewport_cmd(egui::ViewportCommand::InnerSize(size));
+        }
         self.bench.ui(ui);
     }
 
@@ -58,6 +68,26 @@ pub struct Opening {
 }
 
 impl Workbench {
+    /// Opens the workbench on the user's data (the `gui` command's `--train …`): the data form
+    /// replaced and loaded, straight to the panes. A lesson left in progress stays at its step
+    /// as *Try it yourself*, so it does not load its own data over the user's (Restore or Next
+    /// take it up again).
+    pub fn open_data(&mut self, src: DataSource) {
+        self.state.launch = LaunchForm::for_data(&src);
+        self.state.form = src;
+        self.state.load_pending = true;
+        self.state.welcome = false;
+        for (_, t) in self.tree.tiles.iter_mut() {
+            if let egui_tiles::Tile::Pane(Pane::Lessons(p)) = t {
+                if p.lesson.is_some() {
+                    p.trying = true;
+                    p.applied = true;
+                }
+            }
+        }
+        self.state.command(AppCommand::Focus(PaneKind::Data));
+    }
+
     /// Applies `o`: the theme and scale, and the lesson at its step (applied at the next
     /// frame, as a lesson reopened at start is). Errors name the lessons there are.
     pub fn open_at(&mut self, o: &Opening) -> Result<(), String> {
@@ -106,6 +136,8 @@ pub fn run_native(
             .with_title("Piecewise Lab")
             .with_inner_size(opening.window_size.unwrap_or([1400.0, 900.0]))
             .with_drag_and_drop(true),
+        // A size given for a projector is not remembered as the laptop's.
+        persist_window: opening.window_size.is_none(),
         ..Default::default()
     };
     eframe::run_native(
@@ -113,12 +145,9 @@ pub fn run_native(
         options,
         Box::new(move |cc| {
             let mut app = WorkbenchApp::new(cc, config);
+            app.resize = opening.window_size.map(egui::Vec2::from);
             if let Some(src) = open {
-                app.bench.state.launch = LaunchForm::for_data(&src);
-                app.bench.state.form = src;
-                app.bench.state.load_pending = true;
-                // Opened on data from the command line: straight to the panes.
-                app.bench.state.welcome = false;
+                app.bench.open_data(src);
             }
             if let Err(e) = app.bench.open_at(&opening) {
                 app.bench.state.error(e);

@@ -136,7 +136,17 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
         let front = in_front(w);
         assert!(
             front.iter().any(|k| k.title() == p),
-            "{at}: {p} not in front ({front:?})"
+            "{at}: {p} not in front ({front:?}; lessons pane at step {}, welcome {}; panes {:?})",
+            pane!(w, Lessons).step,
+            w.state.welcome,
+            w.tree
+                .tiles
+                .iter()
+                .filter_map(|(_, t)| match t {
+                    egui_tiles::Tile::Pane(p) => Some(p.kind()),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
         );
         assert!(
             front.contains(&PaneKind::Lessons),
@@ -352,6 +362,94 @@ fn start_lesson(h: &mut Harness<'_, Workbench>, title: &str) {
     panic!("{label}: no click took");
 }
 
+/// The screens a lesson is taught on: a laptop (1280×800), a projector (1024×768), and the
+/// presentation scale (F5) on the laptop.
+const SCREENS: [(f32, f32, bool); 3] = [
+    (1280.0, 800.0, false),
+    (1024.0, 768.0, false),
+    (1280.0, 800.0, true),
+];
+
+/// Every step of the lesson in `file` opened as `gui --lesson N --step K` opens it, on every
+/// screen of [`SCREENS`], over the workspace `ws` whose runs [`drive`] trained: what the step
+/// points at (its focus) is inside its pane's visible area once the pane has scrolled to it,
+/// its question wholly inside the Lessons pane without scrolling, and the graph's circles at
+/// least [`piecewise_lab::app::graph_view::LECTURE_CIRCLE_PX`] across.
+fn on_every_screen(ws: &Path, file: &str) {
+    let lesson = Lesson::read(&root().join("assets/lessons").join(file)).unwrap();
+    let name = file.trim_end_matches(".toml");
+    for (w, ht, presenter) in SCREENS {
+        let wb = Workbench::new(
+            Config {
+                root: root(),
+                workspace: ws.to_path_buf(),
+            },
+            Settings {
+                presenter,
+                hide_welcome: true,
+                ..Settings::default()
+            },
+        );
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(w, ht))
+            .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
+        h.step();
+        for i in 0..lesson.steps.len() {
+            let want = lesson.state_at(i);
+            let screen = format!(
+                "{file} step {} at {w}×{ht}{}",
+                i + 1,
+                if presenter { " (presenter)" } else { "" }
+            );
+            let open = piecewise_lab::app::Opening {
+                lesson: Some((name.to_string(), i + 1)),
+                ..Default::default()
+            };
+            h.state_mut().open_at(&open).unwrap();
+            wait_for(&mut h, &screen, 120.0, |w| settled(w, &want));
+            let ok = |wb: &Workbench| {
+                let f = &wb.state.focus;
+                let focus_ok = want.focus.is_none() || f.seen.is_some_and(|(_, v)| v);
+                let question_ok = want.question.is_none() || f.question.is_some_and(|(_, v)| v);
+                focus_ok && question_ok
+            };
+            // A few frames for the layout to settle and the animated scroll to arrive.
+            let t0 = std::time::Instant::now();
+            let mut frames = 0;
+            while (frames < 6 || !ok(h.state())) && t0.elapsed().as_secs_f64() < 10.0 {
+                h.step();
+                frames += 1;
+            }
+            let f = &h.state().state.focus;
+            if want.focus.is_some() {
+                assert!(
+                    f.seen.is_some_and(|(_, v)| v),
+                    "{screen}: focus {:?} not inside the visible area: {:?} in {:?}",
+                    want.focus,
+                    f.seen,
+                    f.clip
+                );
+            }
+            if want.question.is_some() {
+                assert!(
+                    f.question.is_some_and(|(_, v)| v),
+                    "{screen}: the question is not wholly inside the Lessons pane: {:?}",
+                    f.question
+                );
+            }
+            // The lecture zoom: the graph's circles readable from the back of the room.
+            if want.pane.as_deref() == Some("Graph") {
+                let ppp = h.ctx.pixels_per_point();
+                let px = pane!(h.state(), Graph).smallest_circle_px(ppp);
+                assert!(
+                    px >= piecewise_lab::app::graph_view::LECTURE_CIRCLE_PX - 0.5,
+                    "{screen}: the graph's smallest circle is {px:.1} px across"
+                );
+            }
+        }
+    }
+}
+
 /// Opens the app on the welcome screen, takes the lesson in `file` and drives it to its end;
 /// returns the workspace and the workbench for the lesson's own checks.
 fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
@@ -443,6 +541,7 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
         wait_for(&mut h, "back to step 1", 60.0, |w| settled(w, &want));
         assert_state(h.state(), &want, &format!("{file} back to step 1"));
     }
+    on_every_screen(ws.path(), file);
     (ws, h)
 }
 

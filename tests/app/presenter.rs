@@ -351,3 +351,90 @@ fn opens_on_a_lessons_step() {
     let lesson = Lesson::read(&root().join("assets/lessons/02-node-split.toml")).unwrap();
     assert!(h.query_by_label(&lesson.steps[2].title).is_some());
 }
+
+/// `gui --train A --test B` with a lesson left in progress (issue 66): the user's data is
+/// loaded, not the lesson's; the lesson waits at its step as *Try it yourself*, and Restore
+/// takes it up again with its own data.
+#[test]
+fn own_data_wins_over_a_lesson_in_progress() {
+    use piecewise_lab::app::data::DataSource;
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path(), Settings::default());
+    // A lesson in progress, as a saved layout restores it at start (not yet applied).
+    let open = piecewise_lab::app::Opening {
+        lesson: Some(("02".into(), 2)),
+        ..Default::default()
+    };
+    h.state_mut().open_at(&open).unwrap();
+    let mine = DataSource {
+        train: root()
+            .join("sample_data/hmm-a0.5-train.conll")
+            .display()
+            .to_string(),
+        test: root()
+            .join("sample_data/hmm-a0.5-test.conll")
+            .display()
+            .to_string(),
+        template: root()
+            .join("assets/templates/hmm.tpl")
+            .display()
+            .to_string(),
+        model: Default::default(),
+    };
+    h.state_mut().open_data(mine.clone());
+    workbench::wait_for(&mut h, "the user's data loaded", 60.0, |w| {
+        !w.state.is_loading() && w.state.data.is_some()
+    });
+    for _ in 0..6 {
+        h.step();
+    }
+    let w = h.state();
+    assert_eq!(
+        w.state.data.as_ref().unwrap().source,
+        mine,
+        "the user's data"
+    );
+    let p = pane!(w, Lessons);
+    assert_eq!(p.lesson.as_deref(), Some("02-node-split.toml"));
+    assert_eq!(p.step, 1, "the lesson kept its step");
+    assert!(p.trying, "the lesson waits as Try it yourself");
+    // The Data pane is in front; the lesson is a tab away. Restore this step: the lesson's
+    // own data again.
+    h.get_by_label("Lessons view").click();
+    h.step();
+    h.step();
+    h.get_by_label("Restore this step").click();
+    let lesson = Lesson::read(&root().join("assets/lessons/02-node-split.toml")).unwrap();
+    let theirs = lesson.state_at(1).data.unwrap().source(&root());
+    workbench::wait_for(&mut h, "the lesson's data loaded", 60.0, |w| {
+        !w.state.is_loading() && w.state.data.as_ref().is_some_and(|d| d.source == theirs)
+    });
+}
+
+/// A layer an earlier lesson switched on is not carried into the next (issue 66): lesson 3
+/// ends with "messages held at 1" ticked; lesson 1, which never mentions BP, shows none.
+#[test]
+fn a_lesson_starts_without_an_earlier_lessons_layers() {
+    use piecewise_lab::app::Opening;
+    let ws = tempfile::tempdir().unwrap();
+    let mut h = harness(ws.path(), Settings::default());
+    let at = |l: &str, k| Opening {
+        lesson: Some((l.into(), k)),
+        ..Default::default()
+    };
+    h.state_mut().open_at(&at("03", 4)).unwrap();
+    for _ in 0..4 {
+        h.step();
+    }
+    let g = pane!(h.state(), Graph);
+    assert!(
+        g.show_bp && g.bp_at_one,
+        "lesson 3 step 4 holds messages at 1"
+    );
+    h.state_mut().open_at(&at("01", 1)).unwrap();
+    for _ in 0..4 {
+        h.step();
+    }
+    let g = pane!(h.state(), Graph);
+    assert!(!g.show_bp && !g.bp_at_one && !g.node_split && !g.show_pieces);
+}

@@ -94,16 +94,8 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
         draw_pieces(&scene, &pane.cache.pieces);
     }
     draw_edges(&scene);
-    if scene.node_split {
-        draw_copies(&scene);
-    } else {
-        draw_variables(&scene);
-    }
-    draw_factors(&scene, pane.selected_factor);
-    if let Some(b) = bp_shown(pane) {
-        draw_bp(&scene, b, pane.bp_at_one);
-    }
-    // Picked variables (a lesson's question asks for them): a yellow (amber) ring.
+    // Picked variables (a lesson's question asks for them): a yellow (amber) ring, under the
+    // words and gold labels drawn with the variables (over them it hid the gold label).
     for &v in &pane.picked_vars {
         if let Some(&p) = lay.vars.get(v as usize) {
             let s = scene.to_screen(p);
@@ -113,6 +105,15 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
                 Stroke::new(3.0, crate::app::appearance::highlight(&scene.visuals)),
             );
         }
+    }
+    if scene.node_split {
+        draw_copies(&scene);
+    } else {
+        draw_variables(&scene);
+    }
+    draw_factors(&scene, pane.selected_factor);
+    if let Some(b) = bp_shown(pane) {
+        draw_bp(&scene, b, pane.bp_at_one);
     }
     // Click a variable to pick it (a second click unpicks), a factor to inspect it.
     if resp.clicked() {
@@ -491,13 +492,17 @@ fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], order: &[usize], color: Co
     // not be told apart on a projector.
     let w = bar_width(sc.z, probs.len());
     let h = (VAR_R * 1.3 * sc.z).max(18.0);
-    sc.painter.rect_filled(
+    // The box is the scale: its top is probability 1 (the caption says so). On the faint
+    // background, not egui's extreme one, which is black in the dark theme.
+    sc.painter.rect(
         Rect::from_min_max(
             base - vec2(1.0, h + 1.0),
             base + vec2(w * probs.len() as f32 + 1.0, 1.0),
         ),
         1.0,
-        sc.visuals.extreme_bg_color.gamma_multiply(0.9),
+        sc.visuals.faint_bg_color,
+        Stroke::new(0.75, sc.visuals.weak_text_color()),
+        egui::StrokeKind::Outside,
     );
     for (k, &y) in order.iter().enumerate() {
         let Some(&pr) = probs.get(y) else { continue };
@@ -639,10 +644,13 @@ fn belief_grid(
     let cell = ((VAR_R * 1.8) / ku.max(kv) as f32).clamp(2.0, 7.0) * z.max(0.6);
     let (w, h) = (cell * kv as f32, cell * ku as f32);
     let min = bottom - vec2(w / 2.0, h);
-    sc.painter.rect_filled(
+    let bg = sc.visuals.faint_bg_color;
+    sc.painter.rect(
         Rect::from_min_size(min - vec2(1.0, 1.0), vec2(w + 2.0, h + 2.0)),
         1.0,
-        sc.visuals.extreme_bg_color,
+        bg,
+        Stroke::new(0.75, sc.visuals.weak_text_color()),
+        egui::StrokeKind::Outside,
     );
     let top = probs.iter().copied().fold(1e-300, f64::max);
     for (a, &ya) in rows.iter().enumerate() {
@@ -654,9 +662,7 @@ fn belief_grid(
                     vec2(cell, cell),
                 ),
                 0.0,
-                sc.visuals
-                    .extreme_bg_color
-                    .lerp_to_gamma(color, t.clamp(0.0, 1.0).sqrt()),
+                bg.lerp_to_gamma(color, t.clamp(0.0, 1.0).sqrt()),
             );
         }
     }

@@ -173,11 +173,7 @@ fn term_formula(
     use crate::estimators::terms::Nota;
     let outcome = match t.nota {
         Nota::Outcome => "NOTA".to_string(),
-        _ => free
-            .iter()
-            .map(|(v, _)| v.clone())
-            .collect::<Vec<_>>()
-            .join(", "),
+        _ => listed(&free.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>()),
     };
     use crate::app::lesson_format::Check;
     // A lesson's question asks for these variables: the formula keeps their place, not
@@ -194,13 +190,12 @@ fn term_formula(
         formula.push_str(" | ? = gold");
     } else if !clamped.is_empty() {
         formula.push_str(" | ");
-        formula.push_str(
+        formula.push_str(&listed(
             &clamped
                 .iter()
                 .map(|(v, g)| format!("{v} = {g}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+                .collect::<Vec<_>>(),
+        ));
     }
     formula.push(')');
     let factors: Vec<String> = t
@@ -234,7 +229,7 @@ fn term_formula(
         format!(
             "normalises over {} factor(s): {}",
             factors.len(),
-            factors.join(" ")
+            listed(&factors)
         )
     };
     if !t.summed.is_empty() {
@@ -292,9 +287,9 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
             let what = if pane.bp_at_one {
                 format!(
                     "Piecewise: every message held at 1, so each factor believes exp(φ_a) alone, \
-                     normalised over its own table: bars over a unary factor's labels ({labels}), \
-                     a grid over a pairwise factor's label pairs (rows: its first variable; \
-                     stronger colour = more probable). BP's beliefs for comparison in the inspector \
+                     normalised over its own table: bars over a unary factor's labels ({labels}; \
+                     the box's top is probability 1), a grid over a pairwise factor's label \
+                     pairs (rows: its first variable; stronger colour = more probable). BP's beliefs for comparison in the inspector \
                      (click a factor)."
                 )
             } else {
@@ -302,7 +297,7 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
                     "Arrows: factor-to-variable messages, width = how much each moved in this \
                      sweep (full width from a change of 0.1; hairlines once BP has converged). \
                      Bars below each variable: its belief over the labels, left to right \
-                     {labels}."
+                     {labels}; the top of each box is probability 1."
                 )
             };
             let change = b.report.residual;
@@ -333,3 +328,21 @@ pub(super) fn legend_chip(ui: &mut egui::Ui, c: Color32, text: &str) {
     ui.painter().circle_filled(r.center(), 6.0, c);
     ui.label(text);
 }
+
+/// A list for a caption: whole up to [`LISTED`] items, else its first and last few with the
+/// count — ML's term over a 25-word sentence named 49 factors, six lines that pushed the
+/// graph off a projector's screen.
+fn listed(items: &[String]) -> String {
+    if items.len() <= LISTED {
+        return items.join(", ");
+    }
+    format!(
+        "{}, …, {} ({} in all)",
+        items[..3].join(", "),
+        items[items.len() - 2..].join(", "),
+        items.len()
+    )
+}
+
+/// The longest list a caption writes out whole.
+const LISTED: usize = 10;

@@ -225,16 +225,17 @@ pub(super) fn layout(
 /// The columns and zoom that show a chain, laid out in one row as `base`, whole in `view`, wrapped into rows like a line of text (D30: fitting only the
 /// height showed 8 of 25 variables). The largest zoom from 1.5 down to 0.5 at which the
 /// rows fit; at 0.5 they may still scroll. `None`: one row already fits at a readable zoom.
-pub(super) fn wrap_fit(base: &Layout, view: egui::Vec2) -> Option<(usize, f32)> {
+pub(super) fn wrap_fit(base: &Layout, view: egui::Vec2, min_zoom: f32) -> Option<(usize, f32)> {
     let n = base.vars.len();
-    if n == 0 || view.x / base.size.x.max(1.0) >= 0.6 {
+    if n == 0 || view.x / base.size.x.max(1.0) >= 0.6f32.max(min_zoom) {
         return None;
     }
     let row_h = row_extent(base).1;
     let cols_at = |z: f32| (((view.x / z) - DX * 1.2) / DX).floor().max(3.0) as usize;
     // From 1.5 down: on a large screen the graph (and its type) grows into the pane.
-    let mut z = 1.5f32;
-    while z > 0.5 {
+    let floor = 0.5f32.max(min_zoom);
+    let mut z = 1.5f32.max(floor);
+    while z > floor {
         let cols = cols_at(z);
         let rows = n.div_ceil(cols);
         if rows as f32 * row_h * z <= view.y {
@@ -242,8 +243,17 @@ pub(super) fn wrap_fit(base: &Layout, view: egui::Vec2) -> Option<(usize, f32)> 
         }
         z -= 0.05;
     }
-    Some((cols_at(0.5).min(n), 0.5))
+    Some((cols_at(floor).min(n), floor))
 }
+
+/// The smallest circle a picture of the graph draws, in points at zoom 1: a node-split
+/// graph's copies, else the variables.
+pub(super) fn smallest_circle(node_split: bool) -> f32 {
+    2.0 * if node_split { VAR_R * 0.75 } else { VAR_R }
+}
+
+/// Pixels a circle must keep on screen in front of a room (issue 66: 28 px at 1024×768).
+pub const LECTURE_CIRCLE_PX: f32 = 28.0;
 
 /// The top and height of a wrapped chain's row: as tall as what is drawn — words and gold
 /// labels above the variables, arcs, unary factors and belief bars below (the one-row
@@ -402,7 +412,7 @@ mod tests {
     fn a_long_chain_wraps_to_fit_the_pane() {
         let base = chain(25);
         let view = vec2(700.0, 500.0);
-        let (cols, z) = wrap_fit(&base, view).expect("wraps");
+        let (cols, z) = wrap_fit(&base, view, 0.0).expect("wraps");
         let lay = wrap(&base, cols);
         assert!(z >= 0.6, "zoom {z}");
         assert!(lay.size.x * z <= view.x + 1e-3, "{:?} at {z}", lay.size);
@@ -423,6 +433,12 @@ mod tests {
         assert!(across.x > lay.vars[cols - 1].x);
         // A unary factor is in its variable's row.
         assert_eq!(lay.row_of(lay.factors[cols]), 1);
-        assert!(wrap_fit(&chain(5), view).is_none());
+        assert!(wrap_fit(&chain(5), view, 0.0).is_none());
+        // The lecture zoom's floor holds: more rows, each at least that large.
+        let (cols_big, z_big) = wrap_fit(&base, view, 1.2).expect("wraps");
+        assert!(
+            z_big >= 1.2 && cols_big < cols,
+            "{cols_big} columns at {z_big}"
+        );
     }
 }

@@ -18,6 +18,7 @@ use canvas::*;
 use captions::*;
 pub use inspector::heat_table;
 use inspector::*;
+pub use layout::LECTURE_CIRCLE_PX;
 use layout::*;
 use scene::*;
 
@@ -154,6 +155,12 @@ impl GraphPane {
             .collect()
     }
 
+    /// How many pixels across the smallest circle of the picture is drawn (at the context's
+    /// `pixels_per_point`): the lecture zoom keeps it at least [`LECTURE_CIRCLE_PX`].
+    pub fn smallest_circle_px(&self, pixels_per_point: f32) -> f32 {
+        smallest_circle(self.node_split) * self.zoom * pixels_per_point
+    }
+
     /// The number of terms of the shown estimator on the shown item.
     pub fn term_count(&self) -> usize {
         self.cache.terms.len()
@@ -219,6 +226,13 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let view_h = (avail - inspector_h).max(120.0);
     let view_w = if beside { width * 0.5 } else { width };
     pane.wrap = None;
+    // The lecture zoom: in a lesson or presenting, Fit keeps every circle at least
+    // LECTURE_CIRCLE_PX pixels across; what does not fit scrolls (the shown term in view).
+    let min_zoom = if state.lecture {
+        LECTURE_CIRCLE_PX / (smallest_circle(pane.node_split) * ctx.pixels_per_point())
+    } else {
+        0.0
+    };
     if pane.fit {
         if let Some((_, lay)) = &pane.cache.layout {
             let view = egui::vec2(view_w - 12.0, view_h - 12.0);
@@ -227,7 +241,7 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             // into the labels, and one scrolled row reads better.
             let wrapped = lay
                 .flat
-                .then(|| wrap_fit(lay, view))
+                .then(|| wrap_fit(lay, view, min_zoom))
                 .flatten()
                 .filter(|&(_, z)| pane.selected_factor.is_none() || z >= 0.7);
             match wrapped {
@@ -235,7 +249,7 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     pane.wrap = Some(cols);
                     pane.zoom = z;
                 }
-                None => pane.zoom = fit_zoom(lay.size, view),
+                None => pane.zoom = fit_zoom(lay.size, view).max(min_zoom),
             }
         }
     }
@@ -300,15 +314,19 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         }
         ui.separator();
         let l = ui.label("Zoom");
-        if ui
+        // On a copy: the slider rounds what it shows to two decimals and reports the rounding
+        // as a change, which turned *Fit* off whenever the fitted zoom was not a round number.
+        let mut zoom = pane.zoom;
+        let moved = ui
             .add(
-                egui::Slider::new(&mut pane.zoom, 0.15..=2.5)
+                egui::Slider::new(&mut zoom, 0.15..=2.5)
                     .logarithmic(true)
                     .fixed_decimals(2),
             )
             .labelled_by(l.id)
-            .changed()
-        {
+            .changed();
+        if moved && (zoom - pane.zoom).abs() > 0.006 {
+            pane.zoom = zoom;
             pane.fit = false;
         }
         ui.checkbox(&mut pane.fit, "Fit").on_hover_text(
@@ -371,7 +389,9 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         ui.separator();
         ui.checkbox(&mut pane.show_bp, "BP messages")
             .on_hover_text("Run sum-product BP on the picked model's potentials, sweep by sweep");
-        ui.add_enabled_ui(pane.show_bp, |ui| {
+        // The stepper's buttons only while it is shown: greyed out they took two rows of a
+        // projector's pane.
+        if pane.show_bp {
             if ui.button("Sweep +1").clicked() {
                 pane.bp_sweeps += 1;
             }
@@ -382,7 +402,7 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             ui.checkbox(&mut pane.bp_animate, "Animate BP");
             ui.checkbox(&mut pane.bp_at_one, "messages held at 1 (piecewise)")
                 .on_hover_text("Piecewise training is BP with every message held at 1 (000 §3.4): each factor then believes only its own potentials");
-        });
+        }
         ui.separator();
         let (finished, hidden) = state.runs_for_data();
         // Runs by their names (a lesson's "lesson3-pw (001-pw)"), as the Runs pane lists them.

@@ -208,24 +208,26 @@ pub fn ui(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
             }
         }
     }
-    egui::ScrollArea::vertical()
-        .id_salt("lessons-scroll")
-        .auto_shrink([false, false])
-        .show(ui, |ui| match pane.lesson.clone() {
-            None => list(state, pane, ui),
-            Some(file) => match state.lessons.find(&file).cloned() {
-                Some(lesson) => step_ui(state, pane, &file, &lesson, ui),
-                None => {
-                    ui.colored_label(
-                        ui.visuals().error_fg_color,
-                        format!("lesson {file} is gone"),
-                    );
-                    if ui.button("All lessons").clicked() {
-                        pane.lesson = None;
-                    }
+    match pane.lesson.clone() {
+        None => {
+            egui::ScrollArea::vertical()
+                .id_salt("lessons-scroll")
+                .auto_shrink([false, false])
+                .show(ui, |ui| list(state, pane, ui));
+        }
+        Some(file) => match state.lessons.find(&file).cloned() {
+            Some(lesson) => step_ui(state, pane, &file, &lesson, ui),
+            None => {
+                ui.colored_label(
+                    ui.visuals().error_fg_color,
+                    format!("lesson {file} is gone"),
+                );
+                if ui.button("All lessons").clicked() {
+                    pane.lesson = None;
                 }
-            },
-        });
+            }
+        },
+    }
 }
 
 /// Starts (or restores) step `i` of the lesson in `file`.
@@ -444,6 +446,32 @@ fn step_ui(
         }
     });
     ui.separator();
+    // The step's text scrolls; its question stays pinned below it, whole on screen however
+    // long the text or small the window (a projector at 1024×768 pushed it below the fold).
+    let question_h = match &step.question {
+        Some(_) => {
+            let id = egui::Id::unique(("question-height", file, i));
+            ui.data(|d| d.get_temp::<f32>(id)).unwrap_or(160.0)
+        }
+        None => 0.0,
+    };
+    let text_h = (ui.available_height() - question_h - 12.0).max(80.0);
+    egui::ScrollArea::vertical()
+        .id_salt(("lesson-text", file, i))
+        .max_height(text_h)
+        .auto_shrink([false, true])
+        .show(ui, |ui| step_text(state, pane, &step, i + 1 == n, ui));
+    if let Some(q) = &step.question {
+        ui.add_space(6.0);
+        let r = question_ui(state, pane, q, ui);
+        let id = egui::Id::unique(("question-height", file, i));
+        ui.data_mut(|d| d.insert_temp(id, r.height()));
+        state.focus.mark_question(ui, r);
+    }
+}
+
+/// The step's explanation: title, text, equation, what to look at, and what it waits for.
+fn step_text(state: &AppState, pane: &LessonsPane, step: &Step, last: bool, ui: &mut egui::Ui) {
     ui.heading(clean(ui, &step.title, egui::TextStyle::Heading));
     let r = ui.label(clean(ui, &step.text, egui::TextStyle::Body));
     crate::app::papers::with_hover(r, &step.text);
@@ -474,7 +502,7 @@ fn step_ui(
              Restore this step) puts the lesson's state back.",
         );
     }
-    let waiting = waiting_for(state, &step);
+    let waiting = waiting_for(state, step);
     if !waiting.is_empty() {
         ui.add_space(4.0);
         ui.horizontal_wrapped(|ui| {
@@ -482,61 +510,66 @@ fn step_ui(
             ui.weak(format!("training: {}", waiting.join(", ")));
         });
     }
-    if let Some(q) = &step.question {
-        ui.add_space(6.0);
-        question_ui(state, pane, q, ui);
-    }
-    if i + 1 == n {
+    if last {
         ui.add_space(6.0);
         ui.weak("This is the lesson's last step: Finish returns to the list of lessons.");
     }
 }
 
-fn question_ui(state: &mut AppState, pane: &mut LessonsPane, q: &Question, ui: &mut egui::Ui) {
-    egui::Frame::group(ui.style()).show(ui, |ui| {
-        ui.set_width(ui.available_width());
-        ui.strong(clean(
-            ui,
-            &format!("Question: {}", q.ask),
-            egui::TextStyle::Body,
-        ));
-        let on_picture = matches!(q.check, Some(Check::Clamped | Check::Free | Check::Summed));
-        if on_picture {
-            ui.weak(
-                "Click the variables on the graph (a second click unpicks), then Check answer.",
-            );
-        }
-        for (k, c) in q.choices.iter().enumerate() {
-            let c = clean(ui, c, egui::TextStyle::Body);
-            ui.radio_value(&mut pane.picked, Some(k), c);
-        }
-        if ui.button("Check answer").clicked() {
-            pane.verdict = match q.check {
-                Some(c @ (Check::Clamped | Check::Free | Check::Summed)) => {
-                    state.command(AppCommand::LessonCheck(c));
-                    None
-                }
-                Some(c) => Some(check_runs(state, q, c, pane.picked)),
-                None => Some(match pane.picked {
-                    None => (false, "Pick an answer first.".into()),
-                    Some(k) if Some(k) == q.answer => (true, q.why.clone()),
-                    Some(_) => (
-                        false,
-                        "Not quite: look at the picture again and try once more.".into(),
-                    ),
-                }),
-            };
-        }
-        if let Some((right, why)) = &pane.verdict {
-            if *right {
-                let text = clean(ui, &format!("Right. {why}"), egui::TextStyle::Body);
-                ui.colored_label(crate::app::appearance::good_color(ui.visuals()), text);
-            } else {
-                let text = clean(ui, why, egui::TextStyle::Body);
-                ui.colored_label(ui.visuals().warn_fg_color, text);
+/// The step's question and its verdict; returns where it was drawn.
+fn question_ui(
+    state: &mut AppState,
+    pane: &mut LessonsPane,
+    q: &Question,
+    ui: &mut egui::Ui,
+) -> egui::Rect {
+    egui::Frame::group(ui.style())
+        .show(ui, |ui| {
+            ui.set_width(ui.available_width());
+            ui.strong(clean(
+                ui,
+                &format!("Question: {}", q.ask),
+                egui::TextStyle::Body,
+            ));
+            let on_picture = matches!(q.check, Some(Check::Clamped | Check::Free | Check::Summed));
+            if on_picture {
+                ui.weak(
+                    "Click the variables on the graph (a second click unpicks), then Check answer.",
+                );
             }
-        }
-    });
+            for (k, c) in q.choices.iter().enumerate() {
+                let c = clean(ui, c, egui::TextStyle::Body);
+                ui.radio_value(&mut pane.picked, Some(k), c);
+            }
+            if ui.button("Check answer").clicked() {
+                pane.verdict = match q.check {
+                    Some(c @ (Check::Clamped | Check::Free | Check::Summed)) => {
+                        state.command(AppCommand::LessonCheck(c));
+                        None
+                    }
+                    Some(c) => Some(check_runs(state, q, c, pane.picked)),
+                    None => Some(match pane.picked {
+                        None => (false, "Pick an answer first.".into()),
+                        Some(k) if Some(k) == q.answer => (true, q.why.clone()),
+                        Some(_) => (
+                            false,
+                            "Not quite: look at the picture again and try once more.".into(),
+                        ),
+                    }),
+                };
+            }
+            if let Some((right, why)) = &pane.verdict {
+                if *right {
+                    let text = clean(ui, &format!("Right. {why}"), egui::TextStyle::Body);
+                    ui.colored_label(crate::app::appearance::good_color(ui.visuals()), text);
+                } else {
+                    let text = clean(ui, why, egui::TextStyle::Body);
+                    ui.colored_label(ui.visuals().warn_fg_color, text);
+                }
+            }
+        })
+        .response
+        .rect
 }
 
 /// `text` with the characters the font lacks written out in ASCII (a teacher's lesson may use

@@ -189,11 +189,14 @@ fn set_graph(g: &mut crate::app::GraphPane, step: &Step) {
     set!(term => term);
     set!(sequence => sequence);
     set!(terms => show_terms);
-    set!(show_pieces => show_pieces);
-    set!(node_split => node_split);
-    set!(bp => show_bp);
-    set!(bp_sweeps => bp_sweeps);
-    set!(bp_at_one => bp_at_one);
+    // The layers and the BP stepper a lesson leaves unset are the pane's defaults, not what
+    // an earlier lesson left: lesson 3's "messages held at 1" was still ticked in lesson 5.
+    let d = crate::app::GraphPane::default();
+    g.show_pieces = s.show_pieces.unwrap_or(d.show_pieces);
+    g.node_split = s.node_split.unwrap_or(d.node_split);
+    g.show_bp = s.bp.unwrap_or(d.show_bp);
+    g.bp_sweeps = s.bp_sweeps.unwrap_or(d.bp_sweeps);
+    g.bp_at_one = s.bp_at_one.unwrap_or(d.bp_at_one);
     set!(zoom => zoom);
     // A lesson's zoom is its own; without one, fit the pane.
     g.fit = s.zoom.is_none();
