@@ -283,9 +283,18 @@ fn preview_grid(
         ui.weak("Load a data set in the Data pane to preview the policy on its items.");
         return;
     };
-    let items = &data.train.sequences[..data.train.sequences.len().min(PREVIEW_ITEMS)];
+    // In front of a room, as many items as the pane's width shows whole (down to 4): at
+    // 1024×768 fourteen columns ran past the pane's edge, with the row totals the lesson
+    // asks about.
+    let fits = if state.lecture {
+        ((ui.available_width() - 170.0) / 36.0).floor().max(4.0) as usize
+    } else {
+        PREVIEW_ITEMS
+    };
+    let items = &data.train.sequences[..data.train.sequences.len().min(PREVIEW_ITEMS.min(fits))];
     let key = format!(
-        "{policy}|{:?}|{}|{:p}|{}",
+        "{}|{policy}|{:?}|{}|{:p}|{}",
+        items.len(),
         policy.selection,
         policy.seed,
         std::sync::Arc::as_ptr(&data.family),

@@ -87,6 +87,14 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
         }
         pane.scroll_to_term = false;
     }
+    // A factor a lesson opens the inspector on: into view (lesson 3's transition(11,12) was
+    // off screen at 1024×768, the graph's strip showing y0…y4).
+    if std::mem::take(&mut pane.scroll_to_factor) {
+        if let Some(&p) = pane.selected_factor.and_then(|f| lay.factors.get(f)) {
+            let c = scene.to_screen(p);
+            ui.scroll_to_rect(Rect::from_center_size(c, vec2(DX * z * 3.0, 10.0)), None);
+        }
+    }
     if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {
         draw_diagram(&scene, &pane.cache.diagram);
     }

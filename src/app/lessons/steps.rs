@@ -205,6 +205,7 @@ fn set_graph(g: &mut crate::app::GraphPane, step: &Step) {
     }
     if let Some(f) = s.factor {
         g.selected_factor = usize::try_from(f).ok();
+        g.scroll_to_factor = g.selected_factor.is_some();
     }
     if s.model.as_deref() == Some("untrained") {
         g.model_run = None;
