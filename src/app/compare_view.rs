@@ -560,13 +560,9 @@ fn split_hints(runs: &[&RunEntry], ui: &mut egui::Ui) {
         .map(|r| r.label())
         .collect();
     if let Some(h) = hint {
-        ui.add(
-            egui::Label::new(
-                egui::RichText::new(format!("hint ({}): {h}", named.join(", ")))
-                    .color(ui.visuals().warn_fg_color),
-            )
-            .wrap(),
-        );
+        let text = egui::RichText::new(format!("hint ({}): {h}", named.join(", ")))
+            .color(ui.visuals().warn_fg_color);
+        super::plots::wrapped_line(ui, text);
     }
 }
 

@@ -165,13 +165,18 @@ pub fn mixed_data_warning(runs: &[&RunEntry], ui: &mut egui::Ui) {
         })
         .collect();
     if let Some(w) = crate::run::compare::mixed_data(&trains) {
-        ui.add(
-            egui::Label::new(
-                egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color),
-            )
-            .wrap(),
-        );
+        let text = egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color);
+        wrapped_line(ui, text);
     }
+}
+
+/// A line wrapped at the pane's visible edge (inside a sideways-scrolling pane too).
+pub fn wrapped_line(ui: &mut egui::Ui, text: egui::RichText) {
+    let width = visible_width(ui, 240.0);
+    ui.scope(|ui| {
+        ui.set_max_width(width);
+        ui.add(egui::Label::new(text).wrap());
+    });
 }
 
 /// The points of one run's curve, in plot coordinates (log10 where asked; with log y the

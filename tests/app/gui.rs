@@ -1458,7 +1458,7 @@ fn mixed_data_is_warned_and_split_piecewise_is_hinted() {
     );
     let mut h = compare_all(ws.path(), 2);
     h.get_by_label_contains("warning: the runs were trained on different data");
-    h.get_by_label_contains("hint (001-pw): Piecewise on the `split` factorisation");
+    h.get_by_label_contains("hint (001-pw): Piecewise on `split` counts the label prior");
     h.get_by_label("Curves view").click();
     h.step();
     h.step();
@@ -1474,4 +1474,37 @@ fn mixed_data_is_warned_and_split_piecewise_is_hinted() {
     h.step();
     let t = h.state().state.form.template.clone();
     assert_eq!(Path::new(&t), r.join("assets/templates/chunking.tpl"));
+    // Setting up pw on the chunks (B-/I- labels) with the default `split`: the form hints;
+    // ml, or pw on `edge-pair`, gets no hint.
+    h.state_mut().state.form.train = chunks.display().to_string();
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(&mut h, "the chunks to load", 60.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| Path::new(&d.source.train) == chunks)
+    });
+    runs_form(&mut h);
+    h.get_by_label("Use loaded data").click();
+    h.step();
+    h.get_by_label("pw").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("hint: Piecewise on `split` counts the label prior");
+    h.get_by_label("ml").click();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("hint: Piecewise").is_none());
+    h.get_by_label("pw").click();
+    h.state_mut()
+        .state
+        .launch
+        .data
+        .model
+        .set("factorisation", "edge-pair");
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("hint: Piecewise").is_none());
 }

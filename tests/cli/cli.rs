@@ -1116,7 +1116,7 @@ fn compare_signs_agree_and_holm_adjusts_four_runs() {
         let mean = p["paired_t"]["mean_difference"].as_f64().unwrap();
         assert!((mean * sequences - d).abs() < 1e-9, "{p}");
         let boot = p["bootstrap"]["difference"].as_f64().unwrap();
-        assert_eq!(boot.signum() == d.signum() || d == 0.0, true, "{p}");
+        assert!(boot.signum() == d.signum() || d == 0.0, "{p}");
     }
     // Holm by hand: sort the McNemar p's, multiply the i-th smallest by 6 − i, keep the running
     // maximum, cap at 1.
