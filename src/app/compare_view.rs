@@ -560,7 +560,7 @@ fn split_hints(runs: &[&RunEntry], ui: &mut egui::Ui) {
         .map(|r| r.label())
         .collect();
     if let Some(h) = hint {
-        let text = egui::RichText::new(format!("hint ({}): {h}", named.join(", ")))
+        let text = egui::RichText::new(format!("hint for {}: {h}", named.join(", ")))
             .color(ui.visuals().warn_fg_color);
         super::plots::wrapped_line(ui, text);
     }

@@ -1387,7 +1387,7 @@ fn compare_puts_the_tests_first_and_adds_holm_beyond_three_runs() {
     assert!(h
         .query_by_label_contains("trained on different data")
         .is_none());
-    assert!(h.query_by_label_contains("hint (").is_none());
+    assert!(h.query_by_label_contains("hint for").is_none());
     // Fields: the bars start 5 points below the lowest score (a multiple of 5), said under the
     // plot, so the estimators' few-point differences show.
     let lowest = h
@@ -1461,7 +1461,7 @@ fn mixed_data_is_warned_and_split_piecewise_is_hinted() {
     );
     let mut h = compare_all(ws.path(), 2);
     h.get_by_label_contains("warning: the runs were trained on different data");
-    h.get_by_label_contains("hint (001-pw): Piecewise on `split` counts the label prior");
+    h.get_by_label_contains("hint for pw (001-pw): Piecewise on `split` counts the label prior");
     h.get_by_label("Curves view").click();
     h.step();
     h.step();
