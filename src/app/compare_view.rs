@@ -595,8 +595,9 @@ fn scores_grid(ui: &mut egui::Ui, runs: &[&RunEntry]) {
         });
 }
 
-/// The bootstrap column's header: the score it resamples, named (segment F1 where the labels
-/// form segments, token accuracy otherwise; "per row" when the pairs differ).
+/// The bootstrap column's header, on two lines (the table fits a 1280×800 pane): the score it
+/// resamples, named — segment F1 where the labels form segments, token accuracy otherwise;
+/// "score per row" when the pairs differ.
 pub fn bootstrap_header(pairs: &[crate::eval::significance::PairComparison]) -> String {
     let mut metrics: Vec<&str> = pairs
         .iter()
@@ -604,9 +605,9 @@ pub fn bootstrap_header(pairs: &[crate::eval::significance::PairComparison]) -> 
         .collect();
     metrics.dedup();
     match metrics.as_slice() {
-        [m] => format!("bootstrap: {m} A − B, points [95 %]"),
+        [m] => format!("bootstrap A − B [95 %]\n{m}, points"),
         [] => "bootstrap A − B [95 %]".into(),
-        _ => "bootstrap A − B, points [95 %] (score per row)".into(),
+        _ => "bootstrap A − B [95 %]\nscore per row, points".into(),
     }
 }
 
@@ -616,17 +617,19 @@ fn tests_grid(ui: &mut egui::Ui, pairs: &[crate::eval::significance::PairCompari
     use crate::eval::significance::show_p;
     let holm = pairs.iter().any(|t| t.holm_p.is_some());
     let boot = bootstrap_header(pairs);
-    let mixed = boot.ends_with("(score per row)");
+    let mixed = boot.ends_with("score per row, points");
     egui::Grid::new("compare-tests")
         .striped(true)
         .show(ui, |ui| {
+            // Two lines each, saying what each column counts: McNemar on tokens while the
+            // bootstrap may be on segment F1.
             let mut headers = vec![
                 "A",
                 "B",
-                "only A (tokens)",
-                "only B (tokens)",
-                "McNemar p (tokens)",
-                "paired t p (right tokens / sequence)",
+                "only A\n(tokens)",
+                "only B\n(tokens)",
+                "McNemar p\n(tokens)",
+                "paired t p\n(tokens/seq)",
                 boot.as_str(),
             ];
             if holm {

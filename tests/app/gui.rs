@@ -1372,10 +1372,10 @@ fn compare_puts_the_tests_first_and_adds_holm_beyond_three_runs() {
     let mut h = compare_all(ws.path(), 4);
     wait_for_label(&mut h, "Holm p: each pair's p", 120.0);
     h.get_by_label("Holm p");
-    h.get_by_label("McNemar p (tokens)");
-    h.get_by_label("paired t p (right tokens / sequence)");
+    h.get_by_label("McNemar p\n(tokens)");
+    h.get_by_label("paired t p\n(tokens/seq)");
     // The sample's labels are S0…S4, no segments: the bootstrap resamples token accuracy.
-    h.get_by_label("bootstrap: token accuracy A − B, points [95 %]");
+    h.get_by_label("bootstrap A − B [95 %]\ntoken accuracy, points");
     h.get_by_label_contains("Every difference is A − B");
     // The tests come before the spec table (which folds).
     let tests = h.get_by_label("Paired tests on the test items").rect();
