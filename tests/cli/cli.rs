@@ -1102,9 +1102,9 @@ fn compare_signs_agree_and_holm_adjusts_four_runs() {
         .collect();
     // The six pairs, A before B as the engine orders them.
     let mut pairs = vec![];
-    for i in 0..names.len() {
-        for j in i + 1..names.len() {
-            pairs.push(rows[i]["significance"][names[j]].clone());
+    for (i, row) in rows.iter().enumerate() {
+        for other in &names[i + 1..] {
+            pairs.push(row["significance"][*other].clone());
         }
     }
     assert_eq!(pairs.len(), 6);
