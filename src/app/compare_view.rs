@@ -60,7 +60,8 @@ pub fn spec_diff(runs: &[&RunEntry]) -> Vec<(String, Vec<String>, bool)> {
                         .unwrap_or_else(|| "–".into())
                 })
                 .collect();
-            let differs = vals.iter().any(|v| *v != vals[0]);
+            // A field no run has ("–" throughout) is no difference.
+            let differs = vals.iter().any(|v| *v != vals[0]) && vals.iter().any(|v| v != "–");
             (k, vals, differs)
         })
         .collect()
@@ -155,6 +156,8 @@ pub fn metrics_rows(runs: &[&RunEntry]) -> Vec<(String, Vec<String>)> {
     ];
     rows.into_iter()
         .map(|(name, get)| (name.to_string(), runs.iter().map(|r| get(r)).collect()))
+        // A metric no ticked run has (segment F1 of untagged labels) says nothing.
+        .filter(|(_, vals): &(String, Vec<String>)| vals.iter().any(|v| v != "–"))
         .collect()
 }
 
@@ -237,7 +240,7 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     let diff = spec_diff(&runs);
     let metrics = metrics_rows(&runs);
     let labels: Vec<String> = runs.iter().map(|r| r.label()).collect();
-    let colors: Vec<Color32> = runs.iter().map(|r| run_color(&runs, &r.id)).collect();
+    let colors: Vec<Color32> = runs.iter().map(|r| run_color(&r.id)).collect();
     let changed = diff.iter().filter(|d| d.2).count();
     let mut rect = egui::Rect::NOTHING;
     let (mut save_csv, mut save_png) = (false, false);
@@ -262,6 +265,8 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
     egui::ScrollArea::both()
         .id_salt("compare-scroll")
         .show(ui, |ui| {
+            super::plots::mixed_data_warning(&runs, ui);
+            split_hints(&runs, ui);
             if !consistency.is_empty() {
                 ui.strong(
                     "Consistency: |θ − θ0| against training items n, per estimator (log–log)",
@@ -269,18 +274,21 @@ pub fn compare_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
                 consistency_rect = consistency_plot(&consistency, ui, visible_width);
                 ui.separator();
             }
-            ui.strong(format!("Specs ({changed} field(s) differ, highlighted)"));
-            spec_grid(ui, &labels, &colors, &diff);
-            ui.separator();
-            ui.strong("Final metrics and times");
-            metrics_grid(ui, &labels, &colors, &metrics);
-            ui.separator();
+            // The tests first: what a statistics class reads; the long spec table folds.
             let tests = ui.scope(|ui| paired_tests(&runs, p, ui));
             // Marked once the tests are drawn, not their spinner: the table arrives frames
             // later and is what must come into view.
             if tests.inner {
                 focus.mark(ui, "compare-tests", tests.response.rect);
             }
+            ui.separator();
+            ui.strong("Final metrics and times");
+            metrics_grid(ui, &labels, &colors, &metrics);
+            ui.separator();
+            egui::CollapsingHeader::new(format!("Specs ({changed} field(s) differ, highlighted)"))
+                .id_salt("compare-specs")
+                .default_open(true)
+                .show(ui, |ui| spec_grid(ui, &labels, &colors, &diff));
             ui.separator();
             curve_controls(p, ui, "compare");
             rect = curve_plot(&runs, p, ui, "compare-curves", 260.0);
@@ -502,14 +510,19 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
     wrapped(
         ui,
         egui::RichText::new(
-            "McNemar: tokens one run labels right and the other wrong (only A, only B), exact \
-         two-sided p. Paired t: wrong tokens per sequence. Bootstrap: the score difference A − B \
-         with its 95 % interval over resampled sequences. Below p = 0.05 a difference is \
-         unlikely to be chance.",
+            "Every difference is A − B: positive when A is better. McNemar: tokens one run labels \
+         right and the other wrong (only A, only B), exact two-sided p. Paired t: right tokens \
+         per sequence. Bootstrap: the score named in its column, A − B with its 95 % interval \
+         over resampled sequences. Below p = 0.05 a difference is unlikely to be chance.",
         )
         .weak(),
     );
-    for w in &c.warnings {
+    // The different-data warning is said above the tables, for every ticked run.
+    for w in c
+        .warnings
+        .iter()
+        .filter(|w| !w.starts_with(crate::run::compare::MIXED_DATA))
+    {
         let text = egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color);
         wrapped(ui, text);
     }
@@ -523,10 +536,34 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
         return true;
     }
     tests_grid(ui, &c.pairs);
+    if let Some(note) = c.holm_note() {
+        wrapped(ui, egui::RichText::new(note).weak());
+    }
     for t in &c.pairs {
         wrapped(ui, egui::RichText::new(&t.reading));
     }
     true
+}
+
+/// The factorisation hint ([`crate::run::registry::split_hint`]) under the runs it applies
+/// to: piecewise on `split` over segment labels.
+fn split_hints(runs: &[&RunEntry], ui: &mut egui::Ui) {
+    let mut hint = None;
+    let named: Vec<String> = runs
+        .iter()
+        .filter(|r| {
+            let segments = r.metrics.as_ref().is_some_and(|m| m.segments.gold > 0);
+            let h = crate::run::registry::split_hint(&r.spec.model, &r.spec.estimator, segments);
+            hint = hint.or(h);
+            h.is_some()
+        })
+        .map(|r| r.label())
+        .collect();
+    if let Some(h) = hint {
+        let text = egui::RichText::new(format!("hint for {}: {h}", named.join(", ")))
+            .color(ui.visuals().warn_fg_color);
+        super::plots::wrapped_line(ui, text);
+    }
 }
 
 /// The runs' scores on the test items, named beside their tests.
@@ -548,7 +585,7 @@ fn scores_grid(ui: &mut egui::Ui, runs: &[&RunEntry]) {
                 let Some(m) = r.metrics.as_ref() else {
                     continue;
                 };
-                let c = super::appearance::text_on(run_color(runs, &r.id), ui.visuals());
+                let c = super::appearance::text_on(run_color(&r.id), ui.visuals());
                 ui.colored_label(c, r.label());
                 ui.label(format!("{:.2}", m.token_accuracy));
                 ui.label(m.segment_f1().map_or("–".into(), |f| format!("{f:.2}")));
@@ -558,21 +595,47 @@ fn scores_grid(ui: &mut egui::Ui, runs: &[&RunEntry]) {
         });
 }
 
-/// One row per pair of runs: McNemar on tokens, the paired t-test, the bootstrap interval.
+/// The bootstrap column's header, on two lines (the table fits a 1280×800 pane): the score it
+/// resamples, named — segment F1 where the labels form segments, token accuracy otherwise;
+/// "score per row" when the pairs differ.
+pub fn bootstrap_header(pairs: &[crate::eval::significance::PairComparison]) -> String {
+    let mut metrics: Vec<&str> = pairs
+        .iter()
+        .filter_map(|t| t.bootstrap.as_ref().map(|b| b.metric.as_str()))
+        .collect();
+    metrics.dedup();
+    match metrics.as_slice() {
+        [m] => format!("bootstrap A − B [95 %]\n{m}, points"),
+        [] => "bootstrap A − B [95 %]".into(),
+        _ => "bootstrap A − B [95 %]\nscore per row, points".into(),
+    }
+}
+
+/// One row per pair of runs: McNemar on tokens, the paired t-test, the bootstrap interval, and
+/// with more than three pairs the Holm-adjusted p.
 fn tests_grid(ui: &mut egui::Ui, pairs: &[crate::eval::significance::PairComparison]) {
     use crate::eval::significance::show_p;
+    let holm = pairs.iter().any(|t| t.holm_p.is_some());
+    let boot = bootstrap_header(pairs);
+    let mixed = boot.ends_with("score per row, points");
     egui::Grid::new("compare-tests")
         .striped(true)
         .show(ui, |ui| {
-            for h in [
+            // Two lines each, saying what each column counts: McNemar on tokens while the
+            // bootstrap may be on segment F1.
+            let mut headers = vec![
                 "A",
                 "B",
-                "only A",
-                "only B",
-                "McNemar p",
-                "paired t p",
-                "A − B in points [95 % bootstrap]",
-            ] {
+                "only A\n(tokens)",
+                "only B\n(tokens)",
+                "McNemar p\n(tokens)",
+                "paired t p\n(tokens/seq)",
+                boot.as_str(),
+            ];
+            if holm {
+                headers.push("Holm p");
+            }
+            for h in headers {
                 ui.strong(h);
             }
             ui.end_row();
@@ -593,19 +656,28 @@ fn tests_grid(ui: &mut egui::Ui, pairs: &[crate::eval::significance::PairCompari
                 }
                 ui.label(show_p(t.paired_t.p));
                 match &t.bootstrap {
-                    Some(b) => ui
-                        .label(format!(
-                            "{:+.2} [{:+.2}, {:+.2}]",
-                            b.difference, b.low, b.high
-                        ))
+                    Some(b) => {
+                        let cell = format!("{:+.2} [{:+.2}, {:+.2}]", b.difference, b.low, b.high);
+                        ui.label(if mixed {
+                            format!("{cell} {}", b.metric)
+                        } else {
+                            cell
+                        })
                         .on_hover_text(format!(
-                            "{} in points, {} resamples; bootstrap {}",
+                            "{} A − B in points, {} resamples; bootstrap {}",
                             b.metric,
                             b.resamples,
                             b.p_text()
-                        )),
+                        ))
+                    }
                     None => ui.weak("–"),
                 };
+                if holm {
+                    match t.holm_p {
+                        Some(h) => ui.label(show_p(h)),
+                        None => ui.weak("–"),
+                    };
+                }
                 ui.end_row();
             }
         });

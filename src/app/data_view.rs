@@ -73,6 +73,40 @@ fn path_row(ui: &mut egui::Ui, label: &str, value: &mut String, hint: &str) -> b
     browse
 }
 
+/// The bundled templates ([`super::bundled::FILES`] under `assets/templates/`, at the app's
+/// root) in a menu that fills the Template field: typing the data directory's path by hand, or
+/// a file dialog that needs a desktop portal, is not needed for them.
+fn template_picker(ui: &mut egui::Ui, root: &std::path::Path, template: &mut String) {
+    const DIR: &str = "assets/templates/";
+    let names: Vec<&str> = super::bundled::FILES
+        .iter()
+        .filter_map(|(p, _)| p.strip_prefix(DIR))
+        .filter(|n| n.ends_with(".tpl"))
+        .collect();
+    let current = names
+        .iter()
+        .find(|n| root.join(DIR).join(n) == std::path::Path::new(template.trim()))
+        .copied();
+    ui.horizontal(|ui| {
+        ui.add_sized([62.0, 18.0], egui::Label::new(""));
+        egui::ComboBox::from_label("a bundled template")
+            .selected_text(current.unwrap_or("choose…"))
+            .show_ui(ui, |ui| {
+                if ui
+                    .selectable_label(template.trim().is_empty(), "built-in chunking")
+                    .clicked()
+                {
+                    template.clear();
+                }
+                for n in &names {
+                    if ui.selectable_label(current == Some(n), *n).clicked() {
+                        *template = root.join(DIR).join(n).display().to_string();
+                    }
+                }
+            });
+    });
+}
+
 /// The model family and its options: the schema's model knobs, one line each, greyed where
 /// the family has no use for them.
 pub fn model_rows(ui: &mut egui::Ui, id: &str, model: &mut KnobValues) {
@@ -110,6 +144,7 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
             ) {
                 state.open_dialog(&ctx, DialogTarget::Template);
             }
+            template_picker(ui, &state.config.root, &mut state.form.template);
             egui::Grid::new("data-model-grid")
                 .num_columns(2)
                 .show(ui, |ui| model_rows(ui, "data", &mut state.form.model));

@@ -24,6 +24,9 @@ pub enum Score {
 pub struct FieldsPane {
     pub by: FieldsBy,
     pub score: Score,
+    /// Bars from 0 rather than from just below the lowest score (which shows 1–5 point
+    /// differences).
+    pub from_zero: bool,
 }
 
 impl Default for FieldsPane {
@@ -31,6 +34,7 @@ impl Default for FieldsPane {
         FieldsPane {
             by: FieldsBy::Label,
             score: Score::F1,
+            from_zero: false,
         }
     }
 }
@@ -44,8 +48,10 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
         ui.selectable_value(&mut p.score, Score::Precision, "precision");
         ui.selectable_value(&mut p.score, Score::Recall, "recall");
         ui.selectable_value(&mut p.score, Score::F1, "F1");
+        ui.separator();
+        ui.checkbox(&mut p.from_zero, "bars from 0");
     });
-    // Colours as on the Curves pane: by position among every ticked run.
+    // Colours as on the Curves pane: each run its own.
     let ticked = selected_runs(state);
     let runs: Vec<&RunEntry> = ticked
         .iter()
@@ -87,7 +93,7 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
         .map(|(r, t)| {
             (
                 r.label(),
-                run_color(&ticked, &r.id),
+                run_color(&r.id),
                 cats.iter()
                     .map(|c| t.get(c).map(pick).unwrap_or(0.0))
                     .collect(),
@@ -95,7 +101,17 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
         })
         .collect();
     let score_name = format!("{:?}", p.score);
-    let rect = fields_plot(ui, &charts, &cats, &score_name, w);
+    let base = if p.from_zero {
+        0.0
+    } else {
+        // The scores there are: a field a run lacks (drawn as 0) does not pull the base down.
+        bar_base(
+            tables
+                .iter()
+                .flat_map(|t| cats.iter().filter_map(|c| t.get(c).map(pick))),
+        )
+    };
+    let rect = fields_plot(ui, &charts, &cats, &score_name, w, base);
     // The table beneath: category × run × (P, R, F1).
     let mut header = vec!["field".to_string()];
     for r in &runs {
@@ -171,13 +187,28 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
     });
 }
 
-/// The grouped bars, one colour per run, with their legend above; returns where they are.
+/// Where the bars start: 5 points below the lowest score, at a multiple of 5 (0 at least), so
+/// the differences between runs fill the plot.
+pub fn bar_base(values: impl Iterator<Item = f64>) -> f64 {
+    let lo = values
+        .filter(|v| v.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    if lo.is_finite() {
+        ((lo / 5.0).floor() * 5.0 - 5.0).clamp(0.0, 95.0)
+    } else {
+        0.0
+    }
+}
+
+/// The grouped bars, one colour per run, with their legend above, starting at `base` (said
+/// under the plot when it is not 0); returns where they are.
 fn fields_plot(
     ui: &mut egui::Ui,
     charts: &[(String, Color32, Vec<f64>)],
     cats: &[String],
     score_name: &str,
     w: f64,
+    base: f64,
 ) -> egui::Rect {
     let h = ((ui.available_height() - 40.0) * 0.55).max(180.0);
     let scope = ui.scope(|ui| {
@@ -196,9 +227,13 @@ fn fields_plot(
             .rect;
         pane_plot("fields-plot")
             .height((h - legend.height() - 4.0).max(140.0))
-            .include_y(0.0)
+            .include_y(base)
             .include_y(100.0)
-            .y_axis_label(format!("{score_name} %"))
+            .y_axis_label(if base > 0.0 {
+                format!("{score_name} % (from {base:.0})")
+            } else {
+                format!("{score_name} %")
+            })
             .allow_scroll(false)
             .x_axis_formatter(category_axis(cats.to_vec()))
             .show(ui, |plot| {
@@ -209,16 +244,39 @@ fn fields_plot(
                         .map(|(i, v)| {
                             // Filled in the run's colour: the default 20 % fill was near
                             // black on the dark theme and did not match the legend.
-                            egui_plot::Bar::new(i as f64 - 0.4 + w * (j as f64 + 0.5), *v)
-                                .width(w * 0.95)
-                                .fill(color.gamma_multiply(0.75))
-                                .stroke(egui::Stroke::new(1.0, *color))
-                                .name(format!("{} · {}", cats[i], name))
+                            egui_plot::Bar::new(
+                                i as f64 - 0.4 + w * (j as f64 + 0.5),
+                                (*v - base).max(0.0),
+                            )
+                            .base_offset(base)
+                            .width(w * 0.95)
+                            .fill(color.gamma_multiply(0.75))
+                            .stroke(egui::Stroke::new(1.0, *color))
+                            .name(format!("{} · {}: {v:.2}", cats[i], name))
                         })
                         .collect();
                     plot.bar_chart(egui_plot::BarChart::new(name.clone(), bars).color(*color));
                 }
             })
     });
+    if base > 0.0 {
+        ui.weak(format!(
+            "The bars start at {base:.0} %, not 0, so differences of a few points show: read \
+             heights against the axis (\"bars from 0\" for whole bars)."
+        ));
+    }
     scope.response.rect
+}
+
+#[cfg(test)]
+mod tests {
+    /// Scores of 81–86 start the bars at 75, so a 2-point difference is a quarter of the plot;
+    /// a 0 keeps them at 0; nothing to draw starts at 0.
+    #[test]
+    fn bars_start_below_the_lowest_score() {
+        assert_eq!(super::bar_base([84.0, 81.2, 86.0].into_iter()), 75.0);
+        assert_eq!(super::bar_base([3.0, 90.0].into_iter()), 0.0);
+        assert_eq!(super::bar_base(std::iter::empty()), 0.0);
+        assert_eq!(super::bar_base([100.0].into_iter()), 95.0);
+    }
 }

@@ -130,6 +130,8 @@ pub struct Settings {
     pub run_folders: Vec<PathBuf>,
     /// Folders of runs opened recently, newest first.
     pub recent_run_folders: Vec<PathBuf>,
+    /// Lessons finished (their files' names), marked in the list of lessons.
+    pub lessons_done: std::collections::BTreeSet<String>,
 }
 
 /// A line in the message bar.

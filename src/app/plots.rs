@@ -44,6 +44,19 @@ impl Metric {
             Metric::NotaTerms => "NOTA terms (nota)",
         }
     }
+    /// The y axis's name: short enough for a 120 px plot's height.
+    pub fn short_label(self) -> &'static str {
+        match self {
+            Metric::Objective => "objective",
+            Metric::HeldOutLogLikelihood => "held-out LL",
+            Metric::TokenAccuracy => "accuracy %",
+            Metric::SegmentF1 => "segment F1",
+            Metric::GradNorm => "gradient norm",
+            Metric::BpUnconverged => "BP unconverged",
+            Metric::SepsetViolation => "sepset violation",
+            Metric::NotaTerms => "NOTA terms",
+        }
+    }
     fn value(self, p: &crate::run::summary::CurvePoint) -> Option<f64> {
         match self {
             Metric::Objective => Some(p.report.objective),
@@ -122,19 +135,48 @@ pub fn category_axis(
     }
 }
 
-/// A stable colour per run.
-pub fn run_color(ticked: &[&RunEntry], id: &str) -> Color32 {
-    // By position among the ticked runs, so the runs drawn together get the palette's first,
-    // most distinct colours (by sequence number, runs 8–10 were pink, brown and grey beside
-    // red); a run not ticked by its sequence number.
-    let n = ticked.iter().position(|r| r.id == id).unwrap_or_else(|| {
-        id.split('-')
-            .next()
-            .and_then(|s| s.parse::<usize>().ok())
-            .unwrap_or_else(|| id.bytes().map(|b| b as usize).sum())
-            .saturating_sub(1)
-    });
+/// A run's colour, from its sequence number (`0007-pw` is the palette's 7th entry), so it
+/// keeps its colour whatever else is ticked; an id without one by its bytes.
+pub fn run_color(id: &str) -> Color32 {
+    let n = id
+        .split('-')
+        .next()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or_else(|| id.bytes().map(|b| b as usize).sum())
+        .saturating_sub(1);
     super::palette(n)
+}
+
+/// The warning line when the runs drawn together were trained on different data (the engine's
+/// [`crate::run::compare::mixed_data`], each run's path resolved where it was started).
+pub fn mixed_data_warning(runs: &[&RunEntry], ui: &mut egui::Ui) {
+    let trains: Vec<std::path::PathBuf> = runs
+        .iter()
+        .map(|r| {
+            let cwd = r
+                .summary
+                .as_ref()
+                .and_then(|s| s.provenance.as_ref())
+                .map_or("", |p| p.cwd.as_str());
+            r.spec
+                .clone()
+                .with_paths_from(std::path::Path::new(cwd))
+                .train
+        })
+        .collect();
+    if let Some(w) = crate::run::compare::mixed_data(&trains) {
+        let text = egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color);
+        wrapped_line(ui, text);
+    }
+}
+
+/// A line wrapped at the pane's visible edge (inside a sideways-scrolling pane too).
+pub fn wrapped_line(ui: &mut egui::Ui, text: egui::RichText) {
+    let width = visible_width(ui, 240.0);
+    ui.scope(|ui| {
+        ui.set_max_width(width);
+        ui.add(egui::Label::new(text).wrap());
+    });
 }
 
 /// The points of one run's curve, in plot coordinates (log10 where asked; with log y the
@@ -350,10 +392,18 @@ pub(super) fn curve_plot(
     height: f32,
 ) -> egui::Rect {
     let (lx, ly) = (p.log_x, p.log_y);
-    let y_label = if ly {
-        format!("|{}| (log)", p.metric.label())
+    // The axis carries a short name (a long one was clipped to "ning objective (minimised)"
+    // on a short plot); the whole quantity is said above the plot.
+    let (y_label, y_meaning) = if ly {
+        (
+            format!("|{}| (log)", p.metric.short_label()),
+            format!("y: |{}|, log scale", p.metric.label()),
+        )
     } else {
-        p.metric.label().to_string()
+        (
+            p.metric.short_label().to_string(),
+            format!("y: {}", p.metric.label()),
+        )
     };
     // Each run's curve and relinearisation marks, once for the legend and the plot.
     struct Drawn<'a> {
@@ -366,7 +416,7 @@ pub(super) fn curve_plot(
         .iter()
         .map(|r| Drawn {
             run: r,
-            color: run_color(runs, &r.id),
+            color: run_color(&r.id),
             points: series(r, p),
             marks: relinearisations(r, p),
         })
@@ -377,6 +427,8 @@ pub(super) fn curve_plot(
         // end (the overfitting step's weak prior) or was cut at the pane's edge.
         let legend = ui
             .horizontal_wrapped(|ui| {
+                ui.weak(&y_meaning);
+                ui.add_space(8.0);
                 for Drawn {
                     run: r, color: c, ..
                 } in &drawn
@@ -461,7 +513,7 @@ fn export_curves(
         .map(|r| Series {
             markers: false,
             name: r.label(),
-            color: super::rgb(run_color(&runs, &r.id)),
+            color: super::rgb(run_color(&r.id)),
             points: series(r, p)
                 .into_iter()
                 .map(|[x, y]| {
@@ -510,6 +562,7 @@ pub fn curves_ui(state: &mut AppState, p: &mut CurvesPane, ui: &mut egui::Ui) {
         ui.weak("Tick runs in the Runs pane to plot them.");
         return;
     }
+    mixed_data_warning(&runs, ui);
     if matches!(
         p.metric,
         Metric::HeldOutLogLikelihood | Metric::TokenAccuracy | Metric::SegmentF1
@@ -585,6 +638,15 @@ mod tests {
         .iter()
         .map(|m| axis_text(true, m.value, &(lo..=hi)))
         .collect()
+    }
+
+    /// A run's colour is its own (its sequence number), not its place among the ticked runs.
+    #[test]
+    fn a_run_keeps_its_colour() {
+        use super::run_color;
+        assert_eq!(run_color("0003-pw"), crate::app::palette(2));
+        assert_eq!(run_color("003-pw"), run_color("0003-ml"));
+        assert_ne!(run_color("0003-pw"), run_color("0004-pw"));
     }
 
     #[test]

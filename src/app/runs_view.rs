@@ -211,6 +211,7 @@ fn launch_form(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
             let run = knob_widgets::except(RUN_KNOBS, ADVANCED);
             knob_widgets::grid_rows(ui, "launch", &run, &mut f.knobs, &context);
         });
+    split_hint(state, ui);
     // Below the form, so opening it moves nothing the user aims at.
     if state.launch.estimator() == "scl" {
         egui::CollapsingHeader::new("SCL policy editor and preview (004 Fig. 1)")
@@ -235,6 +236,34 @@ fn launch_form(state: &mut AppState, p: &mut RunsPane, ui: &mut egui::Ui) {
                     knob_widgets::grid_rows(ui, "launch", &run, &mut f.knobs, &context);
                 });
         });
+}
+
+/// The factorisation hint ([`crate::run::registry::split_hint`]) under the form when it sets
+/// up a piecewise run on `split` over the loaded data's segment labels (B-/I-).
+fn split_hint(state: &AppState, ui: &mut egui::Ui) {
+    let Some(d) = state
+        .data
+        .as_ref()
+        .filter(|d| d.source == state.launch.data)
+    else {
+        return;
+    };
+    let segments = d
+        .train_stats
+        .label_counts
+        .iter()
+        .any(|(l, _)| l.starts_with("B-") || l.starts_with("I-"));
+    let Ok(spec) = state.launch.to_spec() else {
+        return;
+    };
+    if let Some(h) = crate::run::registry::split_hint(&spec.model, &spec.estimator, segments) {
+        ui.add(
+            egui::Label::new(
+                egui::RichText::new(format!("hint: {h}")).color(ui.visuals().warn_fg_color),
+            )
+            .wrap(),
+        );
+    }
 }
 
 /// The launch form's lines folded under *Advanced* (rarely changed; the form stays short).

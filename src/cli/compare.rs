@@ -127,7 +127,6 @@ fn significance(
 
 fn compare_table(rows: &[(String, crate::run::RunSummary, PathBuf)], json: bool) -> Result<()> {
     let comparison = significance(rows)?;
-    let tests = &comparison.pairs;
     if json {
         return compare_json(rows, &comparison);
     }
@@ -184,7 +183,7 @@ fn compare_table(rows: &[(String, crate::run::RunSummary, PathBuf)], json: bool)
     for w in &comparison.warnings {
         outln!("warning: {w}")?;
     }
-    print_tests(tests)?;
+    print_tests(&comparison)?;
     Ok(())
 }
 
@@ -244,28 +243,44 @@ fn compare_json(
     Ok(())
 }
 
-/// The paired tests of every pair of runs, a table each, then their readings in words.
-fn print_tests(tests: &[crate::eval::significance::PairComparison]) -> Result<()> {
+/// The paired tests of every pair of runs, a table each, then their readings in words. Every
+/// difference is A − B, positive when A is better; with more than three pairs a Holm column.
+fn print_tests(comparison: &crate::run::compare::Comparison) -> Result<()> {
+    let tests = &comparison.pairs;
     if tests.is_empty() {
         return Ok(());
     }
+    let mut metrics: Vec<&str> = tests
+        .iter()
+        .filter_map(|t| t.bootstrap.as_ref().map(|b| b.metric.as_str()))
+        .collect();
+    metrics.dedup();
+    let boot_metric = match metrics.as_slice() {
+        [m] => m.to_string(),
+        _ => "the score named per row".to_string(),
+    };
+    let holm = tests.iter().any(|t| t.holm_p.is_some());
     outln!(
-        "\npaired tests on the test items: McNemar on tokens (exact, two-sided; only A = \
-         tokens A labels right and B wrong), paired t on wrong tokens per sequence, \
-         bootstrap 95 % interval of the score difference A − B"
+        "\npaired tests on the test items; every difference is A − B (positive: A better): \
+         McNemar on tokens (exact, two-sided; only A = tokens A labels right and B wrong), \
+         paired t on right tokens per sequence, bootstrap 95 % interval of {boot_metric} in points"
     )?;
-    outln!(
+    out!(
         "{:<14} {:<14} {:>7} {:>7} {:>10} {:>10} {:>8} {:>10} {:>26}",
         "A",
         "B",
         "only A",
         "only B",
         "McNemar p",
-        "mean A−B",
+        "right/seq",
         "t",
         "t-test p",
         "bootstrap A−B [95 %]"
     )?;
+    if holm {
+        out!(" {:>10}", "Holm p")?;
+    }
+    outln!()?;
     for t in tests {
         let (oa, ob, mp) = t
             .tokens
@@ -273,10 +288,15 @@ fn print_tests(tests: &[crate::eval::significance::PairComparison]) -> Result<()
                 (m.only_a.to_string(), m.only_b.to_string(), m.p)
             });
         let boot = t.bootstrap.as_ref().map_or("–".to_string(), |b| {
-            format!("{:+.2} [{:+.2}, {:+.2}]", b.difference, b.low, b.high)
+            let cell = format!("{:+.2} [{:+.2}, {:+.2}]", b.difference, b.low, b.high);
+            if metrics.len() > 1 {
+                format!("{cell} {}", b.metric)
+            } else {
+                cell
+            }
         });
-        outln!(
-            "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>10.4} {:>8.2} {:>10.3e} {:>26}",
+        out!(
+            "{:<14} {:<14} {:>7} {:>7} {:>10.3e} {:>+10.4} {:>+8.2} {:>10.3e} {:>26}",
             truncate(&t.a, 14),
             truncate(&t.b, 14),
             oa,
@@ -287,13 +307,24 @@ fn print_tests(tests: &[crate::eval::significance::PairComparison]) -> Result<()
             t.paired_t.p,
             boot
         )?;
+        if holm {
+            match t.holm_p {
+                Some(h) => out!(" {h:>10.3e}")?,
+                None => out!(" {:>10}", "–")?,
+            }
+        }
+        outln!()?;
     }
-    if let Some(b) = tests.iter().find_map(|t| t.bootstrap.as_ref()) {
-        outln!(
-            "(bootstrap: {} in points, {} resamples of the sequences)",
-            b.metric,
-            b.resamples
-        )?;
+    outln!(
+        "(right/seq: mean right tokens per sequence, A − B; bootstrap: {boot_metric} A − B in \
+         points, {} resamples of the sequences)",
+        tests
+            .iter()
+            .find_map(|t| t.bootstrap.as_ref())
+            .map_or(0, |b| b.resamples)
+    )?;
+    if let Some(note) = comparison.holm_note() {
+        outln!("({note})")?;
     }
     if tests.iter().any(|t| t.segments.is_some()) {
         outln!("\nMcNemar on gold segments found exactly by one run only")?;

@@ -71,9 +71,15 @@ pub struct PairComparison {
     pub tokens: Option<McNemar>,
     /// McNemar on gold segments found exactly by one run only.
     pub segments: Option<McNemar>,
-    /// Paired t on wrong tokens per sequence.
+    /// Paired t on right tokens per sequence, A − B (positive: A labels more right, the
+    /// bootstrap's and McNemar's direction too).
     pub paired_t: PairedT,
     pub bootstrap: Option<Bootstrap>,
+    /// The pair's p ([`PairComparison::p`]) Holm-adjusted over every pair compared with it
+    /// (set by the comparison of a set of runs when it has more than three pairs, see
+    /// [`holm`]); `None` otherwise or when the pair has no p.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holm_p: Option<f64>,
     /// "ml is better than pl on 412 tokens, worse on 130: p = 2e-9 (McNemar) — unlikely to
     /// be chance".
     pub reading: String,
@@ -154,7 +160,9 @@ pub fn compare_metrics(
         ));
     }
     let f = |v: &[u32]| v.iter().map(|&e| e as f64).collect::<Vec<_>>();
-    let paired_t = paired_t(&f(&a.sequence_errors), &f(&b.sequence_errors));
+    // Right tokens per sequence A − B = wrong tokens B − A (the sequences are the same length
+    // in both): positive when A is better, as every other difference shown.
+    let paired_t = paired_t(&f(&b.sequence_errors), &f(&a.sequence_errors));
     let tokens = per_item
         .then(|| mcnemar_bits(&pa.token_right, &pb.token_right))
         .flatten();
@@ -170,8 +178,35 @@ pub fn compare_metrics(
         segments,
         paired_t,
         bootstrap,
+        holm_p: None,
         reading,
     })
+}
+
+impl PairComparison {
+    /// The pair's p-value as its reading decides it: McNemar on tokens where the runs have
+    /// per-token scores, else the paired t-test; `None` when there is nothing to test.
+    pub fn p(&self) -> Option<f64> {
+        let p = self.tokens.map_or(self.paired_t.p, |m| m.p);
+        (!p.is_nan()).then_some(p)
+    }
+}
+
+/// Holm–Bonferroni adjusted p-values of a family of tests (Holm 1979): sorted ascending,
+/// p₍ᵢ₎ · (m − i + 1) made monotone and capped at 1, returned in the input's order. A test
+/// without a p (`None`) is not in the family and stays `None`.
+pub fn holm(ps: &[Option<f64>]) -> Vec<Option<f64>> {
+    let mut order: Vec<usize> = (0..ps.len()).filter(|&i| ps[i].is_some()).collect();
+    order.sort_by(|&i, &j| ps[i].unwrap_or(1.0).total_cmp(&ps[j].unwrap_or(1.0)));
+    let m = order.len();
+    let mut out = vec![None; ps.len()];
+    let mut running = 0.0f64;
+    for (rank, &i) in order.iter().enumerate() {
+        let adjusted = (ps[i].unwrap_or(1.0) * (m - rank) as f64).min(1.0);
+        running = running.max(adjusted);
+        out[i] = Some(running);
+    }
+    out
 }
 
 fn reading(a: &str, b: &str, tokens: Option<&McNemar>, t: &PairedT) -> String {
@@ -203,7 +238,7 @@ fn reading(a: &str, b: &str, tokens: Option<&McNemar>, t: &PairedT) -> String {
             line
         }
         None => format!(
-            "{a} − {b}: {:+.3} wrong tokens per sequence, p = {} (paired t) — {}",
+            "{a} − {b}: {:+.3} right tokens per sequence, p = {} (paired t) — {}",
             t.mean_difference,
             show_p(t.p),
             p_words(t.p)
@@ -611,6 +646,22 @@ mod tests {
         );
         let r = reading("ml", "pl", Some(&m), &t(0.03));
         assert!(!r.contains("disagree"), "{r}");
+    }
+
+    /// Holm's adjustment by hand: 0.005·4, 0.01·3, 0.03·2, then 0.04·1 lifted to the 0.06
+    /// before it; a pair without a p stays out of the family.
+    #[test]
+    fn holm_adjusts_by_rank_and_stays_monotone() {
+        let h = holm(&[Some(0.01), Some(0.04), Some(0.03), Some(0.005), None]);
+        let want = [Some(0.03), Some(0.06), Some(0.06), Some(0.02), None];
+        for (g, w) in h.iter().zip(want) {
+            match (g, w) {
+                (Some(g), Some(w)) => close(*g, w, 1e-12),
+                (None, None) => {}
+                _ => panic!("{h:?}"),
+            }
+        }
+        assert_eq!(holm(&[Some(0.6), Some(0.9)]), vec![Some(1.0), Some(1.0)]);
     }
 
     fn close(a: f64, b: f64, tol: f64) {

@@ -3,7 +3,7 @@
 //! run scored on its own training file. `compare` and the Compare pane both read this.
 
 use super::spec::RunSpec;
-use crate::eval::significance::{compare_metrics, PairComparison};
+use crate::eval::significance::{compare_metrics, holm, PairComparison};
 use crate::eval::Metrics;
 
 /// One run as the comparison needs it.
@@ -13,6 +13,10 @@ pub struct Scored<'a> {
     /// Final test metrics; `None` for a run still training or without a test file.
     pub test: Option<&'a Metrics>,
 }
+
+/// Above this many pairs (four runs or more) every pair's p is also given Holm-adjusted over
+/// the pairs: with 6 or 28 tests at 0.05 some "significant" pair is likely by chance alone.
+pub const HOLM_ABOVE_PAIRS: usize = 3;
 
 /// The tested pairs and the warnings about the set.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -51,21 +55,11 @@ pub fn compare_runs(rows: &[Scored]) -> Comparison {
         }
     }
     // One file named two ways is one file.
-    let trains: std::collections::BTreeSet<_> = rows
+    let trains: Vec<std::path::PathBuf> = rows
         .iter()
         .map(|r| std::fs::canonicalize(&r.spec.train).unwrap_or_else(|_| r.spec.train.clone()))
         .collect();
-    if trains.len() > 1 {
-        c.warnings.push(format!(
-            "the runs were trained on different data ({}): a difference may be the data's, not \
-             the estimator's",
-            trains
-                .iter()
-                .map(|p| file_name(p))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    c.warnings.extend(mixed_data(&trains));
     for i in 0..rows.len() {
         for j in i + 1..rows.len() {
             let (a, b) = (&rows[i], &rows[j]);
@@ -91,7 +85,67 @@ pub fn compare_runs(rows: &[Scored]) -> Comparison {
             }
         }
     }
+    if c.pairs.len() > HOLM_ABOVE_PAIRS {
+        let ps: Vec<Option<f64>> = c.pairs.iter().map(PairComparison::p).collect();
+        for (pair, h) in c.pairs.iter_mut().zip(holm(&ps)) {
+            pair.holm_p = h;
+        }
+    }
     c
+}
+
+impl Comparison {
+    /// The one-line note beside a Holm column, naming the family's size; `None` without one.
+    pub fn holm_note(&self) -> Option<String> {
+        let n = self.pairs.iter().filter(|p| p.holm_p.is_some()).count();
+        (n > 0).then(|| {
+            format!(
+                "Holm p: each pair's p (McNemar, or paired t without per-token scores) adjusted \
+                 for the {n} pairs tested together (Holm–Bonferroni); below 0.05 the \
+                 difference holds even counting every pair"
+            )
+        })
+    }
+}
+
+/// How [`mixed_data`]'s warning begins (a pane that says it above its tables leaves it out of
+/// the tests' warnings).
+pub const MIXED_DATA: &str = "the runs were trained on different data";
+
+/// The warning when runs drawn or tested together were trained on different data: `trains`
+/// are their training paths, resolved where each run was started (the Curves and Compare panes
+/// give them lexically resolved; [`compare_runs`] canonical). `None` when they are one file.
+pub fn mixed_data(trains: &[std::path::PathBuf]) -> Option<String> {
+    let distinct: std::collections::BTreeSet<std::path::PathBuf> =
+        trains.iter().map(|p| lexical(p)).collect();
+    (distinct.len() > 1).then(|| {
+        format!(
+            "{MIXED_DATA} ({}): a difference may be the data's, not the estimator's",
+            distinct
+                .iter()
+                .map(|p| file_name(p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// `p` with its `.` and `dir/..` steps removed, without asking the file system.
+fn lexical(p: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            c => out.push(c.as_os_str()),
+        }
+    }
+    out
 }
 
 /// Two paths naming one file (relative and absolute forms of the same path agree).

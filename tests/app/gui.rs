@@ -1283,3 +1283,231 @@ fn a_run_name_is_used_once_and_another_family_unticks_old_runs() {
         h.state().state.selected
     );
 }
+
+/// Trains `estimator` by the command line into the workspace's runs folder as run `id`, on
+/// `train` and `test` (the workbench finds it at start).
+fn cli_run(ws: &Path, id: &str, estimator: &str, train: &Path, test: &Path, template: &Path) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["train", "--estimator", estimator, "--max-iter", "15"])
+        .arg("--train")
+        .arg(train)
+        .arg("--test")
+        .arg(test)
+        .arg("--template")
+        .arg(template)
+        .arg("--out")
+        .arg(ws.join("runs").join(id))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{id}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// A workbench on `ws` with every run there finished and ticked, Compare in front.
+fn compare_all(ws: &Path, n: usize) -> Harness<'static, Workbench> {
+    let mut h = harness(ws);
+    h.step();
+    wait_for(&mut h, "the runs", 60.0, |w| {
+        w.state.runs.entries.len() == n
+            && w.state
+                .runs
+                .entries
+                .iter()
+                .all(|e| e.status == RunStatus::Finished)
+    });
+    let ids: Vec<String> = h
+        .state()
+        .state
+        .runs
+        .entries
+        .iter()
+        .map(|e| e.id.clone())
+        .collect();
+    h.state_mut().state.selected = ids.into_iter().collect();
+    h.get_by_label("Compare view").click();
+    h.step();
+    h.step();
+    h
+}
+
+/// Steps frames until a label containing `text` is drawn.
+fn wait_for_label(h: &mut Harness<'_, Workbench>, text: &str, secs: f64) {
+    let t = Instant::now();
+    while h.query_by_label_contains(text).is_none() {
+        assert!(
+            t.elapsed().as_secs_f64() < secs,
+            "no {text:?} after {secs} s"
+        );
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.step();
+}
+
+/// Compare with four runs (six pairs): the paired tests above the specs, a Holm p column
+/// with its one-line note, every column saying what it counts (McNemar on tokens, the
+/// bootstrap's score named), every difference A − B.
+#[test]
+fn compare_puts_the_tests_first_and_adds_holm_beyond_three_runs() {
+    let ws = tempfile::tempdir().unwrap();
+    let r = root();
+    let (train, test, tpl) = (
+        r.join("sample_data/hmm-peaked-train.conll"),
+        r.join("sample_data/hmm-peaked-test.conll"),
+        r.join("assets/templates/hmm.tpl"),
+    );
+    for (i, est) in ["ml", "pl", "pw", "pwpl"].iter().enumerate() {
+        cli_run(
+            ws.path(),
+            &format!("{:03}-{est}", i + 1),
+            est,
+            &train,
+            &test,
+            &tpl,
+        );
+    }
+    let mut h = compare_all(ws.path(), 4);
+    wait_for_label(&mut h, "Holm p: each pair's p", 120.0);
+    h.get_by_label("Holm p");
+    h.get_by_label("McNemar p\n(tokens)");
+    h.get_by_label("paired t p\n(tokens/seq)");
+    // The sample's labels are S0…S4, no segments: the bootstrap resamples token accuracy.
+    h.get_by_label("bootstrap A − B [95 %]\ntoken accuracy, points");
+    h.get_by_label_contains("Every difference is A − B");
+    // The tests come before the spec table (which folds).
+    let tests = h.get_by_label("Paired tests on the test items").rect();
+    let specs = h
+        .get_by_label_contains("field(s) differ, highlighted")
+        .rect();
+    assert!(tests.top() < specs.top(), "{tests:?} {specs:?}");
+    // One data set: no warning; the sample has no B-/I- labels: no factorisation hint.
+    assert!(h
+        .query_by_label_contains("trained on different data")
+        .is_none());
+    assert!(h.query_by_label_contains("hint for").is_none());
+    // Fields: the bars start 5 points below the lowest score (a multiple of 5), said under the
+    // plot, so the estimators' few-point differences show.
+    let lowest = h
+        .state()
+        .state
+        .runs
+        .entries
+        .iter()
+        .flat_map(|e| {
+            e.metrics
+                .as_ref()
+                .unwrap()
+                .labels
+                .iter()
+                .filter(|(k, _)| k.as_str() != "O")
+                .map(|(_, v)| v.f1)
+        })
+        .fold(f64::INFINITY, f64::min);
+    let base = ((lowest / 5.0).floor() * 5.0 - 5.0).clamp(0.0, 95.0);
+    h.get_by_label("Fields view").click();
+    h.step();
+    h.step();
+    if base > 0.0 {
+        h.get_by_label_contains(&format!("The bars start at {base:.0} %, not 0"));
+        h.get_by_label("bars from 0").click();
+        h.step();
+        h.step();
+    }
+    assert!(h.query_by_label_contains("The bars start at").is_none());
+    h.get_by_label("Compare view").click();
+    h.step();
+    // Three runs: three pairs, no Holm column (once their tests are computed).
+    let first: String = h.state().state.runs.entries[0].id.clone();
+    h.state_mut().state.selected.remove(&first);
+    h.step();
+    h.step();
+    let t = Instant::now();
+    while h
+        .query_by_label_contains("computing the paired tests")
+        .is_some()
+        || h.query_by_label("Paired tests on the test items").is_none()
+    {
+        assert!(t.elapsed().as_secs_f64() < 120.0, "the three runs' tests");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(h.query_by_label("Holm p").is_none());
+    assert!(h.query_by_label_contains("Holm p: each pair's p").is_none());
+}
+
+/// Runs of two data sets: Curves and Compare say so; a piecewise run on `split` over
+/// segment labels (B-/I-) gets the factorisation hint; the Data pane's template menu fills
+/// the Template field with a bundled template's path.
+#[test]
+fn mixed_data_is_warned_and_split_piecewise_is_hinted() {
+    let ws = tempfile::tempdir().unwrap();
+    let r = root();
+    let chunks = ws.path().join("chunks.conll");
+    let sentence =
+        "He PRP B-NP\nreckons VBZ B-VP\nthe DT B-NP\ncurrent JJ I-NP\ndeficit NN I-NP\n. . O\n\n";
+    std::fs::write(&chunks, sentence.repeat(20)).unwrap();
+    let chunk_tpl = r.join("assets/templates/chunking.tpl");
+    cli_run(ws.path(), "001-pw", "pw", &chunks, &chunks, &chunk_tpl);
+    cli_run(
+        ws.path(),
+        "002-ml",
+        "ml",
+        &r.join("sample_data/hmm-peaked-train.conll"),
+        &r.join("sample_data/hmm-peaked-test.conll"),
+        &r.join("assets/templates/hmm.tpl"),
+    );
+    let mut h = compare_all(ws.path(), 2);
+    h.get_by_label_contains("warning: the runs were trained on different data");
+    h.get_by_label_contains("hint for pw (001-pw): Piecewise on `split` counts the label prior");
+    h.get_by_label("Curves view").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("warning: the runs were trained on different data");
+    // The bundled templates, picked from a menu.
+    h.get_by_label("Data view").click();
+    h.step();
+    h.get_by_label("a bundled template").click();
+    h.step();
+    h.step();
+    h.get_by_label("chunking.tpl").click();
+    h.step();
+    h.step();
+    let t = h.state().state.form.template.clone();
+    assert_eq!(Path::new(&t), r.join("assets/templates/chunking.tpl"));
+    // Setting up pw on the chunks (B-/I- labels) with the default `split`: the form hints;
+    // ml, or pw on `edge-pair`, gets no hint.
+    h.state_mut().state.form.train = chunks.display().to_string();
+    h.get_by_label("Load").click();
+    h.step();
+    wait_for(&mut h, "the chunks to load", 60.0, |w| {
+        !w.state.is_loading()
+            && w.state
+                .data
+                .as_ref()
+                .is_some_and(|d| Path::new(&d.source.train) == chunks)
+    });
+    runs_form(&mut h);
+    h.get_by_label("Use loaded data").click();
+    h.step();
+    h.get_by_label("pw").click();
+    h.step();
+    h.step();
+    h.get_by_label_contains("hint: Piecewise on `split` counts the label prior");
+    h.get_by_label("ml").click();
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("hint: Piecewise").is_none());
+    h.get_by_label("pw").click();
+    h.state_mut()
+        .state
+        .launch
+        .data
+        .model
+        .set("factorisation", "edge-pair");
+    h.step();
+    h.step();
+    assert!(h.query_by_label_contains("hint: Piecewise").is_none());
+}

@@ -254,6 +254,19 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
             let (ok, why) = check_answer(h);
             assert!(!ok && why.contains("1 missing"), "{at}: {why}");
             assert_eq!(pane!(h.state(), Graph).quiz_role(), Some(c), "{at}");
+            // Wrong by picking the free variable as clamped: the feedback names the rule.
+            if c == Check::Clamped {
+                let free = pane!(h.state(), Graph).term_vars(Check::Free).unwrap();
+                let mut picks: std::collections::BTreeSet<u32> = right.iter().copied().collect();
+                picks.insert(free[0]);
+                pane_mut!(h.state_mut(), Graph).picked_vars = picks.into_iter().collect();
+                let (ok, why) = check_answer(h);
+                assert!(
+                    !ok && why.contains("1 too many")
+                        && why.contains("(free, orange): not clamped"),
+                    "{at}: {why}"
+                );
+            }
             pane_mut!(h.state_mut(), Graph).picked_vars = right.iter().copied().collect();
             let (ok, why) = check_answer(h);
             assert!(ok, "{at}: {why}");
@@ -318,6 +331,13 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
             pick(h, &q.choices[wrong]);
             let (ok, why) = check_answer(h);
             assert!(!ok && why.starts_with("Not quite"), "{at}: {why}");
+            // The hint is the rule that decides, not the answer.
+            let rule = match c {
+                Check::HigherHeldOut => "nearer 0",
+                Check::LikelyChance => "largest McNemar p",
+                _ => "fewer training seconds",
+            };
+            assert!(why.contains(rule), "{at}: {why}");
             pick(h, &q.choices[best]);
             let (ok, why) = check_answer(h);
             assert!(ok, "{at}: {why} ({scores:?})");
@@ -326,8 +346,13 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
             let right = q.answer.unwrap();
             if q.choices.len() > 1 {
                 pick(h, &q.choices[(right + 1) % q.choices.len()]);
-                let (ok, _) = check_answer(h);
+                let (ok, why) = check_answer(h);
                 assert!(!ok, "{at}: a wrong choice was taken as right");
+                // The step's "What to look at" is the hint.
+                assert!(why.starts_with("Not quite"), "{at}: {why}");
+                if !want.look.trim().is_empty() {
+                    assert!(why.starts_with("Not quite. Hint: "), "{at}: {why}");
+                }
             }
             pick(h, &q.choices[right]);
             let (ok, why) = check_answer(h);
@@ -526,6 +551,9 @@ fn drive(file: &str) -> (tempfile::TempDir, Harness<'static, Workbench>) {
         "Finish returns to the list"
     );
     h.get_by_label(&format!("Start: {}", lesson.title));
+    // Marked finished in the list, and remembered in the settings.
+    assert!(h.state().state.settings.lessons_done.contains(file));
+    assert_eq!(h.get_all_by_label("lesson finished").count(), 1);
     // Back from a later step restores the earlier step's state.
     if lesson.steps.len() > 1 {
         start_lesson(&mut h, &lesson.title);

@@ -1069,3 +1069,110 @@ fn completions_name_the_commands_and_their_flags() {
     let o = bin().args(["completions", "tcsh"]).output().unwrap();
     assert!(!o.status.success());
 }
+
+/// `compare`'s differences all read A − B (positive: A better) in the table and the JSON, and
+/// with four runs (six pairs) each pair's p is Holm-adjusted — checked against Holm's rule
+/// computed here; three runs get no Holm column.
+#[test]
+fn compare_signs_agree_and_holm_adjusts_four_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = generate(dir.path());
+    let out = dir.path().join("cmp").display().to_string();
+    let o = run(&[
+        "compare",
+        "--train",
+        &train,
+        "--test",
+        &test,
+        "--template",
+        TEMPLATE,
+        "--estimators",
+        "ml,pl,pw,pwpl",
+        "--max-iter",
+        "15",
+        "--out",
+        &out,
+        "--json",
+    ]);
+    let table: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = table["runs"].as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|r| r["estimator"].as_str().unwrap())
+        .collect();
+    // The six pairs, A before B as the engine orders them.
+    let mut pairs = vec![];
+    for (i, row) in rows.iter().enumerate() {
+        for other in &names[i + 1..] {
+            pairs.push(row["significance"][*other].clone());
+        }
+    }
+    assert_eq!(pairs.len(), 6);
+    let sequences = 40.0;
+    for p in &pairs {
+        let t = &p["tokens"];
+        let d = t["only_a"].as_f64().unwrap() - t["only_b"].as_f64().unwrap();
+        // Right tokens per sequence A − B is (only A − only B) / sequences, exactly.
+        let mean = p["paired_t"]["mean_difference"].as_f64().unwrap();
+        assert!((mean * sequences - d).abs() < 1e-9, "{p}");
+        let boot = p["bootstrap"]["difference"].as_f64().unwrap();
+        assert!(boot.signum() == d.signum() || d == 0.0, "{p}");
+    }
+    // Holm by hand: sort the McNemar p's, multiply the i-th smallest by 6 − i, keep the running
+    // maximum, cap at 1.
+    let ps: Vec<f64> = pairs
+        .iter()
+        .map(|p| p["tokens"]["p"].as_f64().unwrap())
+        .collect();
+    let mut order: Vec<usize> = (0..6).collect();
+    order.sort_by(|&a, &b| ps[a].total_cmp(&ps[b]));
+    let mut want = [0.0; 6];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max((ps[i] * (6 - rank) as f64).min(1.0));
+        want[i] = running;
+    }
+    for (p, w) in pairs.iter().zip(want) {
+        let h = p["holm_p"].as_f64().expect("a Holm p with six pairs");
+        assert!((h - w).abs() <= 1e-12 * w.max(1e-300), "{h} against {w}");
+        assert!(h >= p["tokens"]["p"].as_f64().unwrap());
+    }
+    // The table: one sign convention, said in the header; a Holm column and its note.
+    let dirs: Vec<String> = names.iter().map(|n| format!("{out}/{n}")).collect();
+    let mut args = vec!["compare", "--runs"];
+    args.extend(dirs.iter().map(String::as_str));
+    let text = stdout(&run(&args));
+    assert!(
+        text.contains("every difference is A − B (positive: A better)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bootstrap 95 % interval of token accuracy in points"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Holm p") && text.contains("adjusted for the 6 pairs"),
+        "{text}"
+    );
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("A "))
+        .skip(1)
+        .take(6)
+        .collect();
+    for (l, p) in lines.iter().zip(&pairs) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let d = f[2].parse::<f64>().unwrap() - f[3].parse::<f64>().unwrap();
+        let right: f64 = f[5].parse().unwrap();
+        let boot: f64 = f[8].parse().unwrap();
+        for x in [right, boot] {
+            assert!(x.signum() == d.signum() || d == 0.0 || x == 0.0, "{l}");
+        }
+        let holm: f64 = f[11].parse().unwrap();
+        let want = p["holm_p"].as_f64().unwrap();
+        assert!((holm - want).abs() <= 1e-3 * want.max(1e-300), "{l}");
+    }
+    // Three runs, three pairs: no Holm column.
+    let text = stdout(&run(&["compare", "--runs", &dirs[0], &dirs[1], &dirs[2]]));
+    assert!(!text.contains("Holm"), "{text}");
+}

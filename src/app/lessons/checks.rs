@@ -79,13 +79,40 @@ pub(super) fn check_runs(
             .join(" · ");
         (true, format!("{} {detail}.", q.why.trim_end()))
     } else {
-        // Only the picked run's number: the others would give the answer away.
+        // Only the picked run's number and the rule the answer follows: the others' numbers
+        // would give the answer away.
+        let rule = match c {
+            Check::HigherHeldOut => {
+                "The higher held-out log-likelihood is the one nearer 0 (less negative): \
+                 compare it with the other runs' in Compare's scores"
+            }
+            Check::LikelyChance => {
+                "The pair likeliest to differ by chance has the largest McNemar p: compare the \
+                 pairs' p in Compare's paired tests"
+            }
+            _ => {
+                "Faster is fewer training seconds: compare the runs' train seconds in Compare's \
+                 final metrics"
+            }
+        };
         (
             false,
-            format!(
-                "Not quite: {}. Look at the picture again and try once more.",
-                show(&q.choices[k], scores[k])
-            ),
+            format!("Not quite: {}. {rule}.", show(&q.choices[k], scores[k])),
+        )
+    }
+}
+
+/// What a wrong answer to a choice question without a check on runs is told: the step's
+/// "What to look at" as the hint (its text points at what decides the answer), else to look
+/// again.
+pub(super) fn choice_hint(look: &str) -> String {
+    let look = look.trim();
+    if look.is_empty() {
+        "Not quite: look at the picture again and try once more.".into()
+    } else {
+        format!(
+            "Not quite. Hint: {}",
+            look.trim_end_matches('.').to_string() + "."
         )
     }
 }

@@ -298,14 +298,19 @@ pub fn step_key(state: &mut AppState, pane: &mut LessonsPane, key: StepKey) {
     let i = pane.step.min(n.saturating_sub(1));
     match key {
         StepKey::Forward if i + 1 < n => go(state, pane, &file, &lesson, i + 1),
-        StepKey::Forward => {
-            pane.lesson = None;
-            state.command(AppCommand::LessonReveal);
-        }
+        StepKey::Forward => finish(state, pane, &file),
         StepKey::Back if i > 0 => go(state, pane, &file, &lesson, i - 1),
         StepKey::Restore if pane.trying => go(state, pane, &file, &lesson, i),
         StepKey::Back | StepKey::Restore => {}
     }
+}
+
+/// Leaves the lesson in `file` from its last step: back to the list, where it is marked
+/// finished (remembered in the settings).
+fn finish(state: &mut AppState, pane: &mut LessonsPane, file: &str) {
+    pane.lesson = None;
+    state.settings.lessons_done.insert(file.to_string());
+    state.command(AppCommand::LessonReveal);
 }
 
 fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
@@ -342,6 +347,13 @@ fn list(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
                         let paper = clean(ui, &lesson.paper, egui::TextStyle::Body);
                         let r = ui.weak(format!("{paper} · {} steps", lesson.steps.len()));
                         crate::app::papers::with_hover(r, &lesson.paper);
+                        if state.settings.lessons_done.contains(&file) {
+                            ui.colored_label(
+                                crate::app::appearance::good_color(ui.visuals()),
+                                "lesson finished",
+                            )
+                            .on_hover_text("You went through this lesson to its last step");
+                        }
                     });
                     let r = ui.label(clean(
                         ui,
@@ -423,8 +435,7 @@ fn step_ui(
             .on_hover_text("Back to the list of lessons (right arrow, PageDown or Space)")
             .clicked()
         {
-            pane.lesson = None;
-            state.command(AppCommand::LessonReveal);
+            finish(state, pane, file);
         }
         if pane.trying {
             if ui
@@ -463,7 +474,7 @@ fn step_ui(
         .show(ui, |ui| step_text(state, pane, &step, i + 1 == n, ui));
     if let Some(q) = &step.question {
         ui.add_space(6.0);
-        let r = question_ui(state, pane, q, ui);
+        let r = question_ui(state, pane, q, &step.look, ui);
         let id = egui::Id::unique(("question-height", file, i));
         ui.data_mut(|d| d.insert_temp(id, r.height()));
         state.focus.mark_question(ui, r);
@@ -516,11 +527,13 @@ fn step_text(state: &AppState, pane: &LessonsPane, step: &Step, last: bool, ui: 
     }
 }
 
-/// The step's question and its verdict; returns where it was drawn.
+/// The step's question and its verdict; returns where it was drawn. A wrong choice gets a
+/// hint from the step's `look` text.
 fn question_ui(
     state: &mut AppState,
     pane: &mut LessonsPane,
     q: &Question,
+    look: &str,
     ui: &mut egui::Ui,
 ) -> egui::Rect {
     egui::Frame::group(ui.style())
@@ -551,10 +564,7 @@ fn question_ui(
                     None => Some(match pane.picked {
                         None => (false, "Pick an answer first.".into()),
                         Some(k) if Some(k) == q.answer => (true, q.why.clone()),
-                        Some(_) => (
-                            false,
-                            "Not quite: look at the picture again and try once more.".into(),
-                        ),
+                        Some(_) => (false, checks::choice_hint(look)),
                     }),
                 };
             }

@@ -267,7 +267,12 @@ impl From<bool> for Verdict {
 impl Verdict {
     /// A comparison: the claimed direction with p < `alpha` holds, the claimed direction
     /// without it is not significant, the other direction does not hold.
+    /// A p the test could not compute (NaN: every paired difference the same) decides only
+    /// against the claim: ahead in every run but untested is not decided.
     pub fn paired(claimed_direction: bool, p: f64, alpha: f64) -> Self {
+        if p.is_nan() && claimed_direction {
+            return Verdict::NotDecided;
+        }
         match (claimed_direction, p < alpha) {
             (true, true) => Verdict::Holds,
             (true, false) => Verdict::NotSignificant,
@@ -405,9 +410,12 @@ pub(crate) fn group_mean(r: &Results, g: &str, m: &Metric) -> Option<f64> {
     Stat::of(r.get(g)?.iter().filter_map(|(_, s)| m.of(s)).collect()).map(|s| s.mean)
 }
 
-/// "p = 0.024", or "p < 0.001" where three decimals would print 0.000.
+/// "p = 0.024", "p < 0.001" where three decimals would print 0.000, or "p not computed (…)"
+/// where the test has none (NaN: every paired difference equal, so no variance).
 pub(crate) fn p_value(p: f64) -> String {
-    if p < 0.001 {
+    if p.is_nan() {
+        "p not computed (every paired difference is the same, so the t-test has no variance)".into()
+    } else if p < 0.001 {
         "p < 0.001".into()
     } else {
         format!("p = {p:.3}")
@@ -505,9 +513,9 @@ pub(super) fn paired_difference(
         hi,
         t.p,
         format!(
-            "{na} − {nb} {d:+.2} [{lo:+.2}, {hi:+.2}], paired t over {} runs p = {:.3}",
+            "{na} − {nb} {d:+.2} [{lo:+.2}, {hi:+.2}], paired t over {} runs {}",
             va.len(),
-            t.p
+            p_value(t.p)
         ),
     ))
 }
@@ -515,6 +523,22 @@ pub(super) fn paired_difference(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A paired t-test without variance (every run's difference the same) says why it has no
+    /// p, and does not call a claim that is ahead everywhere "does not hold".
+    #[test]
+    fn an_uncomputed_p_is_said_and_decides_nothing_for_the_claim() {
+        let t = crate::eval::significance::paired_t(&[1.0, 1.0], &[0.0, 0.0]);
+        assert!(t.p.is_nan());
+        let text = p_value(t.p);
+        assert!(
+            text.starts_with("p not computed (") && !text.contains("NaN"),
+            "{text}"
+        );
+        assert_eq!(Verdict::paired(true, t.p, 0.05), Verdict::NotDecided);
+        assert_eq!(Verdict::paired(false, t.p, 0.05), Verdict::DoesNotHold);
+        assert_eq!(p_value(0.0241), "p = 0.024");
+    }
 
     fn summary(gold: &[&str], pred: &[&str]) -> RunSummary {
         let v = |x: &[&str]| vec![x.iter().map(|s| s.to_string()).collect::<Vec<_>>()];

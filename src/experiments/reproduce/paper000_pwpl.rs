@@ -435,7 +435,7 @@ fn time_ratio(r: &Results, num: &str, den: &str, bound: f64) -> Option<(Verdict,
         let t = crate::eval::significance::paired_t(&b, &a);
         (
             Verdict::paired(ratio <= bound, t.p, 0.05),
-            format!(", paired t over {} subsets p = {:.3}", a.len(), t.p),
+            format!(", paired t over {} subsets {}", a.len(), p_value(t.p)),
         )
     } else {
         ((ratio <= bound).into(), ", one run each".to_string())
@@ -505,7 +505,7 @@ fn double_difference(
         lo,
         hi,
         t.p,
-        format!("paired t over {n} runs p = {:.3}", t.p),
+        format!("paired t over {n} runs {}", p_value(t.p)),
     ))
 }
 
