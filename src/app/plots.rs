@@ -350,10 +350,27 @@ pub(super) fn curve_plot(
     height: f32,
 ) -> egui::Rect {
     let (lx, ly) = (p.log_x, p.log_y);
+    // A held-out log-likelihood is under each run's own model (a MEMM's is its local
+    // Σ log p̃): the axis names it when the runs share one, the legend otherwise.
+    let held_out = p.metric == Metric::HeldOutLogLikelihood;
+    let metric = match runs.first().map(|r| r.likelihood_under()) {
+        Some(u) if held_out && runs.iter().all(|r| r.likelihood_under() == u) => {
+            format!("{} ({u})", p.metric.label())
+        }
+        _ if held_out => format!("{} (each run's model: legend)", p.metric.label()),
+        _ => p.metric.label().to_string(),
+    };
+    let legend_name = |r: &RunEntry| {
+        if held_out {
+            format!("{} ({})", r.label(), r.likelihood_under())
+        } else {
+            r.label()
+        }
+    };
     let y_label = if ly {
-        format!("|{}| (log)", p.metric.label())
+        format!("|{metric}| (log)")
     } else {
-        p.metric.label().to_string()
+        metric
     };
     // Each run's curve and relinearisation marks, once for the legend and the plot.
     struct Drawn<'a> {
@@ -387,7 +404,7 @@ pub(super) fn curve_plot(
                         [rect.left_center(), rect.right_center()],
                         egui::Stroke::new(2.5, *c),
                     );
-                    ui.label(r.label());
+                    ui.label(legend_name(r));
                     ui.add_space(8.0);
                 }
                 if drawn.iter().any(|d| !d.marks.is_empty()) {
