@@ -116,10 +116,11 @@ impl Inference {
 /// it: local decoding scores the MEMM's Σ log p̃(y_t | y_{t−1}, x) (what a MEMM or CRF-PT run
 /// reports by default), per-state scales the scaled global model, the rest the global
 /// log p(y | x). The two kinds are not comparable: a locally normalised sum is not a
-/// likelihood under the global model (issue 66).
+/// likelihood under the global model (issue 66). The label spells p̃ as p(y_t|y_t−1): egui's
+/// font has no combining tilde.
 pub fn likelihood_under(decoder: Decoder, scaled: bool) -> &'static str {
     match (decoder, scaled) {
-        (Decoder::Local, _) => "local Σ log p̃",
+        (Decoder::Local, _) => "local Σ log p(y_t|y_t−1)",
         (_, true) => "global, per-state scaled",
         _ => "global log p(y|x)",
     }
