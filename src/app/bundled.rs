@@ -41,6 +41,9 @@ pub const FILES: &[(&str, &[u8])] = bundle!(
     "sample_data/hmm-peaked-dev.conll",
     "sample_data/hmm-peaked-test.conll",
     "sample_data/hmm-peaked-train.conll",
+    "sample_data/label-bias-dev.conll",
+    "sample_data/label-bias-test.conll",
+    "sample_data/label-bias-train.conll",
     "sample_data/toy-treebank-test.mrg",
     "sample_data/toy-treebank-train.mrg",
 );

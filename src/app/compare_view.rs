@@ -138,7 +138,7 @@ pub fn metrics_rows(runs: &[&RunEntry]) -> Vec<(String, Vec<String>)> {
         ),
         (
             "held-out log-likelihood",
-            Box::new(move |r: &RunEntry| f(r.metrics.as_ref().and_then(|m| m.log_likelihood), 3)),
+            Box::new(|r: &RunEntry| r.likelihood_text(3)),
         ),
         (
             "|θ − θ0|",
@@ -589,7 +589,7 @@ fn scores_grid(ui: &mut egui::Ui, runs: &[&RunEntry]) {
                 ui.colored_label(c, r.label());
                 ui.label(format!("{:.2}", m.token_accuracy));
                 ui.label(m.segment_f1().map_or("–".into(), |f| format!("{f:.2}")));
-                ui.label(m.log_likelihood.map_or("–".into(), |l| format!("{l:.1}")));
+                ui.label(r.likelihood_text(1));
                 ui.end_row();
             }
         });

@@ -307,6 +307,8 @@ pub enum Check {
     Summed,
     /// The choices are run names: which has the highest final held-out log-likelihood.
     HigherHeldOut,
+    /// The choices are run names: which has the highest final token accuracy on the test file.
+    HigherAccuracy,
     /// The choices are run names: which trained fastest (training seconds).
     Faster,
     /// The choices are pairs of run names, "a / b": the pair whose difference is likeliest
@@ -386,9 +388,15 @@ impl Lesson {
                             q.choices.len()
                         )))
                     }
-                    (Some(Check::HigherHeldOut | Check::Faster | Check::LikelyChance), _)
-                        if q.choices.len() < 2 =>
-                    {
+                    (
+                        Some(
+                            Check::HigherHeldOut
+                            | Check::HigherAccuracy
+                            | Check::Faster
+                            | Check::LikelyChance,
+                        ),
+                        _,
+                    ) if q.choices.len() < 2 => {
                         return Err(at(
                             "this check needs two or more run names as choices".into()
                         ))

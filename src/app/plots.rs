@@ -392,18 +392,33 @@ pub(super) fn curve_plot(
     height: f32,
 ) -> egui::Rect {
     let (lx, ly) = (p.log_x, p.log_y);
+    // A held-out log-likelihood is under each run's own model (a MEMM's is its local
+    // Σ log p(y_t|y_t−1)): the line above the plot names it when the runs share one, the
+    // legend otherwise.
+    let held_out = p.metric == Metric::HeldOutLogLikelihood;
+    let metric = match runs.first().map(|r| r.likelihood_under()) {
+        Some(u) if held_out && runs.iter().all(|r| r.likelihood_under() == u) => {
+            format!("{} ({u})", p.metric.label())
+        }
+        _ if held_out => format!("{} (each run's model: legend)", p.metric.label()),
+        _ => p.metric.label().to_string(),
+    };
+    let legend_name = |r: &RunEntry| {
+        if held_out {
+            format!("{} ({})", r.label(), r.likelihood_under())
+        } else {
+            r.label()
+        }
+    };
     // The axis carries a short name (a long one was clipped to "ning objective (minimised)"
     // on a short plot); the whole quantity is said above the plot.
     let (y_label, y_meaning) = if ly {
         (
             format!("|{}| (log)", p.metric.short_label()),
-            format!("y: |{}|, log scale", p.metric.label()),
+            format!("y: |{metric}|, log scale"),
         )
     } else {
-        (
-            p.metric.short_label().to_string(),
-            format!("y: {}", p.metric.label()),
-        )
+        (p.metric.short_label().to_string(), format!("y: {metric}"))
     };
     // Each run's curve and relinearisation marks, once for the legend and the plot.
     struct Drawn<'a> {
@@ -439,7 +454,7 @@ pub(super) fn curve_plot(
                         [rect.left_center(), rect.right_center()],
                         egui::Stroke::new(2.5, *c),
                     );
-                    ui.label(r.label());
+                    ui.label(legend_name(r));
                     ui.add_space(8.0);
                 }
                 if drawn.iter().any(|d| !d.marks.is_empty()) {

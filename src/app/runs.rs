@@ -127,6 +127,26 @@ impl RunEntry {
         self.error = Some(error);
     }
 
+    /// The model the run's held-out log-likelihood is under (the MEMM's local Σ log p̃ or
+    /// a global log p(y|x)): its summary's record, else what its spec decodes with.
+    pub fn likelihood_under(&self) -> &str {
+        self.metrics
+            .as_ref()
+            .map(|m| m.log_likelihood_under.as_str())
+            .filter(|u| !u.is_empty())
+            .unwrap_or_else(|| self.spec.likelihood_under())
+    }
+
+    /// A held-out log-likelihood with the model it is under beside it.
+    pub fn likelihood_text(&self, decimals: usize) -> String {
+        self.metrics
+            .as_ref()
+            .and_then(|m| m.log_likelihood)
+            .map_or("–".into(), |l| {
+                format!("{l:.decimals$} ({})", self.likelihood_under())
+            })
+    }
+
     /// Name for legends: the spec's name, else the id.
     pub fn label(&self) -> String {
         match &self.spec.name {

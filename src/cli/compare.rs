@@ -140,13 +140,14 @@ fn compare_table(rows: &[(String, crate::run::RunSummary, PathBuf)], json: bool)
         })
         .unwrap_or_default();
     out!(
-        "{:<14} {:>6} {:>9} {:>9} {:>8} {:>12}",
+        "{:<14} {:>6} {:>9} {:>9} {:>8} {:>12} {:<18}",
         "estimator",
         "iter",
         "seconds",
         "accuracy",
         "seg F1",
-        "held-out LL"
+        "held-out LL",
+        "LL under"
     )?;
     for n in &names {
         out!(" {:>9}", truncate(n, 9))?;
@@ -155,14 +156,19 @@ fn compare_table(rows: &[(String, crate::run::RunSummary, PathBuf)], json: bool)
     for (n, s, _) in rows {
         let m = s.test.as_ref().unwrap();
         out!(
-            "{:<14} {:>6} {:>9.2} {:>9.2} {:>8} {:>12.1}",
+            "{:<14} {:>6} {:>9.2} {:>9.2} {:>8} {:>12.1} {:<18}",
             n,
             s.iterations,
             s.train_seconds,
             m.token_accuracy,
             m.segment_f1()
                 .map_or_else(|| "–".to_string(), |f| format!("{f:.2}")),
-            m.log_likelihood.unwrap_or(f64::NAN)
+            m.log_likelihood.unwrap_or(f64::NAN),
+            if m.log_likelihood_under.is_empty() {
+                "–"
+            } else {
+                m.log_likelihood_under.as_str()
+            }
         )?;
         let f: std::collections::BTreeMap<_, _> = fields(m).into_iter().collect();
         for n in &names {

@@ -212,6 +212,37 @@ pub enum Generate {
         #[arg(long, default_value_t = synth::STATES)]
         states: usize,
     },
+    /// Label-bias data (Lafferty et al. 2001 §2, rib/rob): words whose first letter is
+    /// ambiguous and whose middle letter, after a state with a single successor, tells them
+    /// apart; one word of each pair is drawn more often. Columns: letter, label; seeded.
+    LabelBias {
+        /// Word pairs (rib/rob, cat/cot, pin/pan, bed/bad, dig/dug, fun/fin: the first ones).
+        #[arg(long, default_value_t = 4)]
+        pairs: usize,
+        /// Probability of each pair's majority word.
+        #[arg(long, default_value_t = 0.75)]
+        majority: f64,
+        /// Probability that a word's middle letter is a random vowel.
+        #[arg(long, default_value_t = 0.1)]
+        noise: f64,
+        /// Words per sequence.
+        #[arg(long, default_value_t = 4)]
+        words: usize,
+        /// At most this many filler tokens (label `O`) between two words.
+        #[arg(long, default_value_t = 2)]
+        max_gap: usize,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long, default_value_t = 300)]
+        sequences: usize,
+        #[arg(long)]
+        out: PathBuf,
+        /// Also write this many test sequences (after the training ones) to --test-out.
+        #[arg(long, requires = "test_out")]
+        test_sequences: Option<usize>,
+        #[arg(long)]
+        test_out: Option<PathBuf>,
+    },
     /// Grid segmentation images (K classes, label images from a Potts sampler or smooth random
     /// fields, noisy one-hot observations per pixel) in the grid format; seeded.
     Grid {
@@ -324,6 +355,7 @@ pub fn generate(g: Generate) -> Result<()> {
         g @ Generate::Grid { .. } => generate_grid(g),
         g @ Generate::Boltzmann { .. } => generate_boltzmann(g),
         g @ Generate::HmmMixture { .. } => generate_hmm(g),
+        g @ Generate::LabelBias { .. } => generate_label_bias(g),
         g @ Generate::Treebank { .. } => generate_treebank(g),
     }
 }
@@ -511,6 +543,57 @@ fn generate_hmm(a: Generate) -> Result<()> {
             "wrote {n} sequences of length {length} to {}",
             path.display()
         );
+        Ok(())
+    };
+    write(&out, sequences)?;
+    if let Some(p) = test_out {
+        write(&p, n_test)?;
+    }
+    Ok(())
+}
+
+fn generate_label_bias(a: Generate) -> Result<()> {
+    let Generate::LabelBias {
+        pairs,
+        majority,
+        noise,
+        words,
+        max_gap,
+        seed,
+        sequences,
+        out,
+        test_sequences,
+        test_out,
+    } = a
+    else {
+        unreachable!()
+    };
+    let g = crate::data::synth_label_bias::LabelBias {
+        pairs,
+        majority,
+        noise,
+        words,
+        max_gap,
+    };
+    g.check()?;
+    let n_test = test_sequences.unwrap_or(0);
+    check_generated(
+        "sequences × tokens",
+        &[sequences, n_test],
+        &[g.max_len()],
+        false,
+    )?;
+    // Streamed: one sequence at a time is held.
+    check_generated("one sequence's tokens", &[1], &[g.max_len()], true)?;
+    let mut all = crate::data::synth_label_bias::label_bias_stream(g, seed);
+    let mut write = |path: &Path, n: usize| -> Result<()> {
+        crate::util::write_atomic_with(path, &mut |w| {
+            for s in all.by_ref().take(n) {
+                w.write_all(format_conll(std::slice::from_ref(&s), &[]).as_bytes())?;
+            }
+            Ok(())
+        })?;
+        eprintln!("wrote {n} sequences of {words} words to {}", path.display());
         Ok(())
     };
     write(&out, sequences)?;

@@ -8,6 +8,7 @@ pub mod ner;
 pub mod samples;
 pub mod seminars;
 pub mod synth;
+pub mod synth_label_bias;
 pub mod synth_loopy;
 pub mod synth_treebank;
 pub mod template;

@@ -64,6 +64,10 @@ pub struct Metrics {
     pub labels: BTreeMap<String, Prf>,
     /// Σ log p(y* | x) over sequences whose gold labels the model knows.
     pub log_likelihood: Option<f64>,
+    /// The model `log_likelihood` is under ([`crate::eval::likelihood_under`]); empty in
+    /// summaries written before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub log_likelihood_under: String,
     /// Sequences that entered `log_likelihood`.
     pub log_likelihood_sequences: usize,
     /// Their tokens (positions).
@@ -271,6 +275,16 @@ fn is_zero(n: &usize) -> bool {
 }
 
 impl Metrics {
+    /// ` (under …)` naming the model the held-out log-likelihood is under, or nothing when
+    /// the summary does not say.
+    pub fn under(&self) -> String {
+        if self.log_likelihood_under.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", self.log_likelihood_under)
+        }
+    }
+
     /// Per-token perplexity `exp(−log_likelihood / tokens)` (004 §8.3 reports "negative
     /// log-likelihood, that is, perplexity").
     pub fn perplexity(&self) -> Option<f64> {
@@ -434,6 +448,7 @@ impl Scorer {
                 .map(|(k, v)| (k, v.finish()))
                 .collect(),
             log_likelihood: None,
+            log_likelihood_under: String::new(),
             log_likelihood_sequences: 0,
             log_likelihood_tokens: 0,
             log_likelihood_bethe: 0,
@@ -531,7 +546,8 @@ impl Metrics {
         if let Some(ll) = self.log_likelihood {
             let _ = writeln!(
                 o,
-                "held-out log-likelihood: {ll:.4} over {} sequences ({:.4} per sequence){}",
+                "held-out log-likelihood{}: {ll:.4} over {} sequences ({:.4} per sequence){}",
+                self.under(),
                 self.log_likelihood_sequences,
                 ll / self.log_likelihood_sequences.max(1) as f64,
                 if self.log_likelihood_bethe > 0 {

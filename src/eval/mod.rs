@@ -112,6 +112,27 @@ impl Inference {
     }
 }
 
+/// Which model a held-out log-likelihood scored with `decoder` is under, as every view labels
+/// it: local decoding scores the MEMM's Σ log p̃(y_t | y_{t−1}, x) (what a MEMM or CRF-PT run
+/// reports by default), per-state scales the scaled global model, the rest the global
+/// log p(y | x). The two kinds are not comparable: a locally normalised sum is not a
+/// likelihood under the global model (issue 66). The label spells p̃ as p(y_t|y_t−1): egui's
+/// font has no combining tilde.
+pub fn likelihood_under(decoder: Decoder, scaled: bool) -> &'static str {
+    match (decoder, scaled) {
+        (Decoder::Local, _) => "local Σ log p(y_t|y_t−1)",
+        (_, true) => "global, per-state scaled",
+        _ => "global log p(y|x)",
+    }
+}
+
+impl Inference {
+    /// The model this inference's held-out log-likelihood is under ([`likelihood_under`]).
+    pub fn likelihood_under(&self) -> &'static str {
+        likelihood_under(self.decoder, self.scaling.is_some())
+    }
+}
+
 /// Log-potential tables of an instance under θ.
 pub fn tables(family: &dyn Family, theta: &[f64], inst: &Instance) -> Vec<f64> {
     let mut phi = vec![0.0; inst.table_len];
@@ -332,6 +353,7 @@ pub fn evaluate(
     }
     let mut m = scorer.finish();
     m.log_likelihood = Some(ll);
+    m.log_likelihood_under = how.likelihood_under().to_string();
     m.log_likelihood_sequences = n_ll;
     m.log_likelihood_tokens = ll_tokens;
     m.log_likelihood_bethe = n_bethe;

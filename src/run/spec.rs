@@ -107,6 +107,14 @@ impl RunSpec {
 }
 
 impl RunSpec {
+    /// The model this run's held-out log-likelihood is under ([`crate::eval::likelihood_under`]):
+    /// views that show it before the run's summary exists (the Curves pane) name it by this.
+    pub fn likelihood_under(&self) -> &'static str {
+        crate::eval::likelihood_under(self.inference().decoder, self.per_state_scaling)
+    }
+}
+
+impl RunSpec {
     /// Refuses a spec whose numbers lie outside the ranges the command line and the GUI
     /// enforce (a `spec.json` is deserialised without them), naming the field: the spec's
     /// settings are parsed back with their knobs' ranges, and the optimiser and the thread

@@ -289,6 +289,9 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
                     Check::HigherHeldOut => summary(name)["test"]["log_likelihood"]
                         .as_f64()
                         .expect("held-out LL"),
+                    Check::HigherAccuracy => summary(name)["test"]["token_accuracy"]
+                        .as_f64()
+                        .expect("token accuracy"),
                     // The pair whose tokens disagree most evenly: the largest McNemar p, from
                     // the exact binomial tail computed here on the summaries' token bits.
                     Check::LikelyChance => {
@@ -595,7 +598,43 @@ fn lesson_04_training_side_by_side() {
 
 #[test]
 fn lesson_05_label_bias_and_nota() {
-    drive("05-label-bias-and-nota.toml");
+    let (_ws, mut h) = drive("05-label-bias-and-nota.toml");
+    // Step 4 again (`drive` ends back on step 1): every held-out likelihood on the Compare
+    // pane says which model it is under — the MEMM's is its locally normalised Σ log p̃, the
+    // CRF's and CRF-PT's (decoded globally) the global log p(y|x) (issue 66, H1).
+    for _ in 0..3 {
+        h.step();
+        h.step();
+        h.get_by_label("Next >").click();
+    }
+    wait_for(&mut h, "lesson 5's runs on Compare", 60.0, |w| {
+        ["lesson5-crf", "lesson5-memm", "lesson5-crfpt"]
+            .iter()
+            .all(|n| {
+                run_id(w, n)
+                    .is_some_and(|id| w.state.runs.get(&id).unwrap().status == RunStatus::Finished)
+            })
+    });
+    h.step();
+    h.step();
+    for under in ["(local Σ log p(y_t|y_t−1))", "(global log p(y|x))"] {
+        assert!(
+            h.query_all_by_label_contains(under).next().is_some(),
+            "no held-out likelihood labelled {under}"
+        );
+    }
+    let w = h.state();
+    let under = |n: &str| {
+        w.state
+            .runs
+            .get(&run_id(w, n).unwrap())
+            .unwrap()
+            .likelihood_under()
+            .to_string()
+    };
+    assert_eq!(under("lesson5-memm"), "local Σ log p(y_t|y_t−1)");
+    assert_eq!(under("lesson5-crf"), "global log p(y|x)");
+    assert_eq!(under("lesson5-crfpt"), "global log p(y|x)");
 }
 
 #[test]

@@ -957,6 +957,59 @@ fn about_from_an_empty_folder_uses_the_data_directory() {
     )));
 }
 
+/// `generate label-bias` remakes lesson 5's bundled split with sample_data/README.md's command:
+/// the training file, then the development and test sentences, in that order.
+#[test]
+fn generate_label_bias_remakes_the_bundled_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, rest) = (
+        dir.path().join("train.conll"),
+        dir.path().join("rest.conll"),
+    );
+    run(&[
+        "generate",
+        "label-bias",
+        "--majority",
+        "0.65",
+        "--seed",
+        "1",
+        "--sequences",
+        "300",
+        "--out",
+        train.to_str().unwrap(),
+        "--test-sequences",
+        "600",
+        "--test-out",
+        rest.to_str().unwrap(),
+    ]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample_data");
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    assert_eq!(read(&train), read(&root.join("label-bias-train.conll")));
+    // The README's awk split: the first 300 blank-line separated sentences, then the rest.
+    let sentences: Vec<String> = read(&rest)
+        .split("\n\n")
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| format!("{}\n\n", s.trim_end()))
+        .collect();
+    assert_eq!(sentences.len(), 600);
+    assert_eq!(
+        sentences[..300].concat(),
+        read(&root.join("label-bias-dev.conll"))
+    );
+    assert_eq!(
+        sentences[300..].concat(),
+        read(&root.join("label-bias-test.conll"))
+    );
+    // Out-of-range settings are refused with the flag's name.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+        .args(["generate", "label-bias", "--pairs", "9", "--out"])
+        .arg(dir.path().join("x.conll"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--pairs"));
+}
+
 /// `generate treebank` writes trees the grammar commands read, within the length bounds, the
 /// same for the same seed; the bundled treebank is what sample_data/README.md's command makes.
 #[test]

@@ -1,5 +1,5 @@
 //! A step's question checked: on the runs' results (which run has the higher held-out
-//! likelihood, trained faster, differs likeliest by chance) and on the picture (the variables a
+//! likelihood or token accuracy, trained faster, differs likeliest by chance) and on the picture (the variables a
 //! term clamps, frees or sums out).
 
 use super::*;
@@ -52,6 +52,7 @@ pub(super) fn check_runs(
                 };
                 match c {
                     Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
+                    Check::HigherAccuracy => e.metrics.as_ref().map(|m| m.token_accuracy),
                     _ => e.summary.as_ref().map(|s| -s.train_seconds),
                 }
             }
@@ -65,7 +66,13 @@ pub(super) fn check_runs(
         .max_by(|&a, &b| scores[a].total_cmp(&scores[b]))
         .expect("two or more choices");
     let show = |n: &str, s: f64| match c {
-        Check::HigherHeldOut => format!("{n}: {s:.1}"),
+        Check::HigherHeldOut => format!(
+            "{n}: {s:.1} ({})",
+            run_named(state, n)
+                .and_then(|id| state.runs.get(&id))
+                .map_or("", |e| e.likelihood_under())
+        ),
+        Check::HigherAccuracy => format!("{n}: {s:.2} %"),
         Check::LikelyChance => format!("{n}: p = {}", crate::eval::significance::show_p(s)),
         _ => format!("{n}: {:.2} s", -s),
     };
