@@ -536,6 +536,51 @@ fn lesson_08_stochastic_composite_likelihood() {
     let sweeps = f.runtime.sweeps.clone().expect("read");
     let s = sweeps.iter().find(|s| s.name == "lesson8").unwrap();
     assert_eq!((s.runs.len(), s.total), (6, 6));
+    // Step 3's plot is scaled to the frontier: the frontier fills at least a third of the y
+    // range, and every point beyond the range is one the pane names as drawn at its edge.
+    let (lo, hi) = f.runtime.y_window.expect("a frontier");
+    let q = piecewise_lab::app::frontier::Quality::TestNll;
+    let mut pts: Vec<(f64, f64, &str)> = s
+        .runs
+        .iter()
+        .map(|r| {
+            let x = r.summary.paper_flops.unwrap();
+            (x, q.of(&r.summary).unwrap(), r.dir.as_str())
+        })
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The frontier: points no cheaper point beats.
+    let mut front = vec![];
+    for p in &pts {
+        if front.last().is_none_or(|l: &(f64, f64, &str)| p.1 < l.1) {
+            front.push(*p);
+        }
+    }
+    println!("lesson 8 points (FLOPs, NLL, run): {pts:?}; frontier {front:?}; y {lo}..{hi}");
+    let (fl, fh) = (front.last().unwrap().1, front[0].1);
+    assert!(
+        lo <= fl && fh <= hi,
+        "frontier {fl}..{fh} outside {lo}..{hi}"
+    );
+    assert!(
+        (fh - fl) / (hi - lo) >= 0.3,
+        "a flat frontier: {fl}..{fh} in {lo}..{hi}"
+    );
+    for (_, y, dir) in &pts {
+        let outside = *y < lo || *y > hi;
+        assert_eq!(
+            outside,
+            f.runtime.beyond.iter().any(|d| d == dir),
+            "{dir} at {y}"
+        );
+    }
+    // The question's "about four times the FLOPs" from the cheapest frontier point to the
+    // dearest.
+    let ratio = front.last().unwrap().0 / front[0].0;
+    assert!(
+        (3.0..=5.0).contains(&ratio),
+        "the frontier's cost ratio is {ratio}"
+    );
 }
 
 #[test]
