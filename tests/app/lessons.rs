@@ -686,6 +686,10 @@ fn lesson_09_threshold_slider(h: &mut Harness<'static, Workbench>, lesson: &Less
         count(w).is_some_and(|c| c != start)
     });
     let half = count(h.state()).unwrap();
+    println!(
+        "lesson 9: {start} red outlines at the run's threshold, {half} after a half drag (10^{:.2})",
+        pane!(h.state(), Parse).threshold_log10
+    );
     assert!(0 < half && half < start, "a half drag: {start} → {half}");
 }
 

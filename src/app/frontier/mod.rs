@@ -262,14 +262,19 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         &pts.iter().map(|(_, q)| *q).collect::<Vec<_>>(),
         p.y.lower_is_better(),
     );
-    ui.label(format!(
-        "{} ({}): {} of {} points finished · {} on the frontier · colour: λ of the higher family · marker: β",
-        sweep.name,
-        sweep.families,
-        sweep.runs.len(),
-        sweep.total,
-        front.len()
-    ));
+    // Wrapped at the visible edge, as the intro is.
+    ui.scope(|ui| {
+        ui.set_max_width(visible);
+        ui.label(format!(
+            "{} ({}): {} of {} points finished · {} on the frontier · colour: λ of the higher \
+             family · marker: β",
+            sweep.name,
+            sweep.families,
+            sweep.runs.len(),
+            sweep.total,
+            front.len()
+        ));
+    });
     let mut betas: Vec<f64> = pts.iter().map(|(r, _)| r.beta).collect();
     betas.sort_by(f64::total_cmp);
     betas.dedup();
@@ -277,6 +282,7 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     lambdas.sort_by(f64::total_cmp);
     lambdas.dedup();
     ui.horizontal_wrapped(|ui| {
+        ui.set_max_width(visible);
         lambda_key(ui, &lambdas);
         ui.separator();
         for (i, b) in betas.iter().enumerate() {
