@@ -96,12 +96,27 @@ pub fn compute_curves(p: &TheoryPane) -> Result<Vec<TheoryCurve>, String> {
         .map_err(|e| e.to_string())
 }
 
-fn order_color(k: usize) -> Color32 {
-    [
-        Color32::from_rgb(60, 120, 220),
-        Color32::from_rgb(220, 110, 40),
-        Color32::from_rgb(60, 170, 90),
-    ][(k - 1) % 3]
+/// What a series of the plot is: one of its legend's entries per order.
+#[derive(Clone, Copy)]
+enum Kind {
+    Paper,
+    Exact,
+    MonteCarlo,
+}
+
+/// A colour per order and series, all nine distinct: the legend tells each entry apart by
+/// colour alone (three entries of one blue could not be told apart on a projector).
+fn series_color(k: usize, s: Kind) -> Color32 {
+    let row = [
+        // PL2/PL1: blue, orange, purple.
+        [(50, 110, 220), (225, 105, 20), (150, 50, 180)],
+        // PL3/PL2: green, red, brown.
+        [(40, 160, 80), (205, 40, 40), (130, 85, 30)],
+        // PL4/PL3: grey, teal, pink.
+        [(120, 120, 120), (0, 150, 160), (225, 70, 160)],
+    ][(k - 1) % 3];
+    let (r, g, b) = row[s as usize];
+    Color32::from_rgb(r, g, b)
 }
 
 pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
@@ -281,7 +296,6 @@ fn theory_plot(
             .show(ui, |plot| {
                 for c in curves {
                     let (ip, ie) = if det { (1, 2) } else { (3, 4) };
-                    let col = order_color(c.k);
                     let name = format!("PL{}/PL{}", c.k + 1, c.k);
                     plot.line(
                         egui_plot::Line::new(
@@ -289,7 +303,7 @@ fn theory_plot(
                             format!("{name} paper's form (dashed)"),
                             c.points.iter().map(|q| [q[0], q[ip]]).collect::<Vec<_>>(),
                         )
-                        .color(col)
+                        .color(series_color(c.k, Kind::Paper))
                         .style(egui_plot::LineStyle::dashed_loose()),
                     );
                     if !exact {
@@ -300,7 +314,7 @@ fn theory_plot(
                             format!("{name} exact form (solid)"),
                             c.points.iter().map(|q| [q[0], q[ie]]).collect::<Vec<_>>(),
                         )
-                        .color(col)
+                        .color(series_color(c.k, Kind::Exact))
                         .width(2.0),
                     );
                 }
@@ -329,7 +343,7 @@ fn theory_plot(
                                     ),
                                     seg,
                                 )
-                                .color(order_color(pt.k))
+                                .color(series_color(pt.k, Kind::MonteCarlo))
                                 .width(1.5),
                             );
                         }
@@ -347,7 +361,7 @@ fn theory_plot(
                             )
                             .radius(5.0)
                             .filled(true)
-                            .color(order_color(pt.k)),
+                            .color(series_color(pt.k, Kind::MonteCarlo)),
                         );
                     }
                 }
@@ -362,13 +376,16 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
     let mut series = vec![];
     for c in curves {
         let (ip, ie) = if det { (1, 2) } else { (3, 4) };
-        for (form, i) in [("paper's form", ip), ("exact form", ie)] {
+        for (form, i, kind) in [
+            ("paper's form", ip, Kind::Paper),
+            ("exact form", ie, Kind::Exact),
+        ] {
             if form == "exact form" && !p.exact {
                 continue;
             }
             series.push(crate::experiments::charts::Series {
                 name: format!("PL{}/PL{} {form}", c.k + 1, c.k),
-                color: super::rgb(order_color(c.k)),
+                color: super::rgb(series_color(c.k, kind)),
                 points: c.points.iter().map(|q| [q[0], q[i]]).collect(),
                 markers: false,
             });
@@ -382,7 +399,7 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
         } {
             series.push(crate::experiments::charts::Series {
                 name: format!("95 % interval PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
-                color: super::rgb(order_color(pt.k)),
+                color: super::rgb(series_color(pt.k, Kind::MonteCarlo)),
                 points: vec![[pt.lambda, lo], [pt.lambda, hi]],
                 markers: false,
             });
@@ -390,7 +407,7 @@ fn theory_svg(p: &TheoryPane, curves: &[TheoryCurve], mc: &[McPoint]) -> String 
         if let Some(y) = if det { pt.mc.det } else { Some(pt.mc.trace) } {
             series.push(crate::experiments::charts::Series {
                 name: format!("Monte Carlo PL{}/PL{} λ={}", pt.k + 1, pt.k, pt.lambda),
-                color: super::rgb(order_color(pt.k)),
+                color: super::rgb(series_color(pt.k, Kind::MonteCarlo)),
                 points: vec![[pt.lambda, y]],
                 markers: true,
             });

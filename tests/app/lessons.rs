@@ -702,6 +702,51 @@ fn lesson_08_stochastic_composite_likelihood() {
     let sweeps = f.runtime.sweeps.clone().expect("read");
     let s = sweeps.iter().find(|s| s.name == "lesson8").unwrap();
     assert_eq!((s.runs.len(), s.total), (6, 6));
+    // Step 3's plot is scaled to the frontier: the frontier fills at least a third of the y
+    // range, and every point beyond the range is one the pane names as drawn at its edge.
+    let (lo, hi) = f.runtime.y_window.expect("a frontier");
+    let q = piecewise_lab::app::frontier::Quality::TestNll;
+    let mut pts: Vec<(f64, f64, &str)> = s
+        .runs
+        .iter()
+        .map(|r| {
+            let x = r.summary.paper_flops.unwrap();
+            (x, q.of(&r.summary).unwrap(), r.dir.as_str())
+        })
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    // The frontier: points no cheaper point beats.
+    let mut front = vec![];
+    for p in &pts {
+        if front.last().is_none_or(|l: &(f64, f64, &str)| p.1 < l.1) {
+            front.push(*p);
+        }
+    }
+    println!("lesson 8 points (FLOPs, NLL, run): {pts:?}; frontier {front:?}; y {lo}..{hi}");
+    let (fl, fh) = (front.last().unwrap().1, front[0].1);
+    assert!(
+        lo <= fl && fh <= hi,
+        "frontier {fl}..{fh} outside {lo}..{hi}"
+    );
+    assert!(
+        (fh - fl) / (hi - lo) >= 0.3,
+        "a flat frontier: {fl}..{fh} in {lo}..{hi}"
+    );
+    for (_, y, dir) in &pts {
+        let outside = *y < lo || *y > hi;
+        assert_eq!(
+            outside,
+            f.runtime.beyond.iter().any(|d| d == dir),
+            "{dir} at {y}"
+        );
+    }
+    // The question's "about four times the FLOPs" from the cheapest frontier point to the
+    // dearest.
+    let ratio = front.last().unwrap().0 / front[0].0;
+    assert!(
+        (3.0..=5.0).contains(&ratio),
+        "the frontier's cost ratio is {ratio}"
+    );
 }
 
 #[test]
@@ -710,7 +755,7 @@ fn lesson_09_grammar_chart_and_nota() {
         Lesson::read(&root().join("assets/lessons/09-grammar-chart-and-nota.toml")).unwrap();
     let missing = lesson.missing_files(&root());
     if !missing.is_empty() {
-        eprintln!("lesson 9 skipped: {missing:?} not here (../shared/data)");
+        eprintln!("lesson 9 skipped: {missing:?} not here (sample_data)");
         return;
     }
     let (_ws, mut h) = drive("09-grammar-chart-and-nota.toml");
@@ -764,6 +809,54 @@ fn lesson_09_grammar_chart_and_nota() {
     // The term's probabilities are a distribution over its candidates and NOTA.
     let mass: f64 = t.candidates.iter().map(|c| c.1).sum();
     assert!(mass <= 1.0 + 1e-9, "{mass}");
+    lesson_09_threshold_slider(&mut h, &lesson);
+}
+
+/// Lesson 9's last question: dragging the NOTA threshold slider halfway changes the red-outline
+/// count on the sentence shown (issue 66: over 10^-50 … 1 it stayed at 18 until 10^-1.5), and
+/// the feedback's count is this sentence's at the run's own threshold.
+fn lesson_09_threshold_slider(h: &mut Harness<'static, Workbench>, lesson: &Lesson) {
+    // The red outlines' count: wrong binary edges at or above the threshold.
+    let count = |w: &Workbench| {
+        let p = pane!(w, Parse);
+        let thr = p.threshold_log10 * std::f64::consts::LN_10;
+        p.view().map(|v| {
+            v.cells
+                .iter()
+                .filter(|c| c.j - c.i >= 2)
+                .flat_map(|c| c.edges.iter())
+                .filter(|e| !e.gold && e.log_ratio >= thr)
+                .count()
+        })
+    };
+    h.get_by_label("Chart").click();
+    wait_for(h, "the chart at the run's threshold", 60.0, |w| {
+        count(w).is_some()
+    });
+    let start = count(h.state()).unwrap();
+    let why = &lesson.steps.last().unwrap().question.as_ref().unwrap().why;
+    assert!(
+        why.contains(&format!("{start} on this sentence")),
+        "the feedback's count is not this sentence's {start}: {why}"
+    );
+    let slider = h
+        .get_by_role_and_label(Role::Slider, "NOTA threshold")
+        .rect();
+    h.drag_at(slider.left_center() + egui::vec2(2.0, 0.0));
+    h.step();
+    h.hover_at(slider.center());
+    h.step();
+    h.drop_at(slider.center());
+    h.step();
+    wait_for(h, "the chart at the dragged threshold", 60.0, |w| {
+        count(w).is_some_and(|c| c != start)
+    });
+    let half = count(h.state()).unwrap();
+    println!(
+        "lesson 9: {start} red outlines at the run's threshold, {half} after a half drag (10^{:.2})",
+        pane!(h.state(), Parse).threshold_log10
+    );
+    assert!(0 < half && half < start, "a half drag: {start} → {half}");
 }
 
 /// Every character of every lesson can be drawn: one the font lacks is written out in ASCII,

@@ -450,3 +450,61 @@ fn cholesky_inverses_and_log_dets_equal_the_old_decompositions() {
     }
     assert_eq!(compared, 18);
 }
+
+/// Lesson 8's last step asks which curve the Monte Carlo points follow: on the lesson's own
+/// settings (the pane's seed, 0) each point's 95 % bar must hold the exact form and exclude the
+/// paper's, or the screen would support both answers (issue 66: at λ = 0.6 it did).
+#[test]
+fn lesson_8_monte_carlo_tells_the_forms_apart() {
+    use piecewise_lab::app::lesson_format::Lesson;
+    use piecewise_lab::experiments::scl_theory::{mixture, Machine};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/lessons/08-stochastic-composite-likelihood.toml");
+    let lesson = Lesson::read(&path).unwrap();
+    let last = lesson.steps.len() - 1;
+    let t = lesson.state_at(last).theory;
+    assert_eq!(t.exact, Some(true), "the last step shows the exact form");
+    assert_eq!(t.det, Some(true), "the lesson reads the det ratio");
+    let (m, n, reps) = (t.m.unwrap(), t.mc_n.unwrap(), t.mc_reps.unwrap());
+    let orders = t.orders.unwrap();
+    let lambdas: Vec<f64> = t
+        .mc_lambdas
+        .unwrap()
+        .split(',')
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    assert!(lambdas.len() >= 2, "{lambdas:?}");
+    let machine = Machine::new(m, None).unwrap();
+    for k in (1..=3).filter(|&k| orders[k - 1]) {
+        for &l in &lambdas {
+            let policy = mixture(k, l, Selection::Independent).unwrap();
+            let e = machine.efficiency(&policy).unwrap();
+            let mc = machine
+                .relative_monte_carlo(
+                    &policy,
+                    (n, reps, 0),
+                    &std::sync::atomic::AtomicBool::new(false),
+                    &|_| {},
+                )
+                .unwrap();
+            let (lo, hi) = mc.det_ci.expect("more fits than parameters");
+            println!(
+                "PL{}/PL{k} λ = {l}: Monte Carlo {:.2} [{lo:.2}, {hi:.2}]; exact {:.2}, paper's {:.2}",
+                k + 1,
+                mc.det.unwrap(),
+                e.det_exact,
+                e.det_paper
+            );
+            assert!(
+                e.det_paper < lo,
+                "λ = {l}: the paper's form {} inside [{lo}, {hi}]",
+                e.det_paper
+            );
+            assert!(
+                lo < e.det_exact && e.det_exact < hi,
+                "λ = {l}: the exact form {} outside [{lo}, {hi}]",
+                e.det_exact
+            );
+        }
+    }
+}

@@ -29,7 +29,8 @@ pub use sweeps::*;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Complexity {
-    /// The paper's FLOPs of one objective evaluation (004 §3.1).
+    /// The paper's FLOPs of one objective evaluation (004 §3.1): realised, the components the
+    /// run's Z selected (their expectation replaces each Z by its λ).
     #[default]
     PaperFlops,
     /// Counted multiply-adds of the whole run.
@@ -41,7 +42,7 @@ impl Complexity {
     const ALL: [Complexity; 3] = [Self::PaperFlops, Self::Operations, Self::Seconds];
     fn label(self) -> &'static str {
         match self {
-            Self::PaperFlops => "paper FLOPs per evaluation",
+            Self::PaperFlops => "paper FLOPs per evaluation (of the components Z selected)",
             Self::Operations => "counted operations",
             Self::Seconds => "training seconds",
         }
@@ -151,39 +152,40 @@ pub struct FrontierRuntime {
     seen_folders: usize,
     /// The *New sweep* form's policy preview (004 Fig. 1) of the point it names.
     pub preview: crate::app::policy_view::Preview,
+    /// The y range the plot was last scaled to ([`plot::y_window`]) and the runs drawn at its
+    /// edge (tests read them).
+    pub y_window: Option<(f64, f64)>,
+    pub beyond: Vec<String>,
 }
 
-/// λ from blue (0) to red (1).
-fn lambda_color(l: f64) -> Color32 {
-    // Deep enough to read on white (at value 0.95 the greens were pastel on a projector).
-    egui::ecolor::Hsva::new(0.66 * (1.0 - l.clamp(0.0, 1.0) as f32), 0.9, 0.8, 1.0).into()
+/// A sweep's λ values in distinct colours, by rank: a blue-to-red scale made λ = 0 and 0.1
+/// two similar blues on a projector.
+const LAMBDA_COLORS: [Color32; 8] = [
+    Color32::from_rgb(50, 110, 220),
+    Color32::from_rgb(225, 105, 20),
+    Color32::from_rgb(40, 160, 80),
+    Color32::from_rgb(205, 40, 40),
+    Color32::from_rgb(150, 50, 180),
+    Color32::from_rgb(130, 85, 30),
+    Color32::from_rgb(225, 70, 160),
+    Color32::from_rgb(0, 150, 160),
+];
+
+/// The colour of `l` among the sweep's (sorted) λ values.
+fn lambda_color(lambdas: &[f64], l: f64) -> Color32 {
+    let k = lambdas.iter().position(|x| *x == l).unwrap_or(0);
+    LAMBDA_COLORS[k % LAMBDA_COLORS.len()]
 }
 
-/// The colour key for λ (D19): a strip from blue (0) to red (1) with a tick at each λ the
-/// sweep ran.
-fn lambda_bar(ui: &mut egui::Ui, lambdas: &[f64]) {
-    ui.weak("λ  0");
-    let (rect, resp) = ui.allocate_exact_size(egui::vec2(140.0, 14.0), egui::Sense::hover());
-    super::appearance::gradient_strip(ui.painter(), rect.shrink2(egui::vec2(0.0, 3.0)), 28, |t| {
-        lambda_color(f64::from(t))
-    });
-    let ink = ui.visuals().text_color();
+/// The colour key for λ: a swatch per λ value of the sweep.
+fn lambda_key(ui: &mut egui::Ui, lambdas: &[f64]) {
+    ui.weak("colour:");
     for &l in lambdas {
-        let x = rect.left() + rect.width() * l.clamp(0.0, 1.0) as f32;
-        ui.painter().line_segment(
-            [egui::pos2(x, rect.top()), egui::pos2(x, rect.bottom())],
-            egui::Stroke::new(1.5, ink),
-        );
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+        ui.painter()
+            .circle_filled(rect.center(), 5.5, lambda_color(lambdas, l));
+        ui.label(format!("λ = {l}"));
     }
-    ui.weak("1");
-    resp.on_hover_text(format!(
-        "λ of the higher family, from blue (0) to red (1); ticks: the λ values of this sweep ({})",
-        lambdas
-            .iter()
-            .map(|l| format!("{l}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    ));
 }
 
 const SHAPES: [egui_plot::MarkerShape; 6] = [
@@ -204,11 +206,19 @@ pub fn ui(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
 
 fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     ui.heading("Frontier");
-    ui.weak(
-        "Each point is one SCL run of a sweep: how much it cost (x) against how good it is (y). \
-         The grey line joins the points nothing beats on both axes (the empirical Pareto \
-         frontier); the shaded region below it is what no policy of the sweep reached.",
-    );
+    // Wrapped at the pane's visible edge: the heat maps below widen the scroll area's content,
+    // and the text ran past the right edge at 1280×800.
+    let visible = super::plots::visible_width(ui, 200.0);
+    ui.scope(|ui| {
+        ui.set_max_width(visible);
+        ui.weak(
+            "Each point is one SCL run of a sweep: how much it cost (x) against how good it is \
+             (y). The grey line joins the points nothing beats on both axes (the empirical \
+             Pareto frontier); the shaded region below it is what no policy of the sweep \
+             reached. The axes are scaled to the frontier: a point far beyond it is drawn at \
+             the plot's edge as a triangle, with its value written beside it.",
+        );
+    });
     // An Arc: the frame holds the sweeps without copying them.
     let sweeps = poll_sweeps(state, &mut p.runtime, ui);
     launcher(state, p, sweeps.as_ref().is_some_and(|s| s.is_empty()), ui);
@@ -252,14 +262,19 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
         &pts.iter().map(|(_, q)| *q).collect::<Vec<_>>(),
         p.y.lower_is_better(),
     );
-    ui.label(format!(
-        "{} ({}): {} of {} points finished · {} on the frontier · colour: λ of the higher family (the bar below) · marker: β",
-        sweep.name,
-        sweep.families,
-        sweep.runs.len(),
-        sweep.total,
-        front.len()
-    ));
+    // Wrapped at the visible edge, as the intro is.
+    ui.scope(|ui| {
+        ui.set_max_width(visible);
+        ui.label(format!(
+            "{} ({}): {} of {} points finished · {} on the frontier · colour: λ of the higher \
+             family · marker: β",
+            sweep.name,
+            sweep.families,
+            sweep.runs.len(),
+            sweep.total,
+            front.len()
+        ));
+    });
     let mut betas: Vec<f64> = pts.iter().map(|(r, _)| r.beta).collect();
     betas.sort_by(f64::total_cmp);
     betas.dedup();
@@ -267,7 +282,8 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     lambdas.sort_by(f64::total_cmp);
     lambdas.dedup();
     ui.horizontal_wrapped(|ui| {
-        lambda_bar(ui, &lambdas);
+        ui.set_max_width(visible);
+        lambda_key(ui, &lambdas);
         ui.separator();
         for (i, b) in betas.iter().enumerate() {
             let shape = [
@@ -282,7 +298,14 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             ui.weak(format!("{fill}{}: β = {b}", shape[i % 6]));
         }
     });
-    let scope = frontier_plot(ui, p, &pts, &front, &betas);
+    let scope = frontier_plot(ui, p, &pts, &front, (&lambdas, &betas));
+    let window = plot::y_window(&front, p.y.lower_is_better());
+    p.runtime.y_window = window;
+    p.runtime.beyond = pts
+        .iter()
+        .filter(|(_, q)| window.is_some_and(|(lo, hi)| q[1] < lo || q[1] > hi))
+        .map(|(r, _)| r.dir.clone())
+        .collect();
     state.focus.mark(ui, "frontier-plot", scope.response.rect);
     super::plots::plot_hint(ui);
     let rect = scope.response.rect;
@@ -308,7 +331,7 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
             .iter()
             .map(|(r, q)| Series {
                 name: format!("λ={} β={}", r.lambda, r.beta),
-                color: super::rgb(lambda_color(r.lambda)),
+                color: super::rgb(lambda_color(&lambdas, r.lambda)),
                 points: vec![*q],
                 markers: true,
             })

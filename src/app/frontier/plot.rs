@@ -3,40 +3,81 @@
 
 use super::*;
 
+/// The y range the plot shows: the frontier's, with room for the points near it (half as much
+/// again on the good side, one and a half times on the bad); `None` with no frontier. A run far
+/// off the frontier (lesson 8's λ = 0.1, β = 1 at NLL 7.95 against a frontier of 5.09 → 4.94)
+/// would otherwise set the scale and flatten the frontier.
+pub fn y_window(front: &[[f64; 2]], better_low: bool) -> Option<(f64, f64)> {
+    let (lo, hi) = front
+        .iter()
+        .map(|f| f[1])
+        .filter(|y| y.is_finite())
+        .fold(None, |acc: Option<(f64, f64)>, y| {
+            Some(acc.map_or((y, y), |(a, b)| (a.min(y), b.max(y))))
+        })?;
+    let span = (hi - lo).max(1e-3 * hi.abs().max(1e-6));
+    Some(if better_low {
+        (lo - 0.5 * span, hi + 1.5 * span)
+    } else {
+        (lo - 1.5 * span, hi + 0.5 * span)
+    })
+}
+
 /// The frontier plot: the points coloured by λ and marked by β, the Pareto frontier and the
-/// shaded unachievable region.
+/// shaded unachievable region. Scaled to the frontier ([`y_window`]); a point beyond it is
+/// drawn at the edge as a triangle pointing its way, with its value beside it.
 pub(super) fn frontier_plot(
     ui: &mut egui::Ui,
     p: &FrontierPane,
     pts: &[(&SweepRun, [f64; 2])],
     front: &[[f64; 2]],
-    betas: &[f64],
+    (lambdas, betas): (&[f64], &[f64]),
 ) -> egui::InnerResponse<egui_plot::PlotResponse<()>> {
     let xf = |x: f64| if p.log_x { x.max(1e-300).log10() } else { x };
     let (lx, better_low) = (p.log_x, p.y.lower_is_better());
+    let window = y_window(front, better_low);
+    // Where a point is drawn: inside the window, or at its edge (and which edge).
+    let place = |y: f64| -> (f64, Option<bool>) {
+        match window {
+            Some((lo, _)) if y < lo => (lo, Some(false)),
+            Some((_, hi)) if y > hi => (hi, Some(true)),
+            _ => (y, None),
+        }
+    };
+    let xs = pts.iter().map(|(_, q)| xf(q[0]));
+    let x_mid =
+        (xs.clone().fold(f64::INFINITY, f64::min) + xs.fold(f64::NEG_INFINITY, f64::max)) / 2.0;
     let scope = ui.scope(|ui| {
         // No wider than what is visible of the pane: a wide table below (the heat maps, the
         // Fig. 1 preview) widens the scroll area's content, and the plot's dearest points
         // were cut off at 1280×800.
         let visible = crate::app::plots::visible_width(ui, 200.0);
+        // Modest: lesson 8's question sits below the plot and must stay above the fold at
+        // 1024×768.
         let mut plot = crate::app::plots::pane_plot("frontier-plot")
             .width(ui.available_width().min(visible))
-            .height(((ui.available_height() - 190.0) * 0.98).max(240.0))
+            .height(((ui.available_height() - 190.0) * 0.7).clamp(220.0, 420.0))
             .x_axis_label(if lx {
                 format!("{} (log)", p.x.label())
             } else {
                 p.x.label().to_string()
             })
             .y_axis_label(p.y.label());
-        if lx {
-            plot = plot.x_grid_spacer(crate::app::plots::log_grid);
-        }
+        // Several labelled ticks on either axis: with egui_plot's own spacer a FLOPs axis had
+        // one label ("1e8") and "four times the FLOPs" could not be read off it.
+        plot = plot
+            .x_grid_spacer(if lx {
+                crate::app::plots::log_grid
+            } else {
+                crate::app::plots::linear_grid
+            })
+            .y_grid_spacer(crate::app::plots::linear_grid);
         // One point, or points on one line, leave an axis without extent, which egui_plot
         // rejects (a sweep's first point): pad each axis around its points.
         for axis in 0..2 {
             let vals: Vec<f64> = pts
                 .iter()
-                .map(|(_, q)| if axis == 0 { xf(q[0]) } else { q[1] })
+                .map(|(_, q)| if axis == 0 { xf(q[0]) } else { place(q[1]).0 })
                 .filter(|v| v.is_finite())
                 .collect();
             let (lo, hi) = vals
@@ -53,18 +94,24 @@ pub(super) fn frontier_plot(
                 };
             }
         }
+        if let Some((lo, hi)) = window {
+            // The whole window, so the frontier's neighbourhood shows even when no point is
+            // near its edges.
+            plot = plot.include_y(lo).include_y(hi);
+        }
         plot = plot.x_axis_formatter(move |m, r| crate::app::plots::axis_text(lx, m.value, r));
         plot.show(ui, |plot| {
             if !front.is_empty() {
-                // The unachievable region: below (or above, for accuracy) the frontier's steps.
-                let ys: Vec<f64> = pts.iter().map(|(_, q)| q[1]).collect();
+                // The unachievable region: below (or above, for accuracy) the frontier's steps,
+                // to the window's edge.
+                let ys: Vec<f64> = pts.iter().map(|(_, q)| place(q[1]).0).collect();
                 let (lo, hi) = ys
                     .iter()
                     .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &y| {
                         (a.min(y), b.max(y))
                     });
-                let pad = (hi - lo).max(1e-9) * 0.15;
-                let edge = if better_low { lo - pad } else { hi + pad };
+                let (lo, hi) = window.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi)));
+                let edge = if better_low { lo } else { hi };
                 let x_end = pts
                     .iter()
                     .map(|(_, q)| xf(q[0]))
@@ -90,21 +137,55 @@ pub(super) fn frontier_plot(
             }
             for (r, q) in pts {
                 let k = betas.iter().position(|b| *b == r.beta).unwrap_or(0);
-                let shape = SHAPES[k % SHAPES.len()];
+                let (y, beyond) = place(q[1]);
+                let shape = match beyond {
+                    Some(true) => egui_plot::MarkerShape::Up,
+                    Some(false) => egui_plot::MarkerShape::Down,
+                    None => SHAPES[k % SHAPES.len()],
+                };
                 let name = match r.sigma2 {
                     Some(s) => format!("λ={} β={} σ²={s} ({})", r.lambda, r.beta, r.dir),
                     None => format!("λ={} β={} ({})", r.lambda, r.beta, r.dir),
                 };
+                let color = lambda_color(lambdas, r.lambda);
                 plot.points(
-                    egui_plot::Points::new(name, vec![[xf(q[0]), q[1]]])
+                    egui_plot::Points::new(name.clone(), vec![[xf(q[0]), y]])
                         .id(("frontier-point", &r.dir))
                         .shape(shape)
                         // Later β values hollow and larger: points of one cost (a λ's two β)
                         // that coincide stay visible, one around the other.
-                        .radius(6.0 + 3.0 * k.min(3) as f32)
+                        .radius(6.0 + 4.0 * k.min(3) as f32)
                         .filled(k == 0)
-                        .color(lambda_color(r.lambda)),
+                        .color(color),
                 );
+                if let Some(up) = beyond {
+                    // Its value beside the marker, on the side towards the plot's middle.
+                    let x = xf(q[0]);
+                    let right = x > x_mid;
+                    // (The default font has no arrow glyph.)
+                    let arrow = if up { "off the top" } else { "off the bottom" };
+                    let text = format!("{} (λ = {}, β = {}),", number(q[1]), r.lambda, r.beta);
+                    let text = if right {
+                        format!("{text} {arrow}    ")
+                    } else {
+                        format!("    {text} {arrow}")
+                    };
+                    let anchor = match (right, up) {
+                        (false, true) => egui::Align2::LEFT_TOP,
+                        (false, false) => egui::Align2::LEFT_BOTTOM,
+                        (true, true) => egui::Align2::RIGHT_TOP,
+                        (true, false) => egui::Align2::RIGHT_BOTTOM,
+                    };
+                    plot.text(
+                        egui_plot::Text::new(
+                            name,
+                            egui_plot::PlotPoint::new(x, y),
+                            egui::RichText::new(text).strong(),
+                        )
+                        .anchor(anchor)
+                        .color(color),
+                    );
+                }
             }
         })
     });

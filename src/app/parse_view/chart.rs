@@ -74,12 +74,7 @@ pub(super) fn chart_tab(
             (RED, "wrong edges above the threshold"),
         ],
     );
-    ui.horizontal_wrapped(|ui| {
-        let l = ui.label("NOTA threshold: ratio at least 10^");
-        // Down to 10^-50: a small grammar's run may take every wrong edge (10^-43).
-        ui.add(egui::Slider::new(&mut p.threshold_log10, -50.0..=0.0).step_by(0.5))
-            .labelled_by(l.id);
-    });
+    threshold_slider(p, view, ui);
     let selected = count_selected(p, view);
     ui.label(format!(
         "At 10^{:.1}: {} wrong edges of this sentence get a NOTA term.{}",
@@ -87,8 +82,9 @@ pub(super) fn chart_tab(
         selected,
         match run.nota_threshold {
             Some(t) => format!(
-                " This run chose its threshold, 10^{:.2}, to give about {:.0} per training \
-                 sentence ({} in all; 001 reports about 160 per sentence).",
+                " This run chose its threshold, 10^{:.2}; at iteration 10 it found about {:.0} \
+                 such edges per training sentence ({} in all; 001 reports about 160 per \
+                 sentence on the WSJ).",
                 t.log10(),
                 run.nota_instances as f64 / run.data.sentences.len().max(1) as f64,
                 run.nota_instances
@@ -97,6 +93,60 @@ pub(super) fn chart_tab(
         }
     ));
     draw_chart(p, view, None, fit, ui)
+}
+
+/// The distinct log10 ratios of this sentence's wrong binary edges (those a threshold can give
+/// a NOTA term), ascending, each rounded down to the hundredth of a decade the pane computes
+/// its terms at (so a level still selects its edges).
+pub(super) fn wrong_edge_levels(view: &SentenceView) -> Vec<f64> {
+    let mut v: Vec<i64> = view
+        .cells
+        .iter()
+        .filter(|c| c.j - c.i >= 2)
+        .flat_map(|c| c.edges.iter().filter(|e| !e.gold))
+        .map(|e| e.log_ratio / std::f64::consts::LN_10)
+        .filter(|x| x.is_finite())
+        .map(|x| (x * 100.0).floor() as i64)
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v.into_iter().map(|x| x as f64 / 100.0).collect()
+}
+
+/// The threshold slider steps over the sentence's wrong edges, one notch per distinct ratio
+/// (from "every wrong edge" to "none"): a log scale over 10^-50 … 1 left most of its travel
+/// where the count did not change (issue 66: 18 from 10^-43.5 to 10^-1.5).
+fn threshold_slider(p: &mut ParsePane, view: &SentenceView, ui: &mut egui::Ui) {
+    let levels = wrong_edge_levels(view);
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label("NOTA threshold");
+        let Some(&top) = levels.last() else {
+            ui.weak("(this sentence has no wrong edge for a threshold to select)");
+            return;
+        };
+        // Notch r sets the threshold at the r-th ratio (r = len: above them all); a threshold
+        // set elsewhere (the run's own) sits at the first notch at or above it.
+        let at = |r: usize| levels.get(r).copied().unwrap_or(top + 0.1);
+        let mut notch = levels
+            .iter()
+            .filter(|&&v| v < p.threshold_log10 - 1e-9)
+            .count();
+        let before = notch;
+        ui.add(egui::Slider::new(&mut notch, 0..=levels.len()).show_value(false))
+            .labelled_by(l.id)
+            .on_hover_text(
+                "one notch per distinct ratio of a wrong edge of this sentence: left, every \
+                 wrong edge gets a NOTA term; right, none",
+            );
+        if notch != before {
+            p.threshold_log10 = at(notch);
+        }
+        ui.weak(format!(
+            "ratio to the best edge of its length at least 10^{:.1} (from 10^{:.1}, every wrong \
+             edge, to above 10^{top:.1}, none)",
+            p.threshold_log10, levels[0]
+        ));
+    });
 }
 
 /// The wrong binary edges the slider's threshold selects on this sentence.

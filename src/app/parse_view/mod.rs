@@ -121,7 +121,8 @@ impl ParsePane {
             self.run.clone()?,
             self.set,
             self.sentence,
-            (self.threshold_log10 * 2.0).round() as i64,
+            // To a hundredth of a decade: the slider's notches are the sentence's own ratios.
+            (self.threshold_log10 * 100.0).round() as i64,
         ))
     }
 
@@ -220,7 +221,8 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
             if p.runtime.threshold_of.as_deref() != Some(run_id.as_str()) {
                 p.runtime.threshold_of = Some(run_id.clone());
                 if let Some(t) = r.nota_threshold {
-                    p.threshold_log10 = ((t.log10() * 2.0).round() / 2.0).clamp(-50.0, 0.0);
+                    // Down to the hundredth of a decade the views are computed at.
+                    p.threshold_log10 = (t.log10() * 100.0).floor() / 100.0;
                 }
             }
             r
@@ -316,7 +318,7 @@ fn sentence_view_for(
     if !p.runtime.views.contains_key(&key) && !p.runtime.view_jobs.contains_key(&key) {
         let run = run.clone();
         let tree = trees[p.sentence].clone();
-        let thr = key.3 as f64 / 2.0 * std::f64::consts::LN_10;
+        let thr = key.3 as f64 / 100.0 * std::f64::consts::LN_10;
         p.runtime.view_jobs.insert(
             key.clone(),
             Job::spawn(ctx, "parsing a sentence", move || {
