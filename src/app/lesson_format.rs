@@ -294,6 +294,9 @@ pub enum Check {
     HigherHeldOut,
     /// The choices are run names: which trained fastest (training seconds).
     Faster,
+    /// The choices are run names: which trained in the fewest counted operations (the engine's
+    /// count, which machine noise cannot reorder as it can seconds).
+    FewerOperations,
     /// The choices are pairs of run names, "a / b": the pair whose difference is likeliest
     /// chance — the largest p of McNemar's test on tokens.
     LikelyChance,
@@ -371,7 +374,15 @@ impl Lesson {
                             q.choices.len()
                         )))
                     }
-                    (Some(Check::HigherHeldOut | Check::Faster | Check::LikelyChance), _)
+                    (
+                        Some(
+                            Check::HigherHeldOut
+                            | Check::Faster
+                            | Check::FewerOperations
+                            | Check::LikelyChance,
+                        ),
+                        _,
+                    )
                         if q.choices.len() < 2 =>
                     {
                         return Err(at(

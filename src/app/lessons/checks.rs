@@ -52,6 +52,7 @@ pub(super) fn check_runs(
                 };
                 match c {
                     Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
+                    Check::FewerOperations => e.summary.as_ref().map(|s| -(s.ops as f64)),
                     _ => e.summary.as_ref().map(|s| -s.train_seconds),
                 }
             }
@@ -67,6 +68,7 @@ pub(super) fn check_runs(
     let show = |n: &str, s: f64| match c {
         Check::HigherHeldOut => format!("{n}: {s:.1}"),
         Check::LikelyChance => format!("{n}: p = {}", crate::eval::significance::show_p(s)),
+        Check::FewerOperations => format!("{n}: {:.2} million", -s / 1e6),
         _ => format!("{n}: {:.2} s", -s),
     };
     if k == best {
