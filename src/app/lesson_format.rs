@@ -382,9 +382,7 @@ impl Lesson {
                             | Check::LikelyChance,
                         ),
                         _,
-                    )
-                        if q.choices.len() < 2 =>
-                    {
+                    ) if q.choices.len() < 2 => {
                         return Err(at(
                             "this check needs two or more run names as choices".into()
                         ))

@@ -263,7 +263,11 @@ fn lesson_6_bp_is_the_expensive_part() {
     let r = step_runs(file, step_launching(file, "lesson6-grid10-bp"), tmp.path());
     let per_iter = |n: &str| r[n].summary.ops as f64 / r[n].summary.iterations.max(1) as f64;
     let bp = per_iter("lesson6-grid10-bp");
-    for n in ["lesson6-grid10-pw", "lesson6-grid10-pl", "lesson6-grid10-bp"] {
+    for n in [
+        "lesson6-grid10-pw",
+        "lesson6-grid10-pl",
+        "lesson6-grid10-bp",
+    ] {
         let (h, m) = (&r[n].held_out, r[n].test());
         println!(
             "{n}: {:.0} operations an iteration, held-out LL {:.1} -> {:.1} ({} evaluations), \
@@ -278,7 +282,11 @@ fn lesson_6_bp_is_the_expensive_part() {
         assert!(h[h.len() - 1] > h[0], "{n} rises: {h:?}");
         assert_eq!(m.log_likelihood_bethe, m.sequences, "{n}: Bethe log Z");
         if n != "lesson6-grid10-bp" {
-            assert!(per_iter(n) <= bp / 5.0, "{n}: {} against bp's {bp}", per_iter(n));
+            assert!(
+                per_iter(n) <= bp / 5.0,
+                "{n}: {} against bp's {bp}",
+                per_iter(n)
+            );
         }
     }
     let acc = |n: &str| r[n].test().token_accuracy;
@@ -291,7 +299,11 @@ fn lesson_6_bp_is_the_expensive_part() {
 fn lesson_6_prior_is_the_development_splits_choice() {
     let tmp = tempfile::tempdir().unwrap();
     let file = "06-loopy-models.toml";
-    let (runs, _) = planned(&lesson(file), step_launching(file, "lesson6-grid10-bp"), &root());
+    let (runs, _) = planned(
+        &lesson(file),
+        step_launching(file, "lesson6-grid10-bp"),
+        &root(),
+    );
     let mut spec = runs
         .into_iter()
         .find(|(n, _)| n == "lesson6-grid10-bp")
