@@ -10,7 +10,8 @@
 //!   step already launched is reused, as the GUI reuses it, and not timed again; runs of one step
 //!   queue one after another (the Runs pane's default, one run at a time), so the step's wait is
 //!   their sum;
-//! - its started `sweep` (`experiments::sweep::run_sweep`, the Frontier pane's worker);
+//! - its started `sweep` (`experiments::sweep::run_sweep`, the Frontier pane's worker), once per
+//!   name as the GUI trains it once;
 //! - its Theory Monte Carlo when the step sets one (`mc_n`, `mc_reps`, `mc_lambdas` and the
 //!   drawn orders): `Machine::relative_monte_carlo` per order and λ, as the Theory pane's
 //!   *Run Monte Carlo* calls it.
@@ -103,8 +104,9 @@ fn main() {
                 continue;
             }
         };
-        // Runs the lesson launched at an earlier step: the GUI reuses them by name.
+        // Runs and sweeps the lesson launched at an earlier step: the GUI reuses them by name.
         let mut launched = BTreeSet::new();
+        let mut swept = BTreeSet::new();
         for i in 0..lesson.steps.len() {
             let (runs, sweep) = planned(&lesson, i, &root);
             let mut step_rows = vec![];
@@ -121,7 +123,11 @@ fn main() {
                 });
                 step_rows.push((format!("run {run}"), seconds));
             }
-            if let Some(sweep) = sweep {
+            let fresh = lesson
+                .state_at(i)
+                .sweep
+                .is_some_and(|w| swept.insert(w.name));
+            if let Some(sweep) = sweep.filter(|_| fresh) {
                 let seconds = sweep.and_then(|spec| {
                     time(reps, &|dir| {
                         run_sweep(&spec, dir, &cancel, &|_| {})
