@@ -311,6 +311,9 @@ pub enum Check {
     HigherAccuracy,
     /// The choices are run names: which trained fastest (training seconds).
     Faster,
+    /// The choices are run names: which trained in the fewest counted operations (the engine's
+    /// count, which machine noise cannot reorder as it can seconds).
+    FewerOperations,
     /// The choices are pairs of run names, "a / b": the pair whose difference is likeliest
     /// chance — the largest p of McNemar's test on tokens.
     LikelyChance,
@@ -393,6 +396,7 @@ impl Lesson {
                             Check::HigherHeldOut
                             | Check::HigherAccuracy
                             | Check::Faster
+                            | Check::FewerOperations
                             | Check::LikelyChance,
                         ),
                         _,

@@ -789,7 +789,9 @@ pub fn palette(i: usize) -> egui::Color32 {
 
 /// Formats seconds for lists: `12.3 s`, `4 min 05 s`.
 pub fn fmt_seconds(s: f64) -> String {
-    if s < 60.0 {
+    if s < 1.0 {
+        format!("{s:.2} s")
+    } else if s < 60.0 {
         format!("{s:.1} s")
     } else {
         let m = (s / 60.0).floor();

@@ -82,7 +82,7 @@ impl XAxis {
     pub fn label(self) -> &'static str {
         match self {
             XAxis::Iteration => "iteration",
-            XAxis::Seconds => "seconds",
+            XAxis::Seconds => "training seconds",
             XAxis::Operations => "counted operations",
         }
     }

@@ -77,7 +77,8 @@ pub struct RunEntry {
     /// Latest held-out metrics (final ones once finished).
     pub metrics: Option<Metrics>,
     pub error: Option<String>,
-    /// Wall seconds since launch (live) or setup + training seconds (from disk).
+    /// Wall seconds since launch, evaluations included (live runs; 0 for runs read from disk).
+    /// The seconds the app shows are [`train_seconds`](Self::train_seconds).
     pub elapsed: f64,
     /// The opened folder it was found in (`None`: the workspace's runs).
     pub folder: Option<PathBuf>,
@@ -198,6 +199,17 @@ impl RunEntry {
             RunStatus::Finished => 1.0,
             _ => (self.iteration() as f32 / self.spec.optimiser.max_iter.max(1) as f32).min(1.0),
         }
+    }
+
+    /// The run's training seconds (the optimiser's, without setup and held-out evaluation:
+    /// docs/panes/runs.md): the summary's once finished, the curve's last point while it runs.
+    /// The one meaning of "seconds" in the Runs list, Curves, Compare and the CLI's tables.
+    pub fn train_seconds(&self) -> Option<f64> {
+        self.summary
+            .as_ref()
+            .filter(|s| s.iterations > 0 || s.train_seconds > 0.0)
+            .map(|s| s.train_seconds)
+            .or_else(|| self.curve.last().map(|c| c.report.seconds))
     }
 
     /// Upper bound on the seconds left: the iteration budget at the current pace.
@@ -685,7 +697,7 @@ pub(super) fn load_entry(dir: &Path) -> Result<RunEntry, String> {
             },
             s.error.clone(),
             s.test.clone(),
-            s.setup_seconds + s.train_seconds,
+            0.0,
         ),
         None => (
             RunStatus::Interrupted,

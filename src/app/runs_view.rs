@@ -524,7 +524,8 @@ fn run_rows(
                             .desired_width(160.0)
                             .text(format!("iteration {} / {}", e.iteration(), e.spec.optimiser.max_iter)),
                     );
-                    ui.label(format!("elapsed {}", fmt_seconds(e.elapsed)));
+                    ui.label(format!("training {}", fmt_seconds(e.train_seconds().unwrap_or(0.0))))
+                        .on_hover_text(format!("Training seconds so far: the optimiser's, without held-out evaluations. Wall time since launch: {}.", fmt_seconds(e.elapsed)));
                     if let Some(n) = e.curve.last().map(|c| c.report.bp_unconverged).filter(|&n| n > 0) {
                         ui.colored_label(ui.visuals().warn_fg_color, format!("BP unconverged on {n}"))
                             .on_hover_text("Training instances whose loopy BP hit its sweep limit at this iteration: their gradient is approximate.");
@@ -537,11 +538,12 @@ fn run_rows(
                         *action = Some(("cancel", id.clone()));
                     }
                 } else {
-                    ui.label(format!(
-                        "{} iterations · {}",
-                        e.summary.as_ref().map(|s| s.iterations).unwrap_or(e.iteration()),
-                        fmt_seconds(e.elapsed)
-                    ));
+                    let iterations = e.summary.as_ref().map(|s| s.iterations).unwrap_or(e.iteration());
+                    match e.train_seconds() {
+                        Some(t) => ui.label(format!("{iterations} iterations · {} training", fmt_seconds(t))),
+                        None => ui.label(format!("{iterations} iterations")),
+                    }
+                    .on_hover_text("Training seconds: the optimiser's, without setup and held-out evaluations (the summary's train_seconds; Curves and Compare show the same).");
                     if let Some(n) = e.summary.as_ref().map(|s| s.bp_unconverged).filter(|&n| n > 0) {
                         ui.colored_label(ui.visuals().warn_fg_color, format!("BP unconverged on {n}"))
                             .on_hover_text("Training instances whose loopy BP had not converged at the final weights.");

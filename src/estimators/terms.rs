@@ -414,6 +414,8 @@ pub struct TermWork {
     marg_a: Vec<f64>,
     marg_b: Vec<f64>,
     entries: Vec<usize>,
+    /// Per factor, its table entry at the current assignment (updated digit by digit).
+    entry_now: Vec<usize>,
     gold_free: Vec<bool>,
     /// The gold labels with one term's off-gold clamp applied.
     assign: Vec<u32>,
@@ -856,20 +858,37 @@ fn enumerated_term(
     tw.digits.resize(nv, 0);
     let n_free = t.free.len();
     let inv_mu = 1.0 / mu;
+    // The entries are kept per factor and moved by the strides of the digits that change (the
+    // same integers as Σ digit × stride, so the same scores); only the gradient reads them back.
+    let keep_entries = dphi.is_some();
+    tw.entry_now.clear();
+    tw.entry_now.extend_from_slice(&tw.base);
     for _ in 0..total {
         let mut s = 0.0;
-        for k in 0..nf {
-            let mut e = tw.base[k];
-            for i in 0..nv {
-                e += tw.digits[i] as usize * tw.stride[k * nv + i];
-            }
-            tw.entries.push(e);
+        for &e in &tw.entry_now {
             s += phi[e];
+        }
+        if keep_entries {
+            tw.entries.extend_from_slice(&tw.entry_now);
         }
         tw.scores.push(s * inv_mu);
         tw.gold_free
             .push((0..n_free).all(|i| tw.digits[i] == gold[tw.vars[i] as usize]));
-        next_assignment(&mut tw.digits, &tw.card);
+        // next_assignment, moving each factor's entry with the digits.
+        for i in (0..nv).rev() {
+            tw.digits[i] += 1;
+            if tw.digits[i] < tw.card[i] {
+                for (k, e) in tw.entry_now.iter_mut().enumerate() {
+                    *e += tw.stride[k * nv + i];
+                }
+                break;
+            }
+            let back = (tw.card[i] - 1) as usize;
+            for (k, e) in tw.entry_now.iter_mut().enumerate() {
+                *e -= back * tw.stride[k * nv + i];
+            }
+            tw.digits[i] = 0;
+        }
     }
     tw.ops += (total * nf) as u64;
     let den = log_sum_exp_into(&tw.scores, None, t.nota != Nota::Without, &mut tw.probs);

@@ -180,7 +180,7 @@ pub fn decode(
                     inst.joint_states()
                 )));
             }
-            Ok((enumerate(inst, phi)?.map, "enumeration"))
+            Ok((enumerate::enumerate_map(inst, phi)?.0, "enumeration"))
         }
         Decoder::Local => unreachable!("decoded above"),
         Decoder::MaxProduct | Decoder::Auto | Decoder::Marginal => {

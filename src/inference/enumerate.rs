@@ -42,14 +42,18 @@ pub fn for_each_assignment(card: &[u32], mut f: impl FnMut(&[u32])) {
     }
 }
 
-pub fn enumerate(inst: &Instance, phi: &[f64]) -> Result<Enumeration> {
+fn check_size(inst: &Instance) -> Result<u128> {
     let states = inst.joint_states();
     if states > MAX_ENUMERATION_STATES {
         return Err(Error::invalid(format!(
             "exact enumeration needs at most {MAX_ENUMERATION_STATES} joint states; this graph has {states}"
         )));
     }
-    let mut scores = Vec::with_capacity(states as usize);
+    Ok(states)
+}
+
+/// Every assignment's score (in [`for_each_assignment`]'s order) and the first best one.
+fn scores_and_map(inst: &Instance, phi: &[f64], mut keep: impl FnMut(f64)) -> (Vec<u32>, f64) {
     let mut map = vec![0; inst.n_vars()];
     let mut map_score = f64::NEG_INFINITY;
     for_each_assignment(&inst.card, |y| {
@@ -58,8 +62,22 @@ pub fn enumerate(inst: &Instance, phi: &[f64]) -> Result<Enumeration> {
             map_score = s;
             map.copy_from_slice(y);
         }
-        scores.push(s);
+        keep(s);
     });
+    (map, map_score)
+}
+
+/// A most probable assignment and its score, by enumeration: [`enumerate`]'s `map` without
+/// its marginals (exact decoding needs no more).
+pub fn enumerate_map(inst: &Instance, phi: &[f64]) -> Result<(Vec<u32>, f64)> {
+    check_size(inst)?;
+    Ok(scores_and_map(inst, phi, |_| {}))
+}
+
+pub fn enumerate(inst: &Instance, phi: &[f64]) -> Result<Enumeration> {
+    let states = check_size(inst)?;
+    let mut scores = Vec::with_capacity(states as usize);
+    let (map, map_score) = scores_and_map(inst, phi, |s| scores.push(s));
     let log_z = log_sum_exp(&scores);
     let mut table_marginals = vec![0.0; inst.table_len];
     let mut node_marginals: Vec<Vec<f64>> =

@@ -323,6 +323,7 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
                         }
                         (2.0 * tail).min(1.0)
                     }
+                    Check::FewerOperations => -summary(name)["ops"].as_f64().unwrap(),
                     _ => -summary(name)["train_seconds"].as_f64().unwrap(),
                 }
             };

@@ -311,6 +311,87 @@ fn lesson_5_prior_is_the_development_splits_choice() {
     assert_eq!(best.1, 10.0);
 }
 
+/// The step of `file` that launches the run `name`.
+fn step_launching(file: &str, name: &str) -> usize {
+    lesson(file)
+        .steps
+        .iter()
+        .position(|s| s.run.iter().any(|r| r.name == name))
+        .unwrap_or_else(|| panic!("{file} launches {name}"))
+}
+
+/// Lesson 6's larger grid: BP is the expensive part (pw and pl count at most a fifth of its
+/// operations per iteration), every held-out likelihood rises, BP labels at least as well as pw
+/// (within 2 points), and the held-out likelihood is the Bethe one the text names.
+#[test]
+fn lesson_6_bp_is_the_expensive_part() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = "06-loopy-models.toml";
+    let r = step_runs(file, step_launching(file, "lesson6-grid10-bp"), tmp.path());
+    let per_iter = |n: &str| r[n].summary.ops as f64 / r[n].summary.iterations.max(1) as f64;
+    let bp = per_iter("lesson6-grid10-bp");
+    for n in [
+        "lesson6-grid10-pw",
+        "lesson6-grid10-pl",
+        "lesson6-grid10-bp",
+    ] {
+        let (h, m) = (&r[n].held_out, r[n].test());
+        println!(
+            "{n}: {:.0} operations an iteration, held-out LL {:.1} -> {:.1} ({} evaluations), \
+             accuracy {:.2} %",
+            per_iter(n),
+            h[0],
+            h[h.len() - 1],
+            h.len(),
+            m.token_accuracy
+        );
+        assert!(h.len() >= 3, "{n}: evaluated during training: {h:?}");
+        assert!(h[h.len() - 1] > h[0], "{n} rises: {h:?}");
+        assert_eq!(m.log_likelihood_bethe, m.sequences, "{n}: Bethe log Z");
+        if n != "lesson6-grid10-bp" {
+            assert!(
+                per_iter(n) <= bp / 5.0,
+                "{n}: {} against bp's {bp}",
+                per_iter(n)
+            );
+        }
+    }
+    let acc = |n: &str| r[n].test().token_accuracy;
+    assert!(acc("lesson6-grid10-bp") >= acc("lesson6-grid10-pw") - 2.0);
+}
+
+/// Lesson 6's prior σ² = 100 is the one the development split picks for bp among the values
+/// its text names.
+#[test]
+fn lesson_6_prior_is_the_development_splits_choice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = "06-loopy-models.toml";
+    let (runs, _) = planned(
+        &lesson(file),
+        step_launching(file, "lesson6-grid10-bp"),
+        &root(),
+    );
+    let mut spec = runs
+        .into_iter()
+        .find(|(n, _)| n == "lesson6-grid10-bp")
+        .unwrap()
+        .1
+        .unwrap();
+    assert_eq!(spec.prior.sigma2, Some(100.0));
+    spec.test = Some(root().join("sample_data/grid-10x10-dev.grid"));
+    spec.eval_every = 0;
+    let mut best = (f64::NEG_INFINITY, 0.0);
+    for s2 in [0.1, 1.0, 10.0, 100.0] {
+        spec.prior = piecewise_lab::optim::Prior { sigma2: Some(s2) };
+        let t = train(&spec, &tmp.path().join(format!("s{s2}")));
+        println!("σ² = {s2}: development held-out LL {:.2}", t.ll());
+        if t.ll() > best.0 {
+            best = (t.ll(), s2);
+        }
+    }
+    assert_eq!(best.1, 100.0);
+}
+
 /// Lesson 8: the λ × β sweep has a frontier of three or more points that trades cost for
 /// held-out likelihood, the dearest about four times the cheapest's FLOPs.
 #[test]

@@ -53,6 +53,7 @@ pub(super) fn check_runs(
                 match c {
                     Check::HigherHeldOut => e.metrics.as_ref().and_then(|m| m.log_likelihood),
                     Check::HigherAccuracy => e.metrics.as_ref().map(|m| m.token_accuracy),
+                    Check::FewerOperations => e.summary.as_ref().map(|s| -(s.ops as f64)),
                     _ => e.summary.as_ref().map(|s| -s.train_seconds),
                 }
             }
@@ -74,6 +75,7 @@ pub(super) fn check_runs(
         ),
         Check::HigherAccuracy => format!("{n}: {s:.2} %"),
         Check::LikelyChance => format!("{n}: p = {}", crate::eval::significance::show_p(s)),
+        Check::FewerOperations => format!("{n}: {:.2} million", -s / 1e6),
         _ => format!("{n}: {:.2} s", -s),
     };
     if k == best {
@@ -92,6 +94,14 @@ pub(super) fn check_runs(
             Check::HigherHeldOut => {
                 "The higher held-out log-likelihood is the one nearer 0 (less negative): \
                  compare it with the other runs' in Compare's scores"
+            }
+            Check::HigherAccuracy => {
+                "The higher token accuracy labels more test tokens right: compare the runs' \
+                 token accuracy in Compare's final metrics"
+            }
+            Check::FewerOperations => {
+                "Fewer counted operations is less inference work, whatever the machine's load: \
+                 read where each curve ends on the Curves pane's x axis (operations)"
             }
             Check::LikelyChance => {
                 "The pair likeliest to differ by chance has the largest McNemar p: compare the \
