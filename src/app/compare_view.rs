@@ -623,9 +623,10 @@ fn tests_grid(ui: &mut egui::Ui, pairs: &[crate::eval::significance::PairCompari
         .show(ui, |ui| {
             // Two lines each, saying what each column counts: McNemar on tokens while the
             // bootstrap may be on segment F1.
+            // A over B in one column: two run names side by side made the table wider than
+            // a projector's pane (1024×768).
             let mut headers = vec![
-                "A",
-                "B",
+                "A\nB",
                 "only A\n(tokens)",
                 "only B\n(tokens)",
                 "McNemar p\n(tokens)",
@@ -640,8 +641,7 @@ fn tests_grid(ui: &mut egui::Ui, pairs: &[crate::eval::significance::PairCompari
             }
             ui.end_row();
             for t in pairs {
-                ui.label(&t.a);
-                ui.label(&t.b);
+                ui.label(format!("{}\n{}", t.a, t.b));
                 match t.tokens {
                     Some(m) => {
                         ui.label(m.only_a.to_string());

@@ -25,6 +25,9 @@ pub struct Preview {
     eff_key: String,
     efficiency: Option<Result<Efficiency, String>>,
     job: Option<Job<Efficiency>>,
+    /// In front of a room, the items that fit the pane's width (fewer each frame the grid
+    /// ran past it).
+    fit_items: Option<usize>,
 }
 
 impl Preview {
@@ -286,8 +289,13 @@ fn preview_grid(
     // In front of a room, as many items as the pane's width shows whole (down to 4): at
     // 1024×768 fourteen columns ran past the pane's edge, with the row totals the lesson
     // asks about.
+    // What is on screen of the width: the pane may scroll sideways, its available width
+    // then larger than what shows.
+    let avail = ui
+        .available_width()
+        .min(ui.clip_rect().right() - ui.max_rect().left());
     let fits = if state.lecture {
-        ((ui.available_width() - 170.0) / 36.0).floor().max(4.0) as usize
+        pv.fit_items.unwrap_or(PREVIEW_ITEMS)
     } else {
         PREVIEW_ITEMS
     };
@@ -349,7 +357,7 @@ fn preview_grid(
         grid.items, policy.seed
     ));
     let cell = 16.0;
-    egui::ScrollArea::both()
+    let drawn = egui::ScrollArea::both()
         .id_salt("policy-preview")
         .max_height(600.0)
         .show(ui, |ui| {
@@ -388,6 +396,8 @@ fn preview_grid(
                     ui.end_row();
                 });
         });
+    let shrink = (state.lecture && drawn.content_size.x > avail + 1.0 && grid.items > 4)
+        .then_some(grid.items - 1);
     if grid.hidden_rows > 0 {
         ui.weak(format!(
             "… {} more component rows not shown",
@@ -409,6 +419,10 @@ fn preview_grid(
         flops_text(grid.total()),
         grid.items
     ));
+    if shrink.is_some() {
+        pv.fit_items = shrink;
+        ctx.request_repaint();
+    }
 }
 
 /// One cell of Fig. 1's grid: a diamond for a selected component, coloured by its paper FLOPs

@@ -339,6 +339,8 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
             let rule = match c {
                 Check::HigherHeldOut => "nearer 0",
                 Check::LikelyChance => "largest McNemar p",
+                Check::HigherAccuracy => "higher token accuracy",
+                Check::FewerOperations => "Fewer counted operations",
                 _ => "fewer training seconds",
             };
             assert!(why.contains(rule), "{at}: {why}");
