@@ -123,10 +123,13 @@ fn main() {
                 });
                 step_rows.push((format!("run {run}"), seconds));
             }
-            let fresh = lesson
-                .state_at(i)
-                .sweep
-                .is_some_and(|w| swept.insert(w.name));
+            // A sweep the step starts (a step that only shows its form starts none), timed at
+            // the first step that starts it.
+            let fresh = sweep.is_some()
+                && lesson
+                    .state_at(i)
+                    .sweep
+                    .is_some_and(|w| swept.insert(w.name));
             if let Some(sweep) = sweep.filter(|_| fresh) {
                 let seconds = sweep.and_then(|spec| {
                     time(reps, &|dir| {
