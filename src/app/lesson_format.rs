@@ -210,6 +210,8 @@ pub struct CurvesState {
     pub metric: Option<Metric>,
     pub x: Option<XAxis>,
     pub log_y: Option<bool>,
+    /// A log x axis (counted operations spanning orders of magnitude).
+    pub log_x: Option<bool>,
 }
 
 /// A λ × β sweep on the step's data (the Frontier pane's *New sweep* form): `1:(1−β)*LOW +
@@ -470,6 +472,7 @@ impl Lesson {
             keep!(curves.metric);
             keep!(curves.x);
             keep!(curves.log_y);
+            keep!(curves.log_x);
             for r in &s.run {
                 if !acc.run.iter().any(|q| q.name == r.name) {
                     acc.run.push(r.clone());

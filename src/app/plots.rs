@@ -403,8 +403,13 @@ pub(super) fn curve_plot(
         _ if held_out => format!("{} (each run's model: legend)", p.metric.label()),
         _ => p.metric.label().to_string(),
     };
+    // The model in the legend only where the runs' differ: the line above names a shared one.
+    let mixed_models = held_out
+        && runs
+            .iter()
+            .any(|r| Some(r.likelihood_under()) != runs.first().map(|f| f.likelihood_under()));
     let legend_name = |r: &RunEntry| {
-        if held_out {
+        if mixed_models {
             format!("{} ({})", r.label(), r.likelihood_under())
         } else {
             r.label()

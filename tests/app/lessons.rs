@@ -215,6 +215,9 @@ fn assert_state(w: &Workbench, want: &Step, at: &str) {
     if let Some(x) = want.curves.x {
         assert_eq!(c.x, x, "{at}");
     }
+    if let Some(l) = want.curves.log_x {
+        assert_eq!(c.log_x, l, "{at}: log x");
+    }
 }
 
 fn check_answer(h: &mut Harness<'_, Workbench>) -> (bool, String) {

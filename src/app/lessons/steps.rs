@@ -126,6 +126,9 @@ pub(crate) fn apply(wb: &mut Workbench, ctx: &egui::Context, step: Step) {
                 if let Some(l) = s.log_y {
                     c.log_y = l;
                 }
+                if let Some(l) = s.log_x {
+                    c.log_x = l;
+                }
             }
             egui_tiles::Tile::Pane(Pane::Parse(p)) => {
                 let s = &step.parse;
