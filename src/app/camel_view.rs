@@ -489,6 +489,7 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
             &gold,
             ndarray::ArrayViewD::from_shape(shape.as_slice(), &c.clusters.beliefs[a]).ok(),
             true,
+            false,
         );
         for s in c
             .clusters

@@ -320,7 +320,8 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     });
     ui.weak(
         "Heat maps: each cell is one point (rows λ, columns β); green is the best value of the \
-         map, red the worst, the colours scaled between them; – a point not finished.",
+         map, red the worst, the others coloured by their rank between them (an outlier does \
+         not wash out the rest); – a point not finished.",
     );
     let stem = format!("frontier-{}", sweep.name);
     if save_png {

@@ -262,10 +262,15 @@ pub(super) fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &v| {
             (a.min(v), b.max(v))
         });
-    // Good is green, bad is red, whichever way the metric points.
+    // Good is green, bad is red, whichever way the metric points; by rank among the sweep's
+    // points, so one outlier (lesson 8's λ = 0.1, β = 1 at 7.95) does not paint every other
+    // cell the same green.
+    let mut sorted = vals.clone();
+    sorted.sort_by(f64::total_cmp);
     let color = |v: f64| -> Color32 {
-        let t = if hi > lo {
-            ((v - lo) / (hi - lo)) as f32
+        let t = if sorted.len() > 1 && hi > lo {
+            let rank = sorted.partition_point(|&x| x < v);
+            rank as f32 / (sorted.len() - 1) as f32
         } else {
             0.5
         };
@@ -277,10 +282,15 @@ pub(super) fn heat_map(ui: &mut egui::Ui, sweep: &SweepData, q: Quality) {
         ui.horizontal(|ui| {
             ui.weak("colour:");
             for (t, what) in [(0.0, "worst"), (0.5, "middle"), (1.0, "best")] {
+                // The value at that rank.
+                let at = |r: f64| {
+                    let k = (r * sorted.len().saturating_sub(1) as f64).round() as usize;
+                    sorted.get(k).copied().unwrap_or(0.0)
+                };
                 let v = if q.lower_is_better() {
-                    hi - t * (hi - lo)
+                    at(1.0 - t)
                 } else {
-                    lo + t * (hi - lo)
+                    at(t)
                 };
                 egui::Frame::new()
                     .fill(color(v))

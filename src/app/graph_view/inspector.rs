@@ -96,10 +96,14 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
     let has_model_bp = learned.as_ref().is_some_and(|l| l.1);
     // Laid out in rows that fit the pane: side by side they were cut off at 1400 px (5.3).
     let tables = factor_tables(pane, f);
-    let width = table_width(names.len(), shape.last().copied().unwrap_or(1));
+    let cols = shape.last().copied().unwrap_or(1);
+    let full = table_width(names.len(), cols, false);
     // Rows as wide as the visible part of the pane (it may scroll sideways).
-    let visible = crate::app::plots::visible_width(ui, width);
-    let per_row = ((visible + 8.0) / (width + 8.0)).floor().max(1.0) as usize;
+    let visible = crate::app::plots::visible_width(ui, full);
+    let fits = |w: f32| ((visible + 8.0) / (w + 8.0)).floor().max(1.0) as usize;
+    let compact =
+        fits(full) < 2 && tables.len() >= 2 && fits(table_width(names.len(), cols, true)) >= 2;
+    let per_row = fits(table_width(names.len(), cols, compact));
     let top = ui.cursor().min;
     // What a BP step compares comes first (see `factor_tables`): its first row is the
     // lesson's focus, visible without scrolling the inspector.
@@ -119,6 +123,7 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
                     &gold,
                     values.as_ref().map(|v| v.view()),
                     *prob,
+                    compact,
                 );
             }
         });
@@ -204,9 +209,21 @@ pub(super) fn factor_tables(
 }
 
 /// The width [`heat_table`] takes for `cols` columns of labels `names`.
-fn table_width(n_names: usize, cols: usize) -> f32 {
-    let cell = if n_names > 12 { 34.0 } else { 52.0 };
-    44.0 + cols as f32 * (cell + 1.0)
+fn table_width(n_names: usize, cols: usize, compact: bool) -> f32 {
+    44.0 + cols as f32 * (cell_width(n_names, compact) + 1.0)
+}
+
+/// A table cell's width: narrow for many labels; `compact` (42) where two tables then fit
+/// side by side — at 1024×768 the BP belief stacked over the exact marginal it is compared
+/// with pushed the marginal below the fold.
+fn cell_width(n_names: usize, compact: bool) -> f32 {
+    if n_names > 12 {
+        34.0
+    } else if compact {
+        42.0
+    } else {
+        52.0
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -219,6 +236,7 @@ pub fn heat_table(
     gold: &[Option<u32>],
     values: Option<ArrayViewD<'_, f64>>,
     probability: bool,
+    compact: bool,
 ) {
     // A vector is a one-row table; a table of another rank, or none, draws empty cells.
     let values: Option<ArrayView2<f64>> = values.and_then(|v| match v.ndim() {
@@ -228,7 +246,11 @@ pub fn heat_table(
     ui.vertical(|ui| {
         // The title wraps at the table's width: a long one made the table wider than
         // `table_width` says, and two side by side no longer fit the pane.
-        ui.set_max_width(table_width(names.len(), *shape.last().unwrap_or(&1)));
+        ui.set_max_width(table_width(
+            names.len(),
+            *shape.last().unwrap_or(&1),
+            compact,
+        ));
         ui.add(egui::Label::new(egui::RichText::new(title).strong()).wrap());
         let (lo, hi) = values
             .map(|v| {
@@ -255,7 +277,7 @@ pub fn heat_table(
             }
         };
         // Keep in step with `table_width`.
-        let cell = vec2(if names.len() > 12 { 34.0 } else { 52.0 }, 18.0);
+        let cell = vec2(cell_width(names.len(), compact), 18.0);
         let (rows, cols) = match (values, shape) {
             (Some(v), _) => v.dim(),
             (None, [a]) => (1, *a),
