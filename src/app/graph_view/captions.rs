@@ -65,10 +65,10 @@ fn graph_caption(
             n(inst.factors.len(), "factor", "factors"),
             n(pieces, "piece", "pieces"),
         ));
-    });
-    // The factors' colours: a row of the caption, not drawn over the graph (it hid y16 on a
-    // grid, 5.5).
-    ui.horizontal_wrapped(|ui| {
+        // The factors' colours: in the caption, not drawn over the graph (it hid y16 on a
+        // grid, 5.5); in the legend's own row where it fits (a row of its own took the
+        // height a projector's inspector needed).
+        ui.add_space(8.0);
         ui.weak("factors:");
         let templates = &d.family.model().templates;
         for (i, t) in templates.iter().enumerate() {

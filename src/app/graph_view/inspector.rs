@@ -168,7 +168,7 @@ pub(super) fn factor_tables(
                 true,
             ));
             tables.push((
-                format!("BP belief after {} sweeps (the stepper)", bp.sweeps),
+                format!("BP belief after {} sweeps", bp.sweeps),
                 Some(fb.clone()),
                 true,
             ));
