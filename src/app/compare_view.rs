@@ -463,16 +463,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
         };
         let owned: Vec<(String, crate::run::RunSpec, Option<crate::eval::Metrics>)> = finished
             .iter()
-            .map(|r| {
-                // Data paths resolved where the run was started, as `compare --runs` does.
-                let cwd = r
-                    .summary
-                    .as_ref()
-                    .and_then(|s| s.provenance.as_ref())
-                    .map_or("", |p| p.cwd.as_str());
-                let spec = r.spec.clone().with_paths_from(std::path::Path::new(cwd));
-                (name(r), spec, r.metrics.clone())
-            })
+            .map(|r| (name(r), r.spec_as_started(), r.metrics.clone()))
             .collect();
         let job = super::jobs::Job::spawn(ui.ctx(), "paired tests", move || {
             let scored: Vec<crate::run::compare::Scored> = owned

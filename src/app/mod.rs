@@ -218,8 +218,7 @@ pub struct AppState {
     pub undo: Option<runs::Trashed>,
     /// What the current lesson step points at (scrolled into view by the pane drawing it).
     pub focus: lesson_format::Focus,
-    /// A lesson is being taught (open, not *Try it yourself*), or the presentation scale is
-    /// on: pictures keep a size readable from the back of a room (set every frame).
+    /// Teaching or presenting: pictures keep a size readable from the back of a room.
     pub lecture: bool,
 }
 
@@ -272,7 +271,6 @@ impl Workbench {
             dialog: None,
             commands: vec![],
             frames,
-
             load_pending: false,
             lessons: lessons::LessonRuntime::read(&root),
             welcome: !hide_welcome,
@@ -333,10 +331,7 @@ impl Workbench {
             && self.state.exports.is_empty();
         appearance::keys(&mut self.state, &ctx, free);
         lessons::keys(self, &ctx, free);
-        let teaching = self.tree.tiles.iter().any(|(_, t)| {
-            matches!(t, egui_tiles::Tile::Pane(Pane::Lessons(l)) if l.lesson.is_some() && !l.trying)
-        });
-        self.state.lecture = teaching || self.state.settings.presenter;
+        self.state.lecture = lessons::teaching(&self.tree) || self.state.settings.presenter;
         egui::Panel::top("menu").show(ui, |ui| self.top_bar(ui));
         egui::Panel::bottom("messages").show(ui, |ui| self.state.message_bar(ui));
         egui::CentralPanel::default_margins().show(ui, |ui| {

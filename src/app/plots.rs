@@ -150,20 +150,7 @@ pub fn run_color(id: &str) -> Color32 {
 /// The warning line when the runs drawn together were trained on different data (the engine's
 /// [`crate::run::compare::mixed_data`], each run's path resolved where it was started).
 pub fn mixed_data_warning(runs: &[&RunEntry], ui: &mut egui::Ui) {
-    let trains: Vec<std::path::PathBuf> = runs
-        .iter()
-        .map(|r| {
-            let cwd = r
-                .summary
-                .as_ref()
-                .and_then(|s| s.provenance.as_ref())
-                .map_or("", |p| p.cwd.as_str());
-            r.spec
-                .clone()
-                .with_paths_from(std::path::Path::new(cwd))
-                .train
-        })
-        .collect();
+    let trains: Vec<std::path::PathBuf> = runs.iter().map(|r| r.spec_as_started().train).collect();
     if let Some(w) = crate::run::compare::mixed_data(&trains) {
         let text = egui::RichText::new(format!("warning: {w}")).color(ui.visuals().warn_fg_color);
         wrapped_line(ui, text);

@@ -86,6 +86,17 @@ pub struct RunEntry {
 }
 
 impl RunEntry {
+    /// The run's spec with its data paths resolved where the run was started (its
+    /// provenance's working folder), as `compare --runs` reads them.
+    pub fn spec_as_started(&self) -> crate::run::RunSpec {
+        let cwd = self
+            .summary
+            .as_ref()
+            .and_then(|s| s.provenance.as_ref())
+            .map_or("", |p| p.cwd.as_str());
+        self.spec.clone().with_paths_from(std::path::Path::new(cwd))
+    }
+
     /// A run directory that cannot be read, listed with the reason.
     pub(super) fn broken(dir: &Path, error: String) -> RunEntry {
         RunEntry {

@@ -158,23 +158,11 @@ pub struct FrontierRuntime {
     pub beyond: Vec<String>,
 }
 
-/// A sweep's λ values in distinct colours, by rank: a blue-to-red scale made λ = 0 and 0.1
-/// two similar blues on a projector.
-const LAMBDA_COLORS: [Color32; 8] = [
-    Color32::from_rgb(50, 110, 220),
-    Color32::from_rgb(225, 105, 20),
-    Color32::from_rgb(40, 160, 80),
-    Color32::from_rgb(205, 40, 40),
-    Color32::from_rgb(150, 50, 180),
-    Color32::from_rgb(130, 85, 30),
-    Color32::from_rgb(225, 70, 160),
-    Color32::from_rgb(0, 150, 160),
-];
-
-/// The colour of `l` among the sweep's (sorted) λ values.
+/// The colour of `l` among the sweep's (sorted) λ values: distinct colours by rank, the run
+/// palette's (a blue-to-red scale made λ = 0 and 0.1 two similar blues on a projector).
 fn lambda_color(lambdas: &[f64], l: f64) -> Color32 {
     let k = lambdas.iter().position(|x| *x == l).unwrap_or(0);
-    LAMBDA_COLORS[k % LAMBDA_COLORS.len()]
+    crate::app::palette(k)
 }
 
 /// The colour key for λ: a swatch per λ value of the sweep.

@@ -230,6 +230,13 @@ pub fn ui(state: &mut AppState, pane: &mut LessonsPane, ui: &mut egui::Ui) {
     }
 }
 
+/// A lesson is being taught: open at a step, not *Try it yourself*.
+pub(super) fn teaching(tree: &egui_tiles::Tree<Pane>) -> bool {
+    tree.tiles.iter().any(|(_, t)| {
+        matches!(t, egui_tiles::Tile::Pane(Pane::Lessons(l)) if l.lesson.is_some() && !l.trying)
+    })
+}
+
 /// Starts (or restores) step `i` of the lesson in `file`.
 pub fn go(state: &mut AppState, pane: &mut LessonsPane, file: &str, lesson: &Lesson, i: usize) {
     pane.lesson = Some(file.to_string());
