@@ -89,10 +89,18 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
     }
     // A factor a lesson opens the inspector on: into view (lesson 3's transition(11,12) was
     // off screen at 1024×768, the graph's strip showing y0…y4).
-    if std::mem::take(&mut pane.scroll_to_factor) {
+    // Asked again each frame until it is inside the visible area (the first frames of a step
+    // may lay the graph out before the lecture zoom and the inspector settle), for at most
+    // `scroll_to_factor` frames; then the student scrolls freely.
+    if pane.scroll_to_factor > 0 {
+        pane.scroll_to_factor -= 1;
         if let Some(&p) = pane.selected_factor.and_then(|f| lay.factors.get(f)) {
-            let c = scene.to_screen(p);
-            ui.scroll_to_rect(Rect::from_center_size(c, vec2(DX * z * 3.0, 10.0)), None);
+            let r = Rect::from_center_size(scene.to_screen(p), vec2(DX * z * 3.0, 10.0));
+            if ui.clip_rect().contains_rect(r) {
+                pane.scroll_to_factor = 0;
+            } else {
+                ui.scroll_to_rect(r, None);
+            }
         }
     }
     if pane.show_pieces && !pane.node_split && !pane.cache.diagram.is_empty() {

@@ -37,14 +37,6 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
             close = true;
         }
     });
-    let slot = &inst.slots[fac.slot as usize];
-    let n_obs: usize = inst.parts(slot).iter().map(|p| inst.obs(p).0.len()).sum();
-    ui.weak(format!(
-        "{} active observation(s); gold entry outlined. Cell colours run from dark blue (a \
-         table's lowest value; 0 for probabilities) to red (its highest). Each probability table \
-         sums to 1 over its entries.",
-        n_obs
-    ));
     // What this function reads of the learned tables (the tables themselves: `factor_tables`).
     let learned = match &pane.cache.learned {
         Some((_, _, _, Ok(l))) => Some((
@@ -132,6 +124,16 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
     }
     let tables_rect = first_row.unwrap_or(egui::Rect::from_min_size(top, egui::Vec2::ZERO));
     state.focus.mark(ui, "bp-table", tables_rect);
+    // How to read them, below them: above, it pushed lesson 3's compared tables out of the
+    // inspector's strip at 1024×768.
+    let slot = &inst.slots[fac.slot as usize];
+    let n_obs: usize = inst.parts(slot).iter().map(|p| inst.obs(p).0.len()).sum();
+    ui.weak(format!(
+        "{} active observation(s); gold entry outlined. Cell colours run from dark blue (a \
+         table's lowest value; 0 for probabilities) to red (its highest). Each probability table \
+         sums to 1 over its entries.",
+        n_obs
+    ));
     if bp_shown(pane).is_some() && has_model_bp {
         ui.weak(
             "The stepper above runs the parallel schedule (every message from the previous \
@@ -276,8 +278,12 @@ pub fn heat_table(
                 format!("{x:.2}")
             }
         };
-        // Keep in step with `table_width`.
-        let cell = vec2(cell_width(names.len(), compact), 18.0);
+        // Keep in step with `table_width`; compact cells are also 2 px lower (lesson 3's two
+        // compared tables with their titles in the inspector's strip at 1024×768).
+        let cell = vec2(
+            cell_width(names.len(), compact),
+            if compact { 16.0 } else { 18.0 },
+        );
         let (rows, cols) = match (values, shape) {
             (Some(v), _) => v.dim(),
             (None, [a]) => (1, *a),
@@ -297,6 +303,7 @@ pub fn heat_table(
         let name = |i: usize| names.get(i).map_or("", |n| n.as_str());
         egui::Grid::new(ui.next_auto_id())
             .spacing(vec2(1.0, 1.0))
+            .min_row_height(cell.y)
             .show(ui, |ui| {
                 ui.label(if rows > 1 { corner } else { "" });
                 for &c in &col_order {

@@ -74,9 +74,9 @@ pub struct GraphPane {
     last_step: f64,
     #[serde(skip)]
     scroll_to_term: bool,
-    /// Scroll the inspected factor into view at the next frame (a lesson picked it).
+    /// Frames left to bring the inspected factor into view (a lesson picked it).
     #[serde(skip)]
-    pub scroll_to_factor: bool,
+    pub scroll_to_factor: u8,
 }
 
 impl Default for GraphPane {
@@ -105,7 +105,7 @@ impl Default for GraphPane {
             cache: GraphCache::default(),
             last_step: 0.0,
             scroll_to_term: false,
-            scroll_to_factor: false,
+            scroll_to_factor: 0,
         }
     }
 }

@@ -208,7 +208,7 @@ fn set_graph(g: &mut crate::app::GraphPane, step: &Step) {
     }
     if let Some(f) = s.factor {
         g.selected_factor = usize::try_from(f).ok();
-        g.scroll_to_factor = g.selected_factor.is_some();
+        g.scroll_to_factor = if g.selected_factor.is_some() { 60 } else { 0 };
     }
     if s.model.as_deref() == Some("untrained") {
         g.model_run = None;
