@@ -175,7 +175,7 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
                 match r {
                     None => {
                         ui.horizontal(|ui| {
-                            ui.spinner();
+                            crate::app::appearance::busy(ui);
                             ui.weak(
                                 waiting
                                     .get(label)

@@ -480,7 +480,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
     }
     let Some(c) = t.shown.as_ref().filter(|(k, _)| *k == key).map(|s| &s.1) else {
         ui.horizontal(|ui| {
-            ui.spinner();
+            crate::app::appearance::busy(ui);
             ui.weak("computing the paired tests…");
         });
         return false;

@@ -162,7 +162,7 @@ fn open_section(state: &mut AppState, ui: &mut egui::Ui) {
                     state.load(&ctx);
                 }
                 if loading {
-                    ui.spinner();
+                    crate::app::appearance::busy(ui);
                 }
                 if ui.button("Seminar folder…").clicked() {
                     state.open_dialog(&ctx, DialogTarget::TrainFolder);
@@ -358,7 +358,7 @@ fn sequence_section(state: &mut AppState, pane: &mut DataPane, ui: &mut egui::Ui
             Some(p) => p.labels.get(pane.sequence).cloned(),
             None => {
                 ui.horizontal(|ui| {
-                    ui.spinner();
+                    crate::app::appearance::busy(ui);
                     ui.weak("predicting…");
                 });
                 None

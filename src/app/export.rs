@@ -308,7 +308,7 @@ impl super::AppState {
                     .on_hover_text("Choose the folder and name in the desktop's file dialog")
                     .clicked();
                 if browsing {
-                    ui.spinner();
+                    crate::app::appearance::busy(ui);
                 }
             });
         });

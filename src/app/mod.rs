@@ -428,7 +428,7 @@ impl Workbench {
             appearance::top_bar(&mut self.state, ui);
             ui.separator();
             if let Some(j) = &self.state.loading {
-                ui.spinner();
+                crate::app::appearance::busy(ui);
                 ui.label(format!(
                     "{} ({:.1} s)",
                     j.what,

@@ -175,7 +175,7 @@ pub fn ui(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) {
     mc.extend(p.runtime.mc_partial.lock().unwrap().iter().cloned());
     let curves = match &p.runtime.curves {
         None => {
-            ui.spinner();
+            crate::app::appearance::busy(ui);
             return;
         }
         Some(Err(e)) => {
@@ -236,7 +236,7 @@ fn monte_carlo_row(state: &mut AppState, p: &mut TheoryPane, ui: &mut egui::Ui) 
         ui.add(egui::TextEdit::singleline(&mut p.mc_lambdas).desired_width(120.0))
             .labelled_by(l.id);
         if rt.mc_job.is_some() {
-            ui.spinner();
+            crate::app::appearance::busy(ui);
             ui.label(format!(
                 "{} of {} fits",
                 rt.mc_done.load(Ordering::Relaxed),

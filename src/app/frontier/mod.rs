@@ -211,7 +211,7 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     let sweeps = poll_sweeps(state, &mut p.runtime, ui);
     launcher(state, p, sweeps.as_ref().is_some_and(|s| s.is_empty()), ui);
     let Some(sweeps) = sweeps else {
-        ui.spinner();
+        crate::app::appearance::busy(ui);
         return;
     };
     if sweeps.is_empty() {
@@ -235,7 +235,7 @@ fn pane(state: &mut AppState, p: &mut FrontierPane, ui: &mut egui::Ui) {
     }
     let Some(sweep) = sweeps.iter().find(|s| Some(&s.name) == p.sweep.as_ref()) else {
         ui.horizontal(|ui| {
-            ui.spinner();
+            crate::app::appearance::busy(ui);
             ui.weak("waiting for the sweep's first point…");
         });
         return;

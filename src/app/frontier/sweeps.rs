@@ -205,7 +205,7 @@ pub(super) fn launcher(
         let done = s.done.load(Ordering::Relaxed).min(s.total);
         let mut cancel = false;
         ui.horizontal(|ui| {
-            ui.spinner();
+            crate::app::appearance::busy(ui);
             if s.started() {
                 ui.add(
                     egui::ProgressBar::new(done as f32 / s.total.max(1) as f32)

@@ -95,8 +95,15 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
     if pane.scroll_to_factor > 0 {
         pane.scroll_to_factor -= 1;
         if let Some(&p) = pane.selected_factor.and_then(|f| lay.factors.get(f)) {
-            let r = Rect::from_center_size(scene.to_screen(p), vec2(DX * z * 3.0, 10.0));
-            if ui.clip_rect().contains_rect(r) {
+            let mut r = Rect::from_center_size(scene.to_screen(p), vec2(DX * z * 3.0, 10.0));
+            // Sideways only where it is already in view vertically (a chain's row kept whole:
+            // centred on its factor, the bars under lesson 3's variables were cut).
+            let clip = ui.clip_rect();
+            if clip.y_range().contains(r.center().y) {
+                r.set_top(clip.top());
+                r.set_bottom(clip.bottom());
+            }
+            if clip.contains_rect(r) {
                 pane.scroll_to_factor = 0;
             } else {
                 ui.scroll_to_rect(r, None);

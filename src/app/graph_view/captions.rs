@@ -316,7 +316,7 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
         }
         _ => {
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::app::appearance::busy(ui);
                 ui.weak("running BP…");
             });
         }

@@ -50,7 +50,7 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
         None => {
             if pane.model_run.is_some() {
                 ui.horizontal(|ui| {
-                    ui.spinner();
+                    crate::app::appearance::busy(ui);
                     ui.weak("computing potentials and marginals…");
                 });
             } else {

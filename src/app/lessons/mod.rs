@@ -524,7 +524,7 @@ fn step_text(state: &AppState, pane: &LessonsPane, step: &Step, last: bool, ui: 
     if !waiting.is_empty() {
         ui.add_space(4.0);
         ui.horizontal_wrapped(|ui| {
-            ui.spinner();
+            crate::app::appearance::busy(ui);
             ui.weak(format!("training: {}", waiting.join(", ")));
         });
     }

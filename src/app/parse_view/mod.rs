@@ -233,7 +233,7 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
         }
         None => {
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::app::appearance::busy(ui);
                 ui.label("reading the run's grammar off its training trees…");
             });
             return;
@@ -349,7 +349,7 @@ fn sentence_view_for(
             match near {
                 Some(v) => v,
                 None => {
-                    ui.spinner();
+                    crate::app::appearance::busy(ui);
                     return None;
                 }
             }
@@ -457,7 +457,7 @@ fn train_form(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
             }));
         }
         if busy {
-            ui.spinner();
+            crate::app::appearance::busy(ui);
         }
         if ui.button("Train").clicked() {
             match grammar_spec(p) {
