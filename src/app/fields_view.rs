@@ -178,7 +178,7 @@ pub fn fields_ui(state: &mut AppState, p: &mut FieldsPane, ui: &mut egui::Ui) {
                 .iter()
                 .map(|(n, c, v)| (n.clone(), super::rgb(*c), v.clone()))
                 .collect();
-            let svg = svg_bars(&title, &format!("{score_name} %"), &cats, &bars);
+            let svg = svg_bars(&title, &format!("{score_name} %"), &cats, &bars, base);
             state.save_svg("fields", &svg);
         }
         if ui.button("Save CSV").clicked() {

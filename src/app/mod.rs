@@ -764,7 +764,7 @@ pub fn hidden_runs_note(ui: &mut egui::Ui, hidden: usize) {
     }
 }
 
-/// Ten distinct colours (Tableau-10), for runs and factor templates.
+/// Ten colours for runs and templates: Tableau-10, its yellow, pink and grey darkened for text.
 pub fn palette(i: usize) -> egui::Color32 {
     use egui::Color32;
     const P: [Color32; 10] = [
@@ -773,11 +773,11 @@ pub fn palette(i: usize) -> egui::Color32 {
         Color32::from_rgb(225, 87, 89),
         Color32::from_rgb(118, 183, 178),
         Color32::from_rgb(89, 161, 79),
-        Color32::from_rgb(237, 201, 72),
+        Color32::from_rgb(188, 152, 30),
         Color32::from_rgb(176, 122, 161),
-        Color32::from_rgb(255, 157, 167),
+        Color32::from_rgb(207, 96, 128),
         Color32::from_rgb(156, 117, 95),
-        Color32::from_rgb(186, 176, 172),
+        Color32::from_rgb(120, 110, 108),
     ];
     P[i % P.len()]
 }

@@ -292,6 +292,9 @@ fn theory_plot(
             .height((ui.available_height() - 84.0).max(220.0))
             .x_axis_label("λ (share of the higher-order family)")
             .y_axis_label(format!("relative {what} (MLE = 1)"))
+            // 4–7 labelled ticks (λ had only 0 and 1 labelled).
+            .x_grid_spacer(super::plots::linear_grid)
+            .y_grid_spacer(super::plots::linear_grid)
             .legend(egui_plot::Legend::default())
             .show(ui, |plot| {
                 for c in curves {

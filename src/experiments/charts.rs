@@ -151,11 +151,14 @@ pub fn svg_lines(title: &str, x_label: &str, y_label: &str, series: &[Series]) -
 }
 
 /// An SVG grouped bar chart: `values[series][category]`.
+/// Bars rise from `base` (the Fields pane's: just below the lowest score, or 0), as on
+/// screen; a value below it is drawn as no bar.
 pub fn svg_bars(
     title: &str,
     y_label: &str,
     categories: &[String],
     series: &[(String, Rgb, Vec<f64>)],
+    base: f64,
 ) -> String {
     let (w, h, ml, mr, mt, mb) = (760.0, 420.0, 60.0, 180.0, 36.0, 70.0);
     let pw = w - ml - mr;
@@ -163,9 +166,9 @@ pub fn svg_bars(
     let y1 = series
         .iter()
         .flat_map(|s| s.2.iter().copied())
-        .fold(0.0f64, f64::max)
-        .max(1e-9);
-    let sy = |y: f64| mt + ph - y / y1 * ph;
+        .fold(base, f64::max)
+        .max(base + 1e-9);
+    let sy = |y: f64| mt + ph - (y.max(base) - base) / (y1 - base) * ph;
     let nc = categories.len().max(1) as f64;
     let k = series.len().max(1) as f64;
     let group = pw / nc;
@@ -175,7 +178,7 @@ pub fn svg_bars(
         ml + pw / 2.0,
         esc(title)
     );
-    for t in ticks(0.0, y1) {
+    for t in ticks(base, y1) {
         s.push_str(&format!(
             "<line x1=\"{ml}\" y1=\"{0:.1}\" x2=\"{1:.1}\" y2=\"{0:.1}\" stroke=\"#ddd\"/><text x=\"{2:.1}\" y=\"{3:.1}\" text-anchor=\"end\">{4}</text>\n",
             sy(t), ml + pw, ml - 6.0, sy(t) + 4.0, fmt_tick(t)
@@ -355,7 +358,34 @@ pub fn svg_whisker_lines(
 
 #[cfg(test)]
 mod tests {
-    use super::ticks;
+    use super::{svg_bars, ticks};
+
+    #[test]
+    fn svg_bars_rise_from_their_base() {
+        let s = svg_bars(
+            "t",
+            "y",
+            &["a".into()],
+            &[
+                ("r".into(), [1, 2, 3], vec![80.0]),
+                ("s".into(), [1, 2, 3], vec![90.0]),
+            ],
+            75.0,
+        );
+        // The bars' heights (the legend's swatches are 10 high): 80 and 90 over a base of
+        // 75 are 5 and 15 points, one third and all of the plot's height.
+        let heights: Vec<f64> = s
+            .lines()
+            .filter(|l| l.starts_with("<rect x=") && !l.contains("width=\"14\""))
+            .filter_map(|l| l.split("height=\"").nth(1)?.split('"').next()?.parse().ok())
+            .collect();
+        assert_eq!(heights.len(), 2, "{s}");
+        assert!((heights[1] / heights[0] - 3.0).abs() < 0.01, "{heights:?}");
+        assert!(
+            s.contains(">75<") && !s.contains(">0<"),
+            "ticks from the base: {s}"
+        );
+    }
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {

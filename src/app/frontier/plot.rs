@@ -52,11 +52,12 @@ pub(super) fn frontier_plot(
         // Fig. 1 preview) widens the scroll area's content, and the plot's dearest points
         // were cut off at 1280×800.
         let visible = crate::app::plots::visible_width(ui, 200.0);
-        // Modest: lesson 8's question sits below the plot and must stay above the fold at
-        // 1024×768.
+        // The rest of the pane less room for its last hint line (the heat maps scroll below;
+        // lesson 8's question is pinned in the Lessons pane): 185 px at 1024×768 was too
+        // small to read from the back of a hall.
         let mut plot = crate::app::plots::pane_plot("frontier-plot")
             .width(ui.available_width().min(visible))
-            .height(((ui.available_height() - 190.0) * 0.7).clamp(220.0, 420.0))
+            .height((ui.available_height() - 40.0).clamp(220.0, 480.0))
             .x_axis_label(if lx {
                 format!("{} (log)", p.x.label())
             } else {
@@ -180,7 +181,7 @@ pub(super) fn frontier_plot(
                         egui_plot::Text::new(
                             name,
                             egui_plot::PlotPoint::new(x, y),
-                            egui::RichText::new(text).strong(),
+                            egui::RichText::new(text).strong().size(14.0),
                         )
                         .anchor(anchor)
                         .color(color),

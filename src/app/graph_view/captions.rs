@@ -68,14 +68,20 @@ fn graph_caption(
         // The factors' colours: in the caption, not drawn over the graph (it hid y16 on a
         // grid, 5.5); in the legend's own row where it fits (a row of its own took the
         // height a projector's inspector needed).
+        // Each swatch with its name, wrapped as one (a row break fell between them).
         ui.add_space(8.0);
-        ui.weak("factors:");
         let templates = &d.family.model().templates;
+        let mut first = true;
         for (i, t) in templates.iter().enumerate() {
             if t.tied_to.is_none() && inst.factors.iter().any(|f| f.template as usize == i) {
-                let (r, _) = ui.allocate_exact_size(vec2(11.0, 11.0), Sense::hover());
-                ui.painter().rect_filled(r, 1.0, template_color(i));
-                ui.label(&t.name);
+                ui.horizontal(|ui| {
+                    if std::mem::take(&mut first) {
+                        ui.weak("factors:");
+                    }
+                    let (r, _) = ui.allocate_exact_size(vec2(11.0, 11.0), Sense::hover());
+                    ui.painter().rect_filled(r, 1.0, template_color(i));
+                    ui.label(&t.name);
+                });
             }
         }
     });

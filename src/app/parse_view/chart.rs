@@ -75,23 +75,32 @@ pub(super) fn chart_tab(
         ],
     );
     threshold_slider(p, view, ui);
+    // What the slider selects on this sentence, then the run's own threshold over the
+    // training set, apart: one "about 5 per sentence" beside a sentence with 18 read as a
+    // contradiction.
     let selected = count_selected(p, view);
+    let wrong: usize = view
+        .cells
+        .iter()
+        .filter(|c| c.j - c.i >= 2)
+        .map(|c| c.edges.iter().filter(|e| !e.gold).count())
+        .sum();
     ui.label(format!(
-        "At 10^{:.1}: {} wrong edges of this sentence get a NOTA term.{}",
+        "This sentence: {selected} of its {wrong} wrong edges score at least 10^{:.1} of the \
+         best edge of their length, so they get a NOTA term (outlined red).",
         p.threshold_log10,
-        selected,
-        match run.nota_threshold {
-            Some(t) => format!(
-                " This run chose its threshold, 10^{:.2}; at iteration 10 it found about {:.0} \
-                 such edges per training sentence ({} in all; 001 reports about 160 per \
-                 sentence on the WSJ).",
-                t.log10(),
-                run.nota_instances as f64 / run.data.sentences.len().max(1) as f64,
-                run.nota_instances
-            ),
-            None => String::new(),
-        }
     ));
+    if let Some(t) = run.nota_threshold {
+        ui.weak(format!(
+            "The run trained at 10^{:.2}: at iteration 10 that selected {} wrong edges over \
+             its {} training sentences, about {:.0} a sentence on average (001 reports about \
+             160 a sentence on the WSJ).",
+            t.log10(),
+            run.nota_instances,
+            run.data.sentences.len(),
+            run.nota_instances as f64 / run.data.sentences.len().max(1) as f64,
+        ));
+    }
     draw_chart(p, view, None, fit, ui)
 }
 
@@ -142,8 +151,7 @@ fn threshold_slider(p: &mut ParsePane, view: &SentenceView, ui: &mut egui::Ui) {
             p.threshold_log10 = at(notch);
         }
         ui.weak(format!(
-            "ratio to the best edge of its length at least 10^{:.1} (from 10^{:.1}, every wrong \
-             edge, to above 10^{top:.1}, none)",
+            "10^{:.1}: left, every wrong edge (10^{:.1}); right, none (above 10^{top:.1})",
             p.threshold_log10, levels[0]
         ));
     });
@@ -190,7 +198,8 @@ pub(super) fn draw_chart(
     let painter = ui.painter_at(rect);
     let origin = rect.min + vec2(5.0, 0.0);
     let thr = p.threshold_log10 * std::f64::consts::LN_10;
-    let font = FontId::proportional((h * 0.6).min(w * 0.2).clamp(9.0, 13.0));
+    // At least 10 points: 9 (a cell 48 wide) could not be read from the back of a hall.
+    let font = FontId::proportional((h * 0.6).min(w * 0.26).clamp(10.0, 14.0));
     // What a cell has room for: a label and a count once it is 14 points high and 24 wide
     // (smaller, the label would be too small to read; hover names it). At 20 the chart under
     // lesson 9's NOTA bars lost every label at 1280×800.
@@ -227,7 +236,7 @@ pub(super) fn draw_chart(
             painter.rect_stroke(
                 r.shrink(3.0),
                 1.0,
-                Stroke::new(1.5, RED),
+                Stroke::new(2.5, RED),
                 egui::StrokeKind::Inside,
             );
             if labelled && h >= 2.0 * font.size + 8.0 {

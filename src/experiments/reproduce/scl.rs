@@ -414,6 +414,7 @@ fn fig1_analysis(_e: &Experiment, _o: &Options, _r: &Results) -> Result<Section>
                 rows.iter().map(|r| r.4).collect(),
             ),
         ],
+        0.0,
     );
     Ok(Section {
         title: "Cost and relative efficiency".into(),
