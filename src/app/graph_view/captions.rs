@@ -68,20 +68,35 @@ fn graph_caption(
         // The factors' colours: in the caption, not drawn over the graph (it hid y16 on a
         // grid, 5.5); in the legend's own row where it fits (a row of its own took the
         // height a projector's inspector needed).
-        // Each swatch with its name, wrapped as one (a row break fell between them).
+        // Each swatch with its name as one widget, which the row wraps whole (a row break
+        // fell between them; a nested layout overflowed the pane instead).
         ui.add_space(8.0);
         let templates = &d.family.model().templates;
-        let mut first = true;
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let (ink, weak) = (ui.visuals().text_color(), ui.visuals().weak_text_color());
+        let mut lead = "factors:";
         for (i, t) in templates.iter().enumerate() {
             if t.tied_to.is_none() && inst.factors.iter().any(|f| f.template as usize == i) {
-                ui.horizontal(|ui| {
-                    if std::mem::take(&mut first) {
-                        ui.weak("factors:");
-                    }
-                    let (r, _) = ui.allocate_exact_size(vec2(11.0, 11.0), Sense::hover());
-                    ui.painter().rect_filled(r, 1.0, template_color(i));
-                    ui.label(&t.name);
-                });
+                let painter = ui.painter();
+                let lead_g = painter.layout_no_wrap(lead.to_string(), font.clone(), weak);
+                let name_g = painter.layout_no_wrap(t.name.clone(), font.clone(), ink);
+                let gap = 4.0;
+                let lead_w = if lead.is_empty() {
+                    0.0
+                } else {
+                    lead_g.size().x + gap
+                };
+                let size = vec2(lead_w + 11.0 + gap + name_g.size().x, name_g.size().y);
+                let (r, _) = ui.allocate_exact_size(size, Sense::hover());
+                let p = ui.painter();
+                p.galley(r.min, lead_g, weak);
+                let swatch = egui::Rect::from_min_size(
+                    egui::pos2(r.left() + lead_w, r.center().y - 5.5),
+                    vec2(11.0, 11.0),
+                );
+                p.rect_filled(swatch, 1.0, template_color(i));
+                p.galley(egui::pos2(swatch.right() + gap, r.top()), name_g, ink);
+                lead = "";
             }
         }
     });

@@ -210,6 +210,25 @@ pub(super) fn factor_tables(
     tables
 }
 
+/// The width the inspector takes beside a grid: its widest table and a margin, or its header
+/// line. Half the pane cut a 4×4 grid's last column at 1024×768, where tables of two labels
+/// need 150 px.
+pub(super) fn inspector_width(state: &AppState, pane: &GraphPane) -> f32 {
+    let (Some(inst), Some(d), Some(f)) = (&pane.cache.inst, &state.data, pane.selected_factor)
+    else {
+        return 0.0;
+    };
+    let Some(scope) = inst.factors.get(f).map(|fac| inst.scope(fac)) else {
+        return 0.0;
+    };
+    let (Some(&first), Some(&last)) = (scope.first(), scope.last()) else {
+        return 0.0;
+    };
+    let names = d.family.labels(inst, first).names.len();
+    let cols = inst.card[last as usize] as usize;
+    (table_width(names, cols, false) + 24.0).max(250.0)
+}
+
 /// The width [`heat_table`] takes for `cols` columns of labels `names`.
 fn table_width(n_names: usize, cols: usize, compact: bool) -> f32 {
     44.0 + cols as f32 * (cell_width(n_names, compact) + 1.0)

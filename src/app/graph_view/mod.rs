@@ -228,7 +228,12 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         0.0
     };
     let view_h = (avail - inspector_h).max(120.0);
-    let view_w = if beside { width * 0.5 } else { width };
+    // Beside, the picture gets what the inspector's tables leave (at least half).
+    let view_w = if beside {
+        (width - inspector_width(state, pane) - 12.0).max(width * 0.5)
+    } else {
+        width
+    };
     pane.wrap = None;
     // The lecture zoom: in a lesson or presenting, Fit keeps every circle at least
     // LECTURE_CIRCLE_PX pixels across; what does not fit scrolls (the shown term in view).
