@@ -6,7 +6,8 @@
 #   bash scripts/lesson_screens.sh OUT [LESSON…]
 #
 # Sizes and themes: SIZES="1280x800 1920x1080" THEMES="light dark" (the defaults); WAIT
-# seconds per step (default 8; lesson 8's sweep needs longer the first time). Needs Xvfb,
+# seconds per step (default 8; lesson 8's sweep needs longer the first time); EXTRA="--presenter"
+# adds arguments to every `gui`. Needs Xvfb,
 # xdotool and ImageMagick's `import` (`apt-get install -y xvfb xdotool imagemagick`).
 set -euo pipefail
 out=${1:?usage: lesson_screens.sh OUT [LESSON…]}
@@ -48,7 +49,7 @@ for size in $sizes; do
                 w=
                 for attempt in 1 2; do
                     (cd "$work/cwd" && DISPLAY=$display exec "$bin" gui --lesson "$l" --step "$k" \
-                        --theme "$theme" --window-size "$size" >"$log" 2>&1) &
+                        --theme "$theme" --window-size "$size" ${EXTRA:-} >"$log" 2>&1) &
                     app=$!
                     # Up to 30 s for the window (a busy machine is slow to open one).
                     for _ in $(seq 150); do
