@@ -10,9 +10,23 @@ pub const PRESENTER_ZOOM: f32 = 1.25;
 /// The key that switches the presentation scale (a clicker's "start presentation" key).
 pub const PRESENTER_KEY: egui::Key = egui::Key::F5;
 
-/// What was last applied to the context: (dark, presenter).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Applied(Option<(bool, bool)>);
+/// What was last applied to the context: (dark, presenter), and the presentation zoom set.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Applied(Option<(bool, bool)>, Option<f32>);
+
+/// The presentation zoom for this window: as much of [`PRESENTER_ZOOM`] as keeps a layout of
+/// at least 1024×720 points — 25 % on a 1920×1080 projector, 10 % at 1280×800, none at
+/// 1024×768, a projector's smallest (at 25 % there lesson 3's inspector and four lessons' key
+/// tables fell off the screen; at 1280×800 lesson 3's and 9's did). In steps of 5 %.
+pub fn presenter_zoom(ctx: &egui::Context) -> f32 {
+    presenter_zoom_for(ctx.content_rect().size() * ctx.zoom_factor())
+}
+
+/// [`presenter_zoom`] for a window of `size` points at zoom 1.
+pub fn presenter_zoom_for(size: egui::Vec2) -> f32 {
+    let z = (size.x / 1024.0).min(size.y / 720.0);
+    ((z * 20.0 + 1e-3).floor() / 20.0).clamp(1.0, PRESENTER_ZOOM)
+}
 
 /// How strong weak text (captions, notes) is against the normal text colour.
 pub const WEAK_TEXT_ALPHA: f32 = 0.78;
@@ -23,7 +37,15 @@ pub const DARK_TEXT: egui::Color32 = egui::Color32::from_gray(205);
 /// Applies the settings' theme and scale when they changed (and at the first frame).
 pub fn apply(ctx: &egui::Context, settings: &Settings, applied: &mut Applied) {
     let want = (settings.dark, settings.presenter);
+    // Presenting, the zoom follows the window's size (a window resized across 1280×800).
     if applied.0 == Some(want) {
+        if settings.presenter {
+            let z = presenter_zoom(ctx);
+            if applied.1 != Some(z) {
+                ctx.set_zoom_factor(z);
+                applied.1 = Some(z);
+            }
+        }
         return;
     }
     ctx.set_theme(if settings.dark {
@@ -42,9 +64,12 @@ pub fn apply(ctx: &egui::Context, settings: &Settings, applied: &mut Applied) {
     // user chose with Ctrl+= is left alone.
     let presenter_changed = applied.0.is_some_and(|(_, p)| p != settings.presenter);
     if settings.presenter {
-        ctx.set_zoom_factor(PRESENTER_ZOOM);
+        let z = presenter_zoom(ctx);
+        ctx.set_zoom_factor(z);
+        applied.1 = Some(z);
     } else if presenter_changed {
         ctx.set_zoom_factor(1.0);
+        applied.1 = None;
     }
     applied.0 = Some(want);
 }
@@ -67,8 +92,9 @@ pub fn top_bar(state: &mut AppState, ui: &mut egui::Ui) {
     if ui
         .selectable_label(s.presenter, "Presenter")
         .on_hover_text(format!(
-            "Presentation scale: everything {:.0} % larger for the back of the room ({key}; \
-             remembered). In a lesson, the right arrow, PageDown or Space step forward, the left arrow or PageUp back, \
+            "Presentation scale: everything up to {:.0} % larger for the back of the room, as \
+             far as the window keeps a 1024×720 layout: 25 % at 1920×1080, 10 % at 1280×800, \
+             none at 1024×768 ({key}; remembered). In a lesson, the right arrow, PageDown or Space step forward, the left arrow or PageUp back, \
              Esc leaves Try it yourself: a presenter's clicker works.",
             (PRESENTER_ZOOM - 1.0) * 100.0
         ))
@@ -260,6 +286,17 @@ pub fn busy(ui: &mut egui::Ui) -> egui::Response {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_presentation_scale_gives_way_on_a_small_window() {
+        let z = |w: f32, h: f32| super::presenter_zoom_for(egui::vec2(w, h));
+        assert_eq!(z(1024.0, 768.0), 1.0);
+        assert_eq!(z(1152.0, 864.0), 1.1);
+        assert_eq!(z(1280.0, 800.0), 1.1);
+        assert_eq!(z(1600.0, 900.0), super::PRESENTER_ZOOM);
+        assert_eq!(z(1920.0, 1080.0), super::PRESENTER_ZOOM);
+        assert_eq!(z(800.0, 600.0), 1.0);
+    }
+
     use super::*;
 
     #[test]

@@ -398,10 +398,11 @@ fn start_lesson(h: &mut Harness<'_, Workbench>, title: &str) {
 
 /// The screens a lesson is taught on: a laptop (1280×800), a projector (1024×768), and the
 /// presentation scale (F5) on the laptop.
-const SCREENS: [(f32, f32, bool); 3] = [
+const SCREENS: [(f32, f32, bool); 4] = [
     (1280.0, 800.0, false),
     (1024.0, 768.0, false),
     (1280.0, 800.0, true),
+    (1024.0, 768.0, true),
 ];
 
 /// Every step of the lesson in `file` opened as `gui --lesson N --step K` opens it, on every
@@ -424,8 +425,15 @@ fn on_every_screen(ws: &Path, file: &str) {
                 ..Settings::default()
             },
         );
+        // The harness's size is in points whatever the zoom: a window presenting at zoom z
+        // lays out (w, h) / z points.
+        let z = if presenter {
+            piecewise_lab::app::appearance::presenter_zoom_for(egui::vec2(w, ht))
+        } else {
+            1.0
+        };
         let mut h = Harness::builder()
-            .with_size(egui::vec2(w, ht))
+            .with_size(egui::vec2(w, ht) / z)
             .build_ui_state(|ui, wb: &mut Workbench| wb.ui(ui), wb);
         h.step();
         for i in 0..lesson.steps.len() {

@@ -358,6 +358,36 @@ fn lesson_6_bp_is_the_expensive_part() {
     }
     let acc = |n: &str| r[n].test().token_accuracy;
     assert!(acc("lesson6-grid10-bp") >= acc("lesson6-grid10-pw") - 2.0);
+    // Step 6's text and question: pl ends level with bp (within a nat and a point, McNemar
+    // cannot tell them apart), pw measurably behind both.
+    let last = |n: &str| *r[n].held_out.last().unwrap();
+    let (pl, bp, pw) = (
+        "lesson6-grid10-pl",
+        "lesson6-grid10-bp",
+        "lesson6-grid10-pw",
+    );
+    assert!(
+        (last(pl) - last(bp)).abs() < 1.0,
+        "{} {}",
+        last(pl),
+        last(bp)
+    );
+    assert!((acc(pl) - acc(bp)).abs() < 1.0, "{} {}", acc(pl), acc(bp));
+    let p = |a: &str, b: &str| {
+        piecewise_lab::eval::significance::mcnemar_bits(
+            &r[a].test().paired.token_right,
+            &r[b].test().paired.token_right,
+        )
+        .unwrap()
+        .p
+    };
+    println!(
+        "McNemar p: pl/bp {:.3}, pw/pl {:.2e}, pw/bp {:.2e}",
+        p(pl, bp),
+        p(pw, pl),
+        p(pw, bp)
+    );
+    assert!(p(pl, bp) > 0.05 && p(pw, pl) < 0.01 && p(pw, bp) < 0.01);
 }
 
 /// Lesson 6's prior σ² = 100 is the one the development split picks for bp among the values
