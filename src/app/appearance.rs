@@ -284,6 +284,45 @@ pub fn busy(ui: &mut egui::Ui) -> egui::Response {
     response
 }
 
+/// A legend entry: `lead` (weak text, may be empty), a swatch `swatch_w` points wide painted
+/// by `paint`, and `text` — one widget, which a wrapping row moves whole (a row break fell
+/// between a run's line and its name, a factor's colour and its template).
+pub fn legend_entry(
+    ui: &mut egui::Ui,
+    lead: &str,
+    swatch_w: f32,
+    text: &str,
+    paint: impl FnOnce(&egui::Painter, egui::Rect),
+) -> egui::Response {
+    let font = egui::TextStyle::Body.resolve(ui.style());
+    let (ink, weak) = (ui.visuals().text_color(), ui.visuals().weak_text_color());
+    let painter = ui.painter();
+    let lead_g = painter.layout_no_wrap(lead.to_string(), font.clone(), weak);
+    let text_g = painter.layout_no_wrap(text.to_string(), font, ink);
+    let gap = 4.0;
+    let lead_w = if lead.is_empty() {
+        0.0
+    } else {
+        lead_g.size().x + gap
+    };
+    let size = egui::vec2(
+        lead_w + swatch_w + gap + text_g.size().x,
+        text_g.size().y.max(12.0),
+    );
+    let (r, response) = ui.allocate_exact_size(size, egui::Sense::hover());
+    let said = format!("{lead} {text}");
+    response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, said.trim()));
+    let p = ui.painter();
+    p.galley(r.min, lead_g, weak);
+    let swatch = egui::Rect::from_min_size(
+        egui::pos2(r.left() + lead_w, r.center().y - 6.0),
+        egui::vec2(swatch_w, 12.0),
+    );
+    paint(p, swatch);
+    p.galley(egui::pos2(swatch.right() + gap, r.top()), text_g, ink);
+    response
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -201,11 +201,14 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
                 p.selected = None;
             }
         });
+        // Each run's column in its share of the visible width (at 300 each, the second run's
+        // marginal lines ran off the pane at 1024×768).
+        let each = crate::app::plots::visible_width(ui, 200.0) / shown.len().max(1) as f32 - 12.0;
         egui::ScrollArea::horizontal().show(ui, |ui| {
             ui.horizontal_top(|ui| {
                 for (label, r) in &shown {
                     if let Some(Ok(c)) = r {
-                        cluster_table(ui, label, c, a);
+                        cluster_table(ui, label, c, a, each);
                     }
                 }
             });
@@ -458,7 +461,7 @@ fn own_cluster_argmax(c: &RunClusters) -> Vec<Option<u32>> {
         .collect()
 }
 
-fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
+fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize, width: f32) {
     let inst = &c.instance;
     let Some(f) = inst.factors.get(a) else {
         return;
@@ -478,8 +481,10 @@ fn cluster_table(ui: &mut egui::Ui, label: &str, c: &RunClusters, a: usize) {
         _ => String::new(),
     };
     ui.vertical(|ui| {
-        // Room for the sepset lines beneath the table at body size.
-        ui.set_max_width((60.0 + 52.0 * shape.last().copied().unwrap_or(1) as f32).max(300.0));
+        // Room for the sepset lines beneath the table at body size: the share `width` of the
+        // pane, at most 300, never narrower than the table.
+        let table = 60.0 + 52.0 * shape.last().copied().unwrap_or(1) as f32;
+        ui.set_max_width(width.min(300.0).max(table));
         super::graph_view::heat_table(
             ui,
             &format!("{label}: cluster {a} over {scope:?}"),

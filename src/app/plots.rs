@@ -440,13 +440,18 @@ pub(super) fn curve_plot(
                     run: r, color: c, ..
                 } in &drawn
                 {
-                    let (rect, _) =
-                        ui.allocate_exact_size(egui::vec2(22.0, 12.0), egui::Sense::hover());
-                    ui.painter().line_segment(
-                        [rect.left_center(), rect.right_center()],
-                        egui::Stroke::new(2.5, *c),
+                    crate::app::appearance::legend_entry(
+                        ui,
+                        "",
+                        22.0,
+                        &legend_name(r),
+                        |p, rect| {
+                            p.line_segment(
+                                [rect.left_center(), rect.right_center()],
+                                egui::Stroke::new(2.5, *c),
+                            );
+                        },
                     );
-                    ui.label(legend_name(r));
                     ui.add_space(8.0);
                 }
                 if drawn.iter().any(|d| !d.marks.is_empty()) {

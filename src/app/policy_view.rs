@@ -351,11 +351,17 @@ fn preview_grid(
         .flatten()
         .map(|c| c.1)
         .fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-    ui.label(format!(
-        "Components selected by Z for the first {} items (seed {}), coloured by paper FLOPs \
-         (blue: cheapest, orange: dearest); totals per component (right) and per item (bottom).",
-        grid.items, policy.seed
-    ));
+    // Wrapped at the pane's visible width: the table below is wider, and the line was cut at
+    // "blue: cheape" at 1024×768.
+    crate::app::plots::wrapped_line(
+        ui,
+        egui::RichText::new(format!(
+            "Components selected by Z for the first {} items (seed {}), coloured by paper FLOPs \
+             (blue: cheapest, orange: dearest); totals per component (right) and per item \
+             (bottom).",
+            grid.items, policy.seed
+        )),
+    );
     let cell = 16.0;
     let drawn = egui::ScrollArea::both()
         .id_salt("policy-preview")

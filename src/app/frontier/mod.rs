@@ -379,7 +379,9 @@ fn poll_sweeps(
         }
     }
     let reload = ui
-        .horizontal(|ui| {
+        .horizontal_wrapped(|ui| {
+            // At the visible width (a wide table below widens the pane's content).
+            ui.set_max_width(crate::app::plots::visible_width(ui, 240.0));
             let r = ui.button("Reload sweeps").clicked();
             ui.weak(format!(
                 "sweeps in {} (piecewise-lab sweep --out …/sweeps/NAME) and in the folders \

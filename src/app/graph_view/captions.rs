@@ -4,7 +4,7 @@
 use super::super::AppState;
 use super::*;
 use crate::graph::instance::Instance;
-use egui::{vec2, Color32, Sense};
+use egui::{vec2, Color32};
 
 pub(super) fn describe_var(
     family: &dyn crate::graph::Family,
@@ -68,34 +68,15 @@ fn graph_caption(
         // The factors' colours: in the caption, not drawn over the graph (it hid y16 on a
         // grid, 5.5); in the legend's own row where it fits (a row of its own took the
         // height a projector's inspector needed).
-        // Each swatch with its name as one widget, which the row wraps whole (a row break
-        // fell between them; a nested layout overflowed the pane instead).
+        // Each swatch with its name as one widget, which the row wraps whole.
         ui.add_space(8.0);
         let templates = &d.family.model().templates;
-        let font = egui::TextStyle::Body.resolve(ui.style());
-        let (ink, weak) = (ui.visuals().text_color(), ui.visuals().weak_text_color());
         let mut lead = "factors:";
         for (i, t) in templates.iter().enumerate() {
             if t.tied_to.is_none() && inst.factors.iter().any(|f| f.template as usize == i) {
-                let painter = ui.painter();
-                let lead_g = painter.layout_no_wrap(lead.to_string(), font.clone(), weak);
-                let name_g = painter.layout_no_wrap(t.name.clone(), font.clone(), ink);
-                let gap = 4.0;
-                let lead_w = if lead.is_empty() {
-                    0.0
-                } else {
-                    lead_g.size().x + gap
-                };
-                let size = vec2(lead_w + 11.0 + gap + name_g.size().x, name_g.size().y);
-                let (r, _) = ui.allocate_exact_size(size, Sense::hover());
-                let p = ui.painter();
-                p.galley(r.min, lead_g, weak);
-                let swatch = egui::Rect::from_min_size(
-                    egui::pos2(r.left() + lead_w, r.center().y - 5.5),
-                    vec2(11.0, 11.0),
-                );
-                p.rect_filled(swatch, 1.0, template_color(i));
-                p.galley(egui::pos2(swatch.right() + gap, r.top()), name_g, ink);
+                crate::app::appearance::legend_entry(ui, lead, 11.0, &t.name, |p, r| {
+                    p.rect_filled(r.shrink2(vec2(0.0, 0.5)), 1.0, template_color(i));
+                });
                 lead = "";
             }
         }
@@ -345,9 +326,9 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
 }
 
 pub(super) fn legend_chip(ui: &mut egui::Ui, c: Color32, text: &str) {
-    let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
-    ui.painter().circle_filled(r.center(), 6.0, c);
-    ui.label(text);
+    crate::app::appearance::legend_entry(ui, "", 12.0, text, |p, r| {
+        p.circle_filled(r.center(), 6.0, c);
+    });
 }
 
 /// A list for a caption: whole up to [`LISTED`] items, else its first and last few with the

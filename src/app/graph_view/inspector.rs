@@ -326,11 +326,11 @@ pub fn heat_table(
             .show(ui, |ui| {
                 ui.label(if rows > 1 { corner } else { "" });
                 for &c in &col_order {
-                    ui.label(egui::RichText::new(name(c)).small());
+                    ui.label(egui::RichText::new(name(c)).size(12.0));
                 }
                 ui.end_row();
                 for &r in &row_order {
-                    ui.label(egui::RichText::new(if rows > 1 { name(r) } else { "" }).small());
+                    ui.label(egui::RichText::new(if rows > 1 { name(r) } else { "" }).size(12.0));
                     for &c in &col_order {
                         let is_gold = if rows > 1 {
                             gold.first() == Some(&Some(r as u32))
@@ -348,9 +348,9 @@ pub fn heat_table(
                                 rect.center(),
                                 egui::Align2::CENTER_CENTER,
                                 fmt(v[(r, c)]),
-                                // 11 px ("0.000" fits 52 px; 9 px was unreadable on a
+                                // 12 px ("0.000" fits 42 px; 9 px was unreadable on a
                                 // projector), 9 px in the narrow cells of many labels.
-                                egui::FontId::monospace(if names.len() > 12 { 9.0 } else { 11.0 }),
+                                egui::FontId::monospace(if names.len() > 12 { 9.0 } else { 12.0 }),
                                 crate::app::appearance::ink_on(fill),
                             );
                             resp.on_hover_text(format!(

@@ -162,11 +162,12 @@ pub(super) fn label_dy(z: f32) -> (f32, f32) {
     (gold - (0.6 * small.size + 0.6 * font.size + 1.0), gold)
 }
 
-/// Words and labels: with the zoom, but never below 11 and 10 px (a fitted graph's zoom of
-/// 0.55–0.75 made them 6–8 px, unreadable on a projector).
+/// Words and labels: with the zoom, but never below 12 px (a fitted graph's zoom of 0.55–0.75
+/// made them 6–8 px, unreadable on a projector; 10 px gold labels were still too small from
+/// the back of a hall).
 pub(super) fn fonts(z: f32) -> (egui::FontId, egui::FontId) {
     (
-        egui::FontId::proportional((11.0 * z).max(11.0)),
-        egui::FontId::proportional((10.0 * z).max(10.0)),
+        egui::FontId::proportional((11.0 * z).max(12.0)),
+        egui::FontId::proportional((10.0 * z).max(12.0)),
     )
 }

@@ -187,12 +187,15 @@ pub(super) fn draw_chart(
     // The words' line takes 22 points; cells of 14 points still show their colours and
     // outlines (a label from 20).
     let room = fit.room(ui) - 30.0;
-    let h_room = if room / nf >= 14.0 {
+    // Under a term (the Terms tab) the chart locates the term's span: cells down to 9 points
+    // keep it on screen below the candidates at 1024×768 (the labels go, the outline stays).
+    let min_h = if term.is_some() { 9.0 } else { 14.0 };
+    let h_room = if room / nf >= min_h {
         room
     } else {
         fit.height - 30.0
     };
-    let h = (h_room / nf).clamp(14.0, w.min(56.0));
+    let h = (h_room / nf).clamp(min_h, w.min(56.0));
     let size = vec2(w, h);
     let (rect, resp) = ui.allocate_exact_size(vec2(w * nf + 10.0, h * nf + 22.0), Sense::hover());
     let painter = ui.painter_at(rect);

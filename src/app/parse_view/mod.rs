@@ -298,7 +298,11 @@ pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
                     let r = chart_tab(p, &run, &view, fit, ui);
                     focus.mark(ui, "chart", r);
                 }
-                ParseTab::Terms => terms_tab(p, &run, &view, fit, ui),
+                ParseTab::Terms => {
+                    if let Some(r) = terms_tab(p, &run, &view, fit, ui) {
+                        focus.mark(ui, "chart", r);
+                    }
+                }
             }
         });
     state.focus = focus;

@@ -10,14 +10,14 @@ pub(super) fn terms_tab(
     view: &SentenceView,
     fit: Fit,
     ui: &mut egui::Ui,
-) {
+) -> Option<egui::Rect> {
     let what = match &run.estimator {
         crate::grammar::train::GrammarEstimator::Generative => {
             ui.label(
                 "The generative PCFG has no training terms: its weights are relative frequencies \
                  (log p(B C | A), log p(word | tag)) counted off the training trees.",
             );
-            return;
+            return None;
         }
         crate::grammar::train::GrammarEstimator::Memm => {
             "The MECFG's terms (001 §5): one per gold constituent A over i–j, log p(B C | A, i, j) \
@@ -40,7 +40,7 @@ pub(super) fn terms_tab(
             "No terms: the grammar cannot encode this sentence's gold tree (a rule or tag it \
              never saw).",
         );
-        return;
+        return None;
     }
     if let Some(kind) = p.jump_to.take() {
         if let Some(k) = view.terms.iter().position(|t| kind.is(&t.term)) {
@@ -102,11 +102,13 @@ pub(super) fn terms_tab(
         ChartTerm::Global => {}
     }
     candidate_bars(ui, &t.candidates, colour);
-    if let Some(span) = t.span {
-        super::chart::draw_chart(p, view, Some((span, colour)), fit, ui);
-    }
+    // The chart locates the term's span: a lesson's focus.
+    let chart = t
+        .span
+        .map(|span| super::chart::draw_chart(p, view, Some((span, colour)), fit, ui));
     ui.separator();
     independence_groups(ui, view);
+    chart
 }
 
 /// The term's candidates (its normaliser's outcomes) as probability bars, its own outcome in

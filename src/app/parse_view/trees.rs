@@ -83,7 +83,8 @@ pub(super) fn draw_tree(ui: &mut egui::Ui, nodes: &[Node], words: &[String], row
     let (rect, _) = ui.allocate_exact_size(vec2(width, row * levels as f32 + 44.0), Sense::hover());
     let painter = ui.painter_at(rect);
     let col = (rect.width() - 8.0) / n as f32;
-    let font = FontId::proportional((row * 0.5).clamp(9.0, 11.5));
+    // At least 11 px: 9 (about 8 px of ink) could not be read from the back of a hall.
+    let font = FontId::proportional((row * 0.5).clamp(11.0, 13.0));
     let x_of = |a: usize, b: usize| rect.left() + 4.0 + col * (a + b) as f32 / 2.0;
     // The words' line; part-of-speech nodes (height 1) sit a row above it.
     let base = rect.bottom() - 26.0;
