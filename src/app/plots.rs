@@ -319,13 +319,19 @@ pub(crate) fn axis_text(log: bool, v: f64, range: &std::ops::RangeInclusive<f64>
                 format!("{x:.4e}")
             };
         }
-        if (0.01..1e5).contains(&x.abs()) {
+        // One format per axis: an axis reaching 1e5 writes every mark as 5e4, 1e5, 2e5
+        // (lesson 6's read "50000" beside "1.0e5").
+        if (0.01..1e5).contains(&x.abs()) && 10f64.powf(hi.max(lo)) < 1e5 {
             format!("{x:.3}")
                 .trim_end_matches('0')
                 .trim_end_matches('.')
                 .to_string()
         } else {
-            format!("{x:.1e}")
+            let t = format!("{x:.1e}");
+            match t.split_once('e') {
+                Some((m, e)) => format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.')),
+                None => t,
+            }
         }
     } else if v.abs() >= 1e5 {
         // 7e11, 1.25e11: axes of FLOP counts stay readable.
@@ -686,5 +692,7 @@ mod tests {
             ticks(0.9, 600.0),
             vec!["1", "2", "5", "10", "20", "50", "100", "200", "500"]
         );
+        // An axis reaching 1e5 writes every mark alike.
+        assert_eq!(ticks(30_000.0, 3e5), vec!["5e4", "1e5", "2e5"]);
     }
 }

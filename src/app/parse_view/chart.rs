@@ -86,9 +86,9 @@ pub(super) fn chart_tab(
         .map(|c| c.edges.iter().filter(|e| !e.gold).count())
         .sum();
     ui.label(format!(
-        "This sentence: {selected} of its {wrong} wrong edges score at least 10^{:.1} of the \
-         best edge of their length, so they get a NOTA term (outlined red).",
-        p.threshold_log10,
+        "This sentence: {selected} of its {wrong} wrong edges score at least 10^{} of the best \
+         edge of their length, so they get a NOTA term (outlined red).",
+        exponent(p.threshold_log10),
     ));
     if let Some(t) = run.nota_threshold {
         ui.weak(format!(
@@ -151,10 +151,21 @@ fn threshold_slider(p: &mut ParsePane, view: &SentenceView, ui: &mut egui::Ui) {
             p.threshold_log10 = at(notch);
         }
         ui.weak(format!(
-            "10^{:.1}: left, every wrong edge (10^{:.1}); right, none (above 10^{top:.1})",
-            p.threshold_log10, levels[0]
+            "now 10^{} of the best edge of its length · left end (10^{}): every wrong edge \
+             selected · right end: none",
+            exponent(p.threshold_log10),
+            exponent(levels[0])
         ));
     });
+}
+
+/// A power of ten's exponent to a tenth, a rounded zero written 0 (not "10^-0.0").
+fn exponent(x: f64) -> String {
+    if x.abs() < 0.05 {
+        "0".into()
+    } else {
+        format!("{x:.1}")
+    }
 }
 
 /// The wrong binary edges the slider's threshold selects on this sentence.
