@@ -82,9 +82,7 @@ impl AppState {
         let Some(d) = &self.data else {
             return (vec![], all.len());
         };
-        let same_file = |a: &Path, b: &Path| {
-            a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-        };
+        let same_file = crate::util::same_file;
         let model = d
             .source
             .model_spec()

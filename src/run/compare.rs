@@ -38,6 +38,7 @@ fn file_name(p: &std::path::Path) -> String {
 
 /// Every pair of `rows` scored on the same test file, tested; the rest named in warnings.
 pub fn compare_runs(rows: &[Scored]) -> Comparison {
+    use crate::util::same_file;
     let mut c = Comparison::default();
     for r in rows {
         match (&r.spec.test, r.test) {
@@ -146,13 +147,4 @@ fn lexical(p: &std::path::Path) -> std::path::PathBuf {
         }
     }
     out
-}
-
-/// Two paths naming one file (relative and absolute forms of the same path agree).
-fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    a == b
-        || matches!(
-            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-            (Ok(x), Ok(y)) if x == y
-        )
 }
