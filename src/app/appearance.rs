@@ -60,14 +60,15 @@ pub fn apply(ctx: &egui::Context, settings: &Settings, applied: &mut Applied) {
     ctx.style_mut_of(egui::Theme::Dark, |s| {
         s.visuals.widgets.noninteractive.fg_stroke.color = DARK_TEXT;
     });
-    // The zoom is set when the switch changes, and at start only when presenting: a zoom the
-    // user chose with Ctrl+= is left alone.
-    let presenter_changed = applied.0.is_some_and(|(_, p)| p != settings.presenter);
+    // The zoom is set when the switch changes and at start (a presenter zoom the window
+    // remembered from the last session is not this window's); a zoom the user chose with
+    // Ctrl+= during a session is left alone.
+    let changed = applied.0.is_none_or(|(_, p)| p != settings.presenter);
     if settings.presenter {
         let z = presenter_zoom(ctx);
         ctx.set_zoom_factor(z);
         applied.1 = Some(z);
-    } else if presenter_changed {
+    } else if changed {
         ctx.set_zoom_factor(1.0);
         applied.1 = None;
     }
@@ -321,6 +322,21 @@ pub fn legend_entry(
     paint(p, swatch);
     p.galley(egui::pos2(swatch.right() + gap, r.top()), text_g, ink);
     response
+}
+
+/// An explanation in full where the screen is tall, or folded under `title` where it is
+/// short (under 790 points: a projector's 1024×768, or presenting at 1280×800), where its
+/// lines took the room of the picture it explains (lesson 3's graph was left a 120 px strip,
+/// lesson 9's chart 14 px cells).
+pub fn explanation(ui: &mut egui::Ui, title: &str, add: impl FnOnce(&mut egui::Ui)) {
+    if ui.ctx().content_rect().height() >= 790.0 {
+        add(ui);
+    } else {
+        egui::CollapsingHeader::new(egui::RichText::new(title).weak())
+            .id_salt(("explanation", title))
+            .default_open(false)
+            .show(ui, add);
+    }
 }
 
 #[cfg(test)]

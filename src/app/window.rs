@@ -36,11 +36,15 @@ impl WorkbenchApp {
 
 impl eframe::App for WorkbenchApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        if let Some(size) = self.resize.take() {
-            ui.ctx()
-                .send_viewport_cmd(egui::ViewportCommand::InnerSize(size));
-        }
         self.bench.ui(ui);
+        // After the frame has set its zoom, and in points at that zoom, so the window is
+        // `size` pixels at any zoom (a saved presenter zoom of 1.1 opened `--window-size
+        // 1280x800` as 1408×880).
+        if let Some(size) = self.resize.take() {
+            let zoom = ui.ctx().zoom_factor();
+            ui.ctx()
+                .send_viewport_cmd(egui::ViewportCommand::InnerSize(size / zoom));
+        }
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

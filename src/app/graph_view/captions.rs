@@ -87,18 +87,22 @@ fn graph_caption(
         // The example from this sentence (a fixed "y3·h" was wrong on every other one).
         let v = 3.min(seq.len().saturating_sub(1));
         let w = crate::app::data::word(seq, v);
-        ui.weak(format!(
-            "Circles y0, y1, … are the label variables, one per token (the word above, the gold \
-             label under it); y{v}·{w} in a formula is y{v} at the word \"{w}\". Squares are \
-             factors, coloured by template (the row above). Click a factor to inspect it, a \
-             variable to pick it."
-        ));
+        crate::app::appearance::explanation(ui, "How to read the graph", |ui| {
+            ui.weak(format!(
+                "Circles y0, y1, … are the label variables, one per token (the word above, the \
+                 gold label under it); y{v}·{w} in a formula is y{v} at the word \"{w}\". \
+                 Squares are factors, coloured by template (the row above). Click a factor to \
+                 inspect it, a variable to pick it."
+            ));
+        });
     } else {
-        ui.weak(
-            "Circles y0, y1, … are the label variables (gold label above each); squares are \
-             factors, coloured by template (the row above). Click a factor to inspect it, a \
-             variable to pick it.",
-        );
+        crate::app::appearance::explanation(ui, "How to read the graph", |ui| {
+            ui.weak(
+                "Circles y0, y1, … are the label variables (gold label above each); squares \
+                 are factors, coloured by template (the row above). Click a factor to inspect \
+                 it, a variable to pick it.",
+            );
+        });
     }
     if pane.show_pieces && !pane.node_split && pane.cache.diagram.is_empty() {
         // What the canvas outlines (draw_pieces): pieces over one variable are left out
@@ -309,9 +313,17 @@ pub(super) fn bp_caption(state: &AppState, pane: &GraphPane, ui: &mut egui::Ui) 
                 format!("{change:.2e}")
             };
             ui.label(format!(
-                "BP sweep {} (parallel schedule): largest message change {change}; {conv}. {what}",
+                "BP sweep {} (parallel schedule): largest message change {change}; {conv}.",
                 b.sweeps
             ));
+            let title = if pane.bp_at_one {
+                "What the piece beliefs show"
+            } else {
+                "What the arrows and bars show"
+            };
+            crate::app::appearance::explanation(ui, title, |ui| {
+                ui.label(what);
+            });
         }
         (Some((_, Err(e))), _) => {
             ui.colored_label(ui.visuals().error_fg_color, e);

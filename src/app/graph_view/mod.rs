@@ -248,11 +248,14 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
             // A long chain wraps into rows (D30). Above the inspector only where the rows stay
             // readable (zoom 0.7): squeezed into its strip at 0.5, the piece-belief grids ran
             // into the labels, and one scrolled row reads better.
+            // Pieces and node-split copies stay on one row: a wrap between two variables cut
+            // the piece joining them in two hulls (lesson 2 step 4 at 1024×768).
             let wrapped = lay
                 .flat
                 .then(|| wrap_fit(lay, view, min_zoom))
                 .flatten()
-                .filter(|&(_, z)| pane.selected_factor.is_none() || z >= 0.7);
+                .filter(|&(_, z)| pane.selected_factor.is_none() || z >= 0.7)
+                .filter(|_| !pane.show_pieces && !pane.node_split);
             match wrapped {
                 Some((cols, z)) => {
                     pane.wrap = Some(cols);

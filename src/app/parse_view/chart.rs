@@ -42,15 +42,17 @@ pub(super) fn chart_tab(
     } else {
         "dark blue: as good, pale: 1e-10 of it"
     };
-    ui.weak(format!(
-        "The CKY chart: a cell is a span of words (start along the bottom, length upwards), \
+    crate::app::appearance::explanation(ui, "How to read the chart", |ui| {
+        ui.weak(format!(
+            "The CKY chart: a cell is a span of words (start along the bottom, length upwards), \
          coloured by its best edge's score against the best edge of the same length ({fade}), \
          labelled with that edge (@X|<…> are the binarisation's intermediate symbols; hover a \
          cell for all its edges). A gold-outlined cell holds a gold bracket; its label is still \
          the best edge's, which need not be the gold one. PT-CFG gives a NOTA term to each \
          wrong edge whose ratio to the best edge of its length is above the threshold: cells \
          with such edges are outlined red, with their count."
-    ));
+        ));
+    });
     if run.estimator.scoring() == crate::grammar::chart::Scoring::Local {
         ui.weak(
             "This run is locally normalised: a word's tag has no score of its own (the tag is \
@@ -79,6 +81,14 @@ pub(super) fn chart_tab(
     // training set, apart: one "about 5 per sentence" beside a sentence with 18 read as a
     // contradiction.
     let selected = count_selected(p, view);
+    // Cells, not edges, are outlined: one cell may hold several selected edges.
+    let thr = p.threshold_log10 * std::f64::consts::LN_10;
+    let cells = view
+        .cells
+        .iter()
+        .filter(|c| c.j - c.i >= 2)
+        .filter(|c| c.edges.iter().any(|e| !e.gold && e.log_ratio >= thr))
+        .count();
     let wrong: usize = view
         .cells
         .iter()
@@ -87,7 +97,8 @@ pub(super) fn chart_tab(
         .sum();
     ui.label(format!(
         "This sentence: {selected} of its {wrong} wrong edges score at least 10^{} of the best \
-         edge of their length, so they get a NOTA term (outlined red).",
+         edge of their length, so they get a NOTA term: {cells} cells outlined red (a cell may \
+         hold several; their count in its corner where the cell has room).",
         exponent(p.threshold_log10),
     ));
     if let Some(t) = run.nota_threshold {
@@ -150,12 +161,22 @@ fn threshold_slider(p: &mut ParsePane, view: &SentenceView, ui: &mut egui::Ui) {
         if notch != before {
             p.threshold_log10 = at(notch);
         }
-        ui.weak(format!(
-            "now 10^{} of the best edge of its length · left end (10^{}): every wrong edge \
-             selected · right end: none",
-            exponent(p.threshold_log10),
-            exponent(levels[0])
-        ));
+        // At the left end the threshold may lie below every edge (the run's own): one
+        // reading, not two values for one knob position.
+        let now = if notch == 0 {
+            format!(
+                "left end: every wrong edge (the lowest scores 10^{} of the best of its length)",
+                exponent(levels[0])
+            )
+        } else if notch == levels.len() {
+            "right end: no wrong edge".to_string()
+        } else {
+            format!(
+                "threshold 10^{} of the best edge of its length",
+                exponent(p.threshold_log10)
+            )
+        };
+        ui.weak(now);
     });
 }
 

@@ -161,13 +161,15 @@ fn wsj_zip(state: &AppState) -> PathBuf {
 
 pub fn ui(state: &mut AppState, p: &mut ParsePane, ui: &mut egui::Ui) {
     ui.heading("Parse");
-    crate::app::papers::weak_cited(
-        ui,
-        "A grammar read off treebank trees, scored on its chart edges (001 §5): the MECFG \
-         normalises each constituent's expansion locally, PT-CFG adds \"none of the above\" \
-         terms for wrong chart edges, the CRF-CFG normalises the whole tree. Pick a trained \
-         run and a sentence; the tabs show its trees, its chart and the estimator's terms.",
-    );
+    crate::app::appearance::explanation(ui, "What this pane shows", |ui| {
+        crate::app::papers::weak_cited(
+            ui,
+            "A grammar read off treebank trees, scored on its chart edges (001 §5): the MECFG \
+             normalises each constituent's expansion locally, PT-CFG adds \"none of the above\" \
+             terms for wrong chart edges, the CRF-CFG normalises the whole tree. Pick a trained \
+             run and a sentence; the tabs show its trees, its chart and the estimator's terms.",
+        );
+    });
     let runs = state.finished_grammar_runs();
     if p.run.as_ref().is_some_and(|r| !runs.contains(r)) {
         p.run = None;
