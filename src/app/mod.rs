@@ -764,7 +764,7 @@ pub fn hidden_runs_note(ui: &mut egui::Ui, hidden: usize) {
     }
 }
 
-/// Ten colours for runs and templates: Tableau-10, yellow and grey darkened, pink as near-black.
+/// Ten colours for runs and templates: Tableau-10, yellow darkened, pink and grey replaced.
 pub fn palette(i: usize) -> egui::Color32 {
     use egui::Color32;
     const P: [Color32; 10] = [
@@ -777,7 +777,7 @@ pub fn palette(i: usize) -> egui::Color32 {
         Color32::from_rgb(176, 122, 161),
         Color32::from_rgb(40, 40, 40),
         Color32::from_rgb(156, 117, 95),
-        Color32::from_rgb(120, 110, 108),
+        Color32::from_rgb(120, 60, 200),
     ];
     P[i % P.len()]
 }
