@@ -388,6 +388,33 @@ fn lesson_6_bp_is_the_expensive_part() {
         p(pw, bp)
     );
     assert!(p(pl, bp) > 0.05 && p(pw, pl) < 0.01 && p(pw, bp) < 0.01);
+    // Steps 5 and 6 say why pw stays behind: its coupling ends too strong (each edge piece,
+    // trained alone, credits its coupling with agreement the rest of the grid also explains),
+    // read as the lesson tells the student to, with `dump --model RUN_FOLDER`.
+    let coupling = |n: &str| -> f64 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_piecewise-lab"))
+            .args(["dump", "--model"])
+            .arg(tmp.path().join(n))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("pairwise\t"))
+            .unwrap_or_else(|| panic!("{n}: no pairwise weight in {text}"));
+        line.rsplit('\t').next().unwrap().parse().unwrap()
+    };
+    let (cw, cl, cb) = (coupling(pw), coupling(pl), coupling(bp));
+    println!("coupling: pw {cw:.3}, pl {cl:.3}, bp {cb:.3}");
+    assert!(
+        cw > 1.2 * cb && (cl - cb).abs() < 0.1 * cb,
+        "{cw} {cl} {cb}"
+    );
 }
 
 /// Lesson 6's prior σ² = 100 is the one the development split picks for bp among the values
