@@ -511,10 +511,10 @@ fn draw_factors(sc: &Scene, selected: Option<usize>) {
 /// Probabilities as a small bar chart whose bottom-left corner is `base`.
 /// The bars run in the labels' display order (`order`, indices into `probs`).
 fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], order: &[usize], color: Color32) {
-    // Never smaller than 5 × 18 px: at a fitted chain's zoom (about 0.55) bars of 3 px could
-    // not be told apart on a projector.
+    // Never smaller than 7 × 24 px: at a fitted chain's zoom (about 0.55) bars of 3 px could
+    // not be told apart on a projector, and 5 × 18 were still unreadable from the back.
     let w = bar_width(sc.z, probs.len());
-    let h = (VAR_R * 1.3 * sc.z).max(18.0);
+    let h = bars_height(sc.z);
     // The box is the scale: its top is probability 1 (the caption says so). On the faint
     // background, not egui's extreme one, which is black in the dark theme.
     sc.painter.rect(
@@ -543,7 +543,12 @@ fn belief_bars(sc: &Scene, base: Pos2, probs: &[f64], order: &[usize], color: Co
 
 /// The width of one bar of a belief over `k` labels at zoom `z`.
 fn bar_width(z: f32, k: usize) -> f32 {
-    ((VAR_R * 1.6 / k.max(1) as f32).max(2.0) * z).max(5.0)
+    ((VAR_R * 1.6 / k.max(1) as f32).max(2.0) * z).max(7.0)
+}
+
+/// The height of a belief's box (probability 1) at zoom `z`.
+fn bars_height(z: f32) -> f32 {
+    (VAR_R * 1.3 * z).max(24.0)
 }
 
 /// The message change drawn at full arrow width (a probability moving by 0.1).
@@ -636,7 +641,7 @@ fn draw_bp(sc: &Scene, b: &crate::inference::bp::BpSnapshot, at_one: bool) {
                 let c = sc.to_screen(sc.lay.vars[v]);
                 // Clear of the circle whatever the bars' minimum height; on a grid to the
                 // lower left, where no factor is (its unary factors sit lower right).
-                let h = (VAR_R * 1.3 * z).max(18.0);
+                let h = bars_height(z);
                 let dx = if sc.lay.flat {
                     VAR_R * 0.5 * z + 3.0
                 } else {
