@@ -115,10 +115,16 @@ pub const MIXED_DATA: &str = "the runs were trained on different data";
 
 /// The warning when runs drawn or tested together were trained on different data: `trains`
 /// are their training paths, resolved where each run was started (the Curves and Compare panes
-/// give them lexically resolved; [`compare_runs`] canonical). `None` when they are one file.
+/// give them lexically resolved; [`compare_runs`] canonical). `None` when they are one data
+/// set: one file, or copies of it ([`crate::util::same_file`], as pairing and the Graph's
+/// model list decide).
 pub fn mixed_data(trains: &[std::path::PathBuf]) -> Option<String> {
-    let distinct: std::collections::BTreeSet<std::path::PathBuf> =
-        trains.iter().map(|p| lexical(p)).collect();
+    let mut distinct: Vec<std::path::PathBuf> = vec![];
+    for p in trains.iter().map(|p| lexical(p)) {
+        if !distinct.iter().any(|d| crate::util::same_file(d, &p)) {
+            distinct.push(p);
+        }
+    }
     (distinct.len() > 1).then(|| {
         format!(
             "{MIXED_DATA} ({}): a difference may be the data's, not the estimator's",

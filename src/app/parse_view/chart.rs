@@ -80,15 +80,7 @@ pub(super) fn chart_tab(
     // What the slider selects on this sentence, then the run's own threshold over the
     // training set, apart: one "about 5 per sentence" beside a sentence with 18 read as a
     // contradiction.
-    let selected = count_selected(p, view);
-    // Cells, not edges, are outlined: one cell may hold several selected edges.
-    let thr = p.threshold_log10 * std::f64::consts::LN_10;
-    let cells = view
-        .cells
-        .iter()
-        .filter(|c| c.j - c.i >= 2)
-        .filter(|c| c.edges.iter().any(|e| !e.gold && e.log_ratio >= thr))
-        .count();
+    let (selected, cells) = count_selected(p, view);
     let wrong: usize = view
         .cells
         .iter()
@@ -189,19 +181,27 @@ fn exponent(x: f64) -> String {
     }
 }
 
-/// The wrong binary edges the slider's threshold selects on this sentence.
-pub(super) fn count_selected(p: &ParsePane, view: &SentenceView) -> usize {
+/// The wrong edges of cell `c` a threshold of `thr` (natural log of the ratio to the best edge
+/// of its length) gives a NOTA term: binary spans only.
+fn selected_in(c: &crate::eval::parse_view::Cell, thr: f64) -> usize {
+    if c.j - c.i < 2 {
+        return 0;
+    }
+    c.edges
+        .iter()
+        .filter(|e| !e.gold && e.log_ratio >= thr)
+        .count()
+}
+
+/// The wrong binary edges the slider's threshold selects on this sentence, and the cells
+/// holding them (the chart outlines cells: one may hold several).
+pub(super) fn count_selected(p: &ParsePane, view: &SentenceView) -> (usize, usize) {
     let thr = p.threshold_log10 * std::f64::consts::LN_10;
     view.cells
         .iter()
-        .filter(|c| c.j - c.i >= 2)
-        .map(|c| {
-            c.edges
-                .iter()
-                .filter(|e| !e.gold && e.log_ratio >= thr)
-                .count()
-        })
-        .sum()
+        .map(|c| selected_in(c, thr))
+        .filter(|&k| k > 0)
+        .fold((0, 0), |(edges, cells), k| (edges + k, cells + 1))
 }
 
 /// Draws the chart, sized to the room below the cursor (or, where that is too little, to the
@@ -256,14 +256,7 @@ pub(super) fn draw_chart(
             Stroke::new(0.8, ui.visuals().weak_text_color().gamma_multiply(0.5)),
             egui::StrokeKind::Inside,
         );
-        let wrong = if c.j - c.i >= 2 {
-            c.edges
-                .iter()
-                .filter(|e| !e.gold && e.log_ratio >= thr)
-                .count()
-        } else {
-            0
-        };
+        let wrong = selected_in(c, thr);
         if c.edges.iter().any(|e| e.gold) {
             painter.rect_stroke(r, 2.0, Stroke::new(2.5, GOLD), egui::StrokeKind::Inside);
         }
