@@ -84,15 +84,18 @@ fn default_runs(state: &AppState) -> Vec<String> {
 
 pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
     ui.heading("Constraints");
-    super::papers::weak_cited(
-        ui,
-        "CAMEL (002) is piecewise training plus multipliers δ that make the clusters (factors) \
+    // Folded on a small screen: at 1024×768 its five lines left the pictures 115 px tall.
+    super::appearance::explanation(ui, "What the pictures show", |ui| {
+        super::papers::weak_cited(
+            ui,
+            "CAMEL (002) is piecewise training plus multipliers δ that make the clusters (factors) \
          agree on the variables they share, and, for CCCP, a linearisation g of the Bethe \
          entropy's sepset terms. Each picture is one run's clusters on one training item: a \
          variable's fill is its own cluster's most probable class, and each sepset line from it \
          to another cluster shows how much the two disagree on it. Click a cluster to see its \
          beliefs in every run.",
-    );
+        );
+    });
     // An empty slot takes its estimator's latest finished run, also one that finished after
     // the pane opened (issue 24, 5.11); a slot the user filled keeps its run.
     p.runs.resize(SLOTS, String::new());
@@ -165,7 +168,15 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
             p.item = n.saturating_sub(1);
         }
     }
-    disagreement_key(ui);
+    ui.horizontal_wrapped(|ui| {
+        disagreement_key(ui);
+        if let Some(c) = shown
+            .iter()
+            .find_map(|(_, r)| r.as_ref().and_then(|r| r.as_ref().ok()))
+        {
+            fill_key(ui, c);
+        }
+    });
     let width = ui.available_width() / shown.len() as f32 - 8.0;
     ui.horizontal_top(|ui| {
         for (label, r) in &shown {
@@ -291,6 +302,24 @@ fn disagreement_key(ui: &mut egui::Ui) {
     });
 }
 
+/// Which fill is which class, once for every picture (each run's own line cost the pictures
+/// 20 px at 1024×768).
+fn fill_key(ui: &mut egui::Ui, c: &RunClusters) {
+    let inst = &c.instance;
+    if inst.n_vars() == 0 {
+        return;
+    }
+    ui.weak("fill:");
+    let names = &c.family.labels(inst, 0).names;
+    for k in super::appearance::display_order(names) {
+        let (r, _) = ui.allocate_exact_size(vec2(10.0, 10.0), Sense::hover());
+        ui.painter()
+            .circle_filled(r.center(), 5.0, super::palette(k));
+        ui.weak(&names[k]);
+    }
+    ui.weak("· ringed: not gold");
+}
+
 /// Where each cluster sits: a one-variable cluster on its variable, a larger one at the mean
 /// of its variables.
 fn cluster_positions(c: &RunClusters, var_pos: &[Pos2]) -> Vec<Pos2> {
@@ -330,21 +359,6 @@ fn panel(ui: &mut egui::Ui, c: &RunClusters, width: f32, selected: &mut Option<u
             "own-cluster argmax matches gold on {k} of {} variables",
             own.len()
         ));
-    }
-    // Which fill is which class (item 2).
-    if inst.n_vars() > 0 {
-        ui.horizontal_wrapped(|ui| {
-            ui.weak("fill:");
-            let names = &c.family.labels(inst, 0).names;
-            for k in super::appearance::display_order(names) {
-                let name = &names[k];
-                let (r, _) = ui.allocate_exact_size(vec2(10.0, 10.0), Sense::hover());
-                ui.painter()
-                    .circle_filled(r.center(), 5.0, super::palette(k));
-                ui.weak(name);
-            }
-            ui.weak("· ringed: not the gold class");
-        });
     }
     let cells = c.family.layout(inst, &c.item);
     let (lo, hi) = cells.iter().fold(

@@ -296,6 +296,9 @@ pub struct Question {
     /// Shown once answered right: why.
     #[serde(default)]
     pub why: String,
+    /// Per choice, what a student who picked it is told (empty: the step's `look` as the hint).
+    #[serde(default)]
+    pub hints: Vec<String>,
 }
 
 /// Answers read off the picture rather than written in the lesson.
@@ -409,6 +412,13 @@ impl Lesson {
                         ))
                     }
                     _ => {}
+                }
+                if !q.hints.is_empty() && q.hints.len() != q.choices.len() {
+                    return Err(at(format!(
+                        "{} hints for {} choices (one per choice, \"\" for the default)",
+                        q.hints.len(),
+                        q.choices.len()
+                    )));
                 }
             }
             for r in &s.run {

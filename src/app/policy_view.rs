@@ -358,7 +358,8 @@ fn preview_grid(
         egui::RichText::new(format!(
             "Components selected by Z for the first {} items (seed {}), coloured by paper FLOPs \
              (blue: cheapest, orange: dearest); totals per component (right) and per item \
-             (bottom).",
+             (bottom). Each Z is its own coin flip with probability λ, so a few items stray \
+             from λ × items (the fixed seed draws the same each time).",
             grid.items, policy.seed
         )),
     );

@@ -354,13 +354,18 @@ fn answer(h: &mut Harness<'_, Workbench>, want: &Step, at: &str) {
         None => {
             let right = q.answer.unwrap();
             if q.choices.len() > 1 {
-                pick(h, &q.choices[(right + 1) % q.choices.len()]);
+                let wrong = (right + 1) % q.choices.len();
+                pick(h, &q.choices[wrong]);
                 let (ok, why) = check_answer(h);
                 assert!(!ok, "{at}: a wrong choice was taken as right");
-                // The step's "What to look at" is the hint.
+                // The choice's own hint, else the step's "What to look at".
                 assert!(why.starts_with("Not quite"), "{at}: {why}");
-                if !want.look.trim().is_empty() {
-                    assert!(why.starts_with("Not quite. Hint: "), "{at}: {why}");
+                match q.hints.get(wrong).filter(|t| !t.trim().is_empty()) {
+                    Some(hint) => assert!(why.contains(hint.as_str()), "{at}: {why}"),
+                    None if !want.look.trim().is_empty() => {
+                        assert!(why.starts_with("Not quite. Hint: "), "{at}: {why}")
+                    }
+                    None => {}
                 }
             }
             pick(h, &q.choices[right]);
@@ -940,6 +945,9 @@ fn lesson_errors_name_the_line() {
     let e = Lesson::parse("title = \"x\"\n[[step]]\ntitle = \"a\"\ntext = \"b\"\n[step.question]\nask = \"?\"\nchoices = [\"a\"]\nanswer = 1\n")
         .unwrap_err();
     assert!(e.contains("answer 1 but only 1 choices"), "{e}");
+    let e = Lesson::parse("title = \"x\"\n[[step]]\ntitle = \"a\"\ntext = \"b\"\n[step.question]\nask = \"?\"\nchoices = [\"a\", \"b\"]\nanswer = 1\nhints = [\"no\"]\n")
+        .unwrap_err();
+    assert!(e.contains("1 hints for 2 choices"), "{e}");
     let e = Lesson::parse("title = \"x\"\n[[step]]\ntitle = \"a\"\ntext = \"b\"\ncolour = 1\n")
         .unwrap_err();
     assert!(e.starts_with("4:") && e.contains("colour"), "{e}");

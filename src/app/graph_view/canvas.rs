@@ -95,11 +95,16 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
     if pane.scroll_to_factor > 0 {
         pane.scroll_to_factor -= 1;
         if let Some(&p) = pane.selected_factor.and_then(|f| lay.factors.get(f)) {
-            let mut r = Rect::from_center_size(scene.to_screen(p), vec2(DX * z * 3.0, 10.0));
+            // The factor with its variables' belief bars below it (lesson 3 looks at them).
+            let c = scene.to_screen(p);
+            let mut r = Rect::from_min_max(
+                c + vec2(-DX * z * 1.5, -30.0 * z),
+                c + vec2(DX * z * 1.5, 60.0 * z),
+            );
             // Sideways only where it is already in view vertically (a chain's row kept whole:
             // centred on its factor, the bars under lesson 3's variables were cut).
             let clip = ui.clip_rect();
-            if clip.y_range().contains(r.center().y) {
+            if clip.top() <= r.top() && r.bottom() <= clip.bottom() {
                 r.set_top(clip.top());
                 r.set_bottom(clip.bottom());
             }

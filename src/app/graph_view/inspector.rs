@@ -17,6 +17,7 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
         pane.selected_factor = None;
         return;
     };
+    let start = ui.cursor().min.y;
     let scope = inst.scope(fac).to_vec();
     // Rows are the first variable of the scope, columns the second.
     let corner = match scope.as_slice() {
@@ -101,29 +102,41 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
     // lesson's focus, visible without scrolling the inspector.
     let mut first_row: Option<egui::Rect> = None;
     for row in tables.chunks(per_row) {
-        let drawn = ui.horizontal_top(|ui| {
+        // The tables' own extent: the row's includes the separator, which takes all the
+        // height left (and so grew with the room given to the inspector).
+        let mut drawn: Option<egui::Rect> = None;
+        ui.horizontal_top(|ui| {
             for (k, (title, values, prob)) in row.iter().enumerate() {
                 if k > 0 {
                     ui.separator();
                 }
-                heat_table(
-                    ui,
-                    title,
-                    &corner,
-                    names,
-                    &shape,
-                    &gold,
-                    values.as_ref().map(|v| v.view()),
-                    *prob,
-                    compact,
-                );
+                let r = ui
+                    .scope(|ui| {
+                        heat_table(
+                            ui,
+                            title,
+                            &corner,
+                            names,
+                            &shape,
+                            &gold,
+                            values.as_ref().map(|v| v.view()),
+                            *prob,
+                            compact,
+                        )
+                    })
+                    .response
+                    .rect;
+                drawn = Some(drawn.map_or(r, |d| d.union(r)));
             }
         });
         ui.add_space(4.0);
-        first_row.get_or_insert(drawn.response.rect);
+        if let Some(d) = drawn {
+            first_row.get_or_insert(d);
+        }
     }
     let tables_rect = first_row.unwrap_or(egui::Rect::from_min_size(top, egui::Vec2::ZERO));
     state.focus.mark(ui, "bp-table", tables_rect);
+    pane.inspector_need = tables_rect.bottom() - start;
     // How to read them, below them: above, it pushed lesson 3's compared tables out of the
     // inspector's strip at 1024×768.
     let slot = &inst.slots[fac.slot as usize];

@@ -77,6 +77,9 @@ pub struct GraphPane {
     /// Frames left to bring the inspected factor into view (a lesson picked it).
     #[serde(skip)]
     pub scroll_to_factor: u8,
+    /// The inspector's height down to its first row of tables, as last drawn.
+    #[serde(skip)]
+    inspector_need: f32,
 }
 
 impl Default for GraphPane {
@@ -106,6 +109,7 @@ impl Default for GraphPane {
             last_step: 0.0,
             scroll_to_term: false,
             scroll_to_factor: 0,
+            inspector_need: 0.0,
         }
     }
 }
@@ -222,8 +226,15 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     let beside = pane.selected_factor.is_some() && !flat && width > 1.5 * avail;
     // A flat chain needs little height: below it the inspector gets the larger share, so
     // its tables (a BP belief beside the exact marginal) are on screen at 1280×800.
+    // No taller than its first row of tables needs (measured last frame): at 1024×768 the
+    // rest of a 60 % share left lesson 3's chain a 140 px strip.
     let inspector_h = if pane.selected_factor.is_some() && !beside {
-        (avail * if flat { 0.6 } else { 0.4 }).max(160.0)
+        let share = (avail * if flat { 0.6 } else { 0.4 }).max(160.0);
+        if pane.inspector_need > 0.0 {
+            share.min(pane.inspector_need + 16.0)
+        } else {
+            share
+        }
     } else {
         0.0
     };
@@ -371,7 +382,9 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
     });
     ui.horizontal_wrapped(|ui| {
         let nt = pane.cache.terms.len();
-        ui.add_enabled_ui(pane.show_terms && nt > 0, |ui| {
+        // The term stepper only while terms are shown (as BP's below): greyed out it took a
+        // row from lesson 3's graph at 1024×768.
+        if pane.show_terms && nt > 0 {
             if ui.button("< Previous term").clicked() {
                 pane.term = (pane.term + nt - 1) % nt.max(1);
                 pane.scroll_to_term = true;
@@ -397,8 +410,8 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                 }
             }
             ui.checkbox(&mut pane.animate, "Animate");
-        });
-        ui.separator();
+            ui.separator();
+        }
         ui.checkbox(&mut pane.show_bp, "BP messages")
             .on_hover_text("Run sum-product BP on the picked model's potentials, sweep by sweep");
         // The stepper's buttons only while it is shown: greyed out they took two rows of a

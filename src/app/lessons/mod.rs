@@ -571,7 +571,13 @@ fn question_ui(
                     None => Some(match pane.picked {
                         None => (false, "Pick an answer first.".into()),
                         Some(k) if Some(k) == q.answer => (true, q.why.clone()),
-                        Some(_) => (false, checks::choice_hint(look)),
+                        Some(k) => (
+                            false,
+                            match q.hints.get(k).filter(|h| !h.trim().is_empty()) {
+                                Some(h) => format!("Not quite. {h}"),
+                                None => checks::choice_hint(look),
+                            },
+                        ),
                     }),
                 };
             }

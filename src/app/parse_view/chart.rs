@@ -87,11 +87,23 @@ pub(super) fn chart_tab(
         .filter(|c| c.j - c.i >= 2)
         .map(|c| c.edges.iter().filter(|e| !e.gold).count())
         .sum();
+    // A threshold below this sentence's lowest ratio (the run's own, 10^-43.4) selects what the
+    // lowest does: said as the slider says it, not as a second number for one position.
+    let lowest = wrong_edge_levels(view).first().copied();
+    let (at_least, below) = match lowest {
+        Some(l) if p.threshold_log10 < l - 0.05 => (
+            exponent(l),
+            format!(
+                " (the threshold, 10^{}, is below them all)",
+                exponent(p.threshold_log10)
+            ),
+        ),
+        _ => (exponent(p.threshold_log10), String::new()),
+    };
     ui.label(format!(
-        "This sentence: {selected} of its {wrong} wrong edges score at least 10^{} of the best \
-         edge of their length, so they get a NOTA term: {cells} cells outlined red (a cell may \
-         hold several; their count in its corner where the cell has room).",
-        exponent(p.threshold_log10),
+        "This sentence: {selected} of its {wrong} wrong edges score at least 10^{at_least} of \
+         the best edge of their length{below}, so they get a NOTA term: {cells} cells outlined \
+         red (a cell may hold several; their count in its corner where the cell has room).",
     ));
     if let Some(t) = run.nota_threshold {
         ui.weak(format!(

@@ -34,7 +34,12 @@ pub(super) fn terms_tab(
              log Z, which sums over every tree of the chart (inside–outside)."
         }
     };
-    ui.weak(what);
+    // Folded on a small screen, as the candidates are cut: at 1024×768 the chart under them
+    // shrank to unlabelled strips 12 px high.
+    let small = ui.ctx().content_rect().height() < 790.0;
+    crate::app::appearance::explanation(ui, "What these terms are", |ui| {
+        ui.weak(what);
+    });
     if view.terms.is_empty() {
         ui.label(
             "No terms: the grammar cannot encode this sentence's gold tree (a rule or tag it \
@@ -101,7 +106,13 @@ pub(super) fn terms_tab(
         }
         ChartTerm::Global => {}
     }
-    candidate_bars(ui, &t.candidates, colour);
+    candidate_bars(
+        ui,
+        &t.candidates,
+        t.outcomes,
+        colour,
+        if small { 5 } else { usize::MAX },
+    );
     // The chart locates the term's span: a lesson's focus.
     let chart = t
         .span
@@ -112,9 +123,25 @@ pub(super) fn terms_tab(
 }
 
 /// The term's candidates (its normaliser's outcomes) as probability bars, its own outcome in
-/// the term's colour.
-fn candidate_bars(ui: &mut egui::Ui, candidates: &[(String, f64, bool)], colour: Color32) {
-    for (label, prob, gold) in candidates {
+/// the term's colour; beyond `most`, the most probable ones, the term's own outcome always among
+/// them, and one line for the rest.
+fn candidate_bars(
+    ui: &mut egui::Ui,
+    candidates: &[(String, f64, bool)],
+    outcomes: usize,
+    colour: Color32,
+    most: usize,
+) {
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| candidates[b].1.total_cmp(&candidates[a].1));
+    let mut shown: Vec<usize> = order.iter().copied().take(most).collect();
+    if let Some(own) = order.iter().position(|&k| candidates[k].2) {
+        if own >= most && most > 0 {
+            shown[most - 1] = order[own];
+        }
+    }
+    shown.sort_unstable();
+    for (label, prob, gold) in shown.iter().map(|&k| &candidates[k]) {
         ui.horizontal(|ui| {
             // The probability beside a plain bar: a progress bar's rounded end covered the
             // number of a small one.
@@ -135,6 +162,17 @@ fn candidate_bars(ui: &mut egui::Ui, candidates: &[(String, f64, bool)], colour:
                 label.clone()
             });
         });
+    }
+    // The rest of the normaliser's outcomes (the view keeps the most probable few): their
+    // probabilities sum to what the shown ones leave of 1.
+    let more = outcomes.max(candidates.len()) - shown.len();
+    if more > 0 {
+        let rest = 1.0 - shown.iter().map(|&k| candidates[k].1).sum::<f64>();
+        ui.weak(format!(
+            "… {more} more {}, together {:.3}",
+            if more == 1 { "outcome" } else { "outcomes" },
+            rest.max(0.0)
+        ));
     }
 }
 
