@@ -6,6 +6,7 @@ pub mod evalb_lines;
 pub mod metrics;
 pub mod parse_view;
 pub mod parsing;
+pub mod resampled_t;
 pub mod significance;
 
 pub use metrics::{score, Metrics, Prf, Scorer};

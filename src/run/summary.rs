@@ -140,6 +140,36 @@ pub struct RunSummary {
     pub provenance: Option<crate::provenance::Provenance>,
 }
 
+impl RunSummary {
+    /// Why this run cannot decide a claim, if it cannot: it did not finish, or its training
+    /// did not converge in a way that makes its weights something other than the estimator's
+    /// optimum (loopy BP unconverged at the final weights, so its gradient was not the Bethe
+    /// objective's; the objective rose, BP having settled at another fixed point; cancelled).
+    /// Reaching the protocol's iteration cap is the protocol, not a failure.
+    pub fn failure(&self) -> Option<String> {
+        if let Some(e) = &self.error {
+            return Some(format!("failed: {e}"));
+        }
+        if self.status != "finished" {
+            return Some(format!("status {}", self.status));
+        }
+        if self.bp_unconverged > 0 {
+            return Some(format!(
+                "loopy BP unconverged on {} training instance(s) at its final weights",
+                self.bp_unconverged
+            ));
+        }
+        match self.stop_reason {
+            Some(StopReason::ObjectiveRose) => Some(format!(
+                "stopped after {} iterations as its objective rose (loopy BP at another fixed point)",
+                self.iterations
+            )),
+            Some(StopReason::Cancelled) => Some("cancelled".into()),
+            _ => None,
+        }
+    }
+}
+
 /// One round of the β heuristic: the β chosen after a fit, its J(β), and the iterations that fit
 /// took.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]

@@ -957,6 +957,7 @@ pub(super) fn fig2(o: &Options) -> Result<Experiment> {
     };
     let each2 = each.clone();
     claims.push(Claim {
+        test: None,
         says: format!("Phase 2 \"typically requires only a few gradient steps\" (003 §3): at most {FEW_STEPS} L-BFGS iterations in every two-stage row (003 gives no number; fixed before the runs)"),
         check: Box::new(move |r| {
             let it = each(r, &Metric::Phase2Iterations)?;
@@ -971,6 +972,7 @@ pub(super) fn fig2(o: &Options) -> Result<Experiment> {
         }),
     });
     claims.push(Claim {
+        test: None,
         says: "Phase 2's \"impact on training time is limited\" (003 §3): it takes less time than phase 1 (the one-stage row's training) in every two-stage row".into(),
         check: Box::new(move |r| {
             let p1 = scaled

@@ -22,10 +22,12 @@ mod runner;
 mod scl;
 mod scl_text;
 mod tasks;
+mod verdict;
 
 pub use registry::{entry, experiment, experiment_knobs, Build, Entry, EXPERIMENTS};
 pub use report::{figure, machine, report};
 pub use runner::{collect, plan, run_all, run_dir, Collected, Event};
+pub use verdict::Verdict;
 
 use crate::error::Result;
 use crate::run::spec::RunSpec;
@@ -241,92 +243,21 @@ pub enum Figure {
     },
 }
 
-/// How the results decide a claim. Where a claim compares methods, "holds" needs a paired test
-/// significant in the claimed direction; a difference the claimed way that the test cannot tell
-/// from chance is its own verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Holds,
-    NotSignificant,
-    DoesNotHold,
-    /// The runs cannot decide it (e.g. every run it needs stopped before converging); the
-    /// evidence says why.
-    NotDecided,
-}
-
-impl From<bool> for Verdict {
-    fn from(holds: bool) -> Self {
-        if holds {
-            Verdict::Holds
-        } else {
-            Verdict::DoesNotHold
-        }
-    }
-}
-
-impl Verdict {
-    /// A comparison: the claimed direction with p < `alpha` holds, the claimed direction
-    /// without it is not significant, the other direction does not hold.
-    /// A p the test could not compute (NaN: every paired difference the same) decides only
-    /// against the claim: ahead in every run but untested is not decided.
-    pub fn paired(claimed_direction: bool, p: f64, alpha: f64) -> Self {
-        if p.is_nan() && claimed_direction {
-            return Verdict::NotDecided;
-        }
-        match (claimed_direction, p < alpha) {
-            (true, true) => Verdict::Holds,
-            (true, false) => Verdict::NotSignificant,
-            (false, _) => Verdict::DoesNotHold,
-        }
-    }
-
-    /// An equivalence: a difference `d` with 95 % interval [`low`, `high`] inside ± `tol` holds
-    /// when the whole interval is inside, is not significant when only `d` is, and does not hold
-    /// otherwise.
-    pub fn within(d: f64, low: f64, high: f64, tol: f64) -> Self {
-        if low >= -tol && high <= tol {
-            Verdict::Holds
-        } else if d.abs() <= tol {
-            Verdict::NotSignificant
-        } else {
-            Verdict::DoesNotHold
-        }
-    }
-
-    /// The weaker of two verdicts (a claim of several parts holds only when every part does).
-    pub fn weaker(self, other: Verdict) -> Verdict {
-        let rank = |v: Verdict| match v {
-            Verdict::Holds => 0,
-            Verdict::NotSignificant => 1,
-            Verdict::DoesNotHold => 2,
-            Verdict::NotDecided => 3,
-        };
-        if rank(other) > rank(self) {
-            other
-        } else {
-            self
-        }
-    }
-
-    /// As the report writes it.
-    pub fn words(self) -> &'static str {
-        match self {
-            Verdict::Holds => "holds",
-            Verdict::NotSignificant => "not significant",
-            Verdict::DoesNotHold => "does not hold",
-            Verdict::NotDecided => "not decided",
-        }
-    }
-}
-
 /// A claim of the paper checked on the results: `Some((verdict, evidence))`, or `None` when the
 /// results lack what it needs.
 pub type ClaimCheck = Box<dyn Fn(&Results) -> Option<(Verdict, String)>>;
+
+/// A claim decided by one paired test: its estimate in the claimed direction and its p, for
+/// the report's multiplicity adjustment.
+pub type TestCheck = Box<dyn Fn(&Results) -> Option<(f64, f64)>>;
 
 /// One of the paper's claims (or the issue's) and how the results decide it.
 pub struct Claim {
     pub says: String,
     pub check: ClaimCheck,
+    /// For a claim decided by one paired test at p < 0.05: the report adjusts its p by Holm's
+    /// method over every such claim of the report (its family), and decides again on that.
+    pub test: Option<TestCheck>,
 }
 
 /// Extra analysis after the runs (e.g. BP against exact inference at the trained weights),
@@ -424,44 +355,157 @@ pub(crate) fn p_value(p: f64) -> String {
 
 /// The claim "`a` beats `b` on `m`": run k against run k (the same subset, split or fold) by
 /// a paired t-test at p < 0.05; with one run each, McNemar's test on the test sentences at
-/// p < 0.05; ahead without significance is "not significant".
+/// p < 0.05. Verdicts by [`Verdict::paired`]. A pair with a failed run ([`RunSummary::failure`])
+/// is named and left out; when leaving it out changes the verdict, the claim is not decided and
+/// both tests are shown.
 pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
-    let (a, b) = (a.to_string(), b.to_string());
+    let (a, b, m2) = (a.to_string(), b.to_string(), m.clone());
+    let (a2, b2) = (a.clone(), b.clone());
     Claim {
         says,
-        check: Box::new(move |r| {
-            let vals =
-                |g: &str| -> Option<Vec<f64>> { r.get(g)?.iter().map(|(_, s)| m.of(s)).collect() };
-            let (va, vb) = (vals(&a)?, vals(&b)?);
-            if va.len() != vb.len() || va.is_empty() {
-                return None;
-            }
-            if va.len() == 1 {
-                // One run each (the papers' NER): McNemar's test on sentences labelled
-                // entirely right, as 001 decides its NER claims.
-                let errors = |g: &str| Some(&r.get(g)?.first()?.1.test.as_ref()?.sequence_errors);
-                let t = crate::eval::significance::compare(&a, errors(&a)?, &b, errors(&b)?);
-                return Some((
-                    Verdict::paired(va[0] > vb[0], t.mcnemar.p, 0.05),
-                    format!(
-                        "{:.2} against {:.2} (one run each; McNemar p = {:.2e})",
-                        va[0], vb[0], t.mcnemar.p
-                    ),
-                ));
-            }
-            let t = crate::eval::significance::paired_t(&va, &vb);
-            let wins = va.iter().zip(&vb).filter(|(x, y)| x > y).count();
-            Some((
-                Verdict::paired(t.mean_difference > 0.0, t.p, 0.05),
-                format!(
-                    "mean difference {:+.2} points, ahead in {wins} of {} runs, paired t {}",
-                    t.mean_difference,
-                    va.len(),
-                    p_value(t.p)
-                ),
-            ))
-        }),
+        check: Box::new(move |r| decide_paired(r, &a, &b, &m).map(|(v, e, _)| (v, e))),
+        test: Some(Box::new(move |r| decide_paired(r, &a2, &b2, &m2)?.2)),
     }
+}
+
+/// [`paired_claim`]'s decision: the verdict, its evidence, and (estimate, p) where one paired
+/// test decided it (not where failed runs left it undecided).
+fn decide_paired(
+    r: &Results,
+    a: &str,
+    b: &str,
+    m: &Metric,
+) -> Option<(Verdict, String, Option<(f64, f64)>)> {
+    let (ra, rb) = (r.get(a)?, r.get(b)?);
+    let vals = |rs: &[(PathBuf, RunSummary)]| -> Option<Vec<f64>> {
+        rs.iter().map(|(_, s)| m.of(s)).collect()
+    };
+    let (va, vb) = (vals(ra)?, vals(rb)?);
+    if va.len() != vb.len() || va.is_empty() {
+        return None;
+    }
+    let failed = failed_pairs(ra, a, rb, b);
+    if va.len() == 1 {
+        if !failed.is_empty() {
+            return Some((
+                Verdict::NotDecided,
+                format!(
+                    "{:.2} against {:.2}, one run each, and a run that cannot decide: {}",
+                    va[0],
+                    vb[0],
+                    failed
+                        .iter()
+                        .map(|(_, w)| w.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+                None,
+            ));
+        }
+        // One run each (the papers' NER): McNemar's test on sentences labelled
+        // entirely right, as 001 decides its NER claims.
+        let errors = |g: &str| Some(&r.get(g)?.first()?.1.test.as_ref()?.sequence_errors);
+        let t = crate::eval::significance::compare(a, errors(a)?, b, errors(b)?);
+        return Some((
+            Verdict::paired(va[0] - vb[0], t.mcnemar.p, 0.05),
+            format!(
+                "{:.2} against {:.2} (one run each; McNemar p = {:.2e})",
+                va[0], vb[0], t.mcnemar.p
+            ),
+            Some((va[0] - vb[0], t.mcnemar.p)),
+        ));
+    }
+    // Random resplits of one corpus overlap: the corrected resampled t, and the sign
+    // test beside it.
+    let resplit = tasks::resplit_test_over_train(a).zip(tasks::resplit_test_over_train(b));
+    let test = |keep: &dyn Fn(usize) -> bool| {
+        let (x, y): (Vec<f64>, Vec<f64>) = (0..va.len())
+            .filter(|&k| keep(k))
+            .map(|k| (va[k], vb[k]))
+            .unzip();
+        let wins = x.iter().zip(&y).filter(|(p, q)| p > q).count();
+        let losses = x.iter().zip(&y).filter(|(p, q)| p < q).count();
+        let (t, name) = match resplit {
+            Some((ratio, _)) => {
+                let t = crate::eval::resampled_t::corrected_resampled_t(&x, &y, ratio);
+                let sign = (2.0
+                    * crate::eval::significance::sign_test(wins.max(losses), wins.min(losses)))
+                .min(1.0);
+                let name = format!(
+                    "corrected resampled t (the {} resplits' training sets overlap; \
+                     Nadeau & Bengio 2003) {}; two-sided sign test p = {sign:.3}",
+                    x.len(),
+                    p_value(t.p)
+                );
+                (t, name)
+            }
+            None => {
+                let t = crate::eval::significance::paired_t(&x, &y);
+                (t, format!("paired t {}", p_value(t.p)))
+            }
+        };
+        (
+            Verdict::paired(t.mean_difference, t.p, 0.05),
+            format!(
+                "mean difference {:+.2} points, ahead in {wins} of {} runs, {name}",
+                t.mean_difference,
+                x.len(),
+            ),
+            Some((t.mean_difference, t.p)),
+        )
+    };
+    let all = test(&|_| true);
+    if failed.is_empty() {
+        return Some(all);
+    }
+    let bad: Vec<usize> = failed.iter().map(|(k, _)| *k).collect();
+    let kept = test(&|k| !bad.contains(&k));
+    let named = failed
+        .iter()
+        .map(|(_, w)| w.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    Some(if kept.0 == all.0 {
+        (
+            kept.0,
+            format!("{} without the runs that cannot decide ({named})", kept.1),
+            kept.2,
+        )
+    } else {
+        (
+            Verdict::NotDecided,
+            format!(
+                "the runs that cannot decide ({named}) decide it: without them {} ({}), with them {} ({})",
+                kept.1,
+                kept.0.words(),
+                all.1,
+                all.0.words()
+            ),
+            None,
+        )
+    })
+}
+
+/// The pairs (run k of `a` against run k of `b`) with a run that cannot decide a claim, each
+/// with its group, index and reason.
+pub(crate) fn failed_pairs(
+    ra: &[(PathBuf, RunSummary)],
+    a: &str,
+    rb: &[(PathBuf, RunSummary)],
+    b: &str,
+) -> Vec<(usize, String)> {
+    let name = |g: &str| g.rsplit('/').next().unwrap_or(g).to_string();
+    ra.iter()
+        .zip(rb)
+        .enumerate()
+        .filter_map(|(k, ((_, x), (_, y)))| {
+            let why: Vec<String> = [(a, x), (b, y)]
+                .iter()
+                .filter_map(|(g, s)| s.failure().map(|w| format!("{} run {k}: {w}", name(g))))
+                .collect();
+            (!why.is_empty()).then(|| (k, why.join(", ")))
+        })
+        .collect()
 }
 
 /// Group `a` − group `b`, paired: with one run each, the paired bootstrap over the test items
@@ -535,9 +579,101 @@ mod tests {
             text.starts_with("p not computed (") && !text.contains("NaN"),
             "{text}"
         );
-        assert_eq!(Verdict::paired(true, t.p, 0.05), Verdict::NotDecided);
-        assert_eq!(Verdict::paired(false, t.p, 0.05), Verdict::DoesNotHold);
+        assert_eq!(Verdict::paired(1.0, t.p, 0.05), Verdict::NotDecided);
+        assert_eq!(Verdict::paired(-1.0, t.p, 0.05), Verdict::NotDecided);
         assert_eq!(p_value(0.0241), "p = 0.024");
+    }
+
+    /// 000-table6's case: one split's BP unconverged and far behind flips "a beats b"; left
+    /// out, a leads on every other split. The claim is then not decided, both tests shown; a
+    /// failed run that changes nothing is named beside the verdict.
+    #[test]
+    fn a_failed_run_does_not_decide_a_claim() {
+        let run = |secs: f64, unconverged: u64| {
+            (
+                PathBuf::from("r"),
+                RunSummary {
+                    status: "finished".into(),
+                    train_seconds: secs,
+                    bp_unconverged: unconverged,
+                    ..RunSummary::default()
+                },
+            )
+        };
+        let lead = [2.1, 2.6, 1.9, 2.8, 2.2, 2.5, 2.0, 2.7, 2.4];
+        let results = |first_a: f64| -> Results {
+            let mut a = vec![run(first_a, 3)];
+            let mut b = vec![run(50.0, 0)];
+            for (k, d) in lead.iter().enumerate() {
+                a.push(run(40.0 + k as f64 + d, 0));
+                b.push(run(40.0 + k as f64, 0));
+            }
+            [("t/bp".to_string(), a), ("t/pw".to_string(), b)].into()
+        };
+        let claim = paired_claim("bp beats pw".into(), "t/bp", "t/pw", Metric::Seconds);
+        let (v, ev) = (claim.check)(&results(20.0)).unwrap();
+        assert_eq!(v, Verdict::NotDecided, "{ev}");
+        assert!(ev.contains("bp run 0: loopy BP unconverged on 3"), "{ev}");
+        assert!(
+            ev.contains("(holds)") && ev.contains("(not significant)"),
+            "{ev}"
+        );
+        let (v, ev) = (claim.check)(&results(52.0)).unwrap();
+        assert_eq!(v, Verdict::Holds, "{ev}");
+        assert!(
+            ev.contains("ahead in 9 of 9 runs") && ev.contains("without the runs"),
+            "{ev}"
+        );
+    }
+
+    /// The seminars' ten 50/50 resplits overlap: 000 Table 6's "BP beats PW" on location, by
+    /// the plain paired t p ≈ 0.003 against the claim, is not significant by the corrected
+    /// resampled t (p ≈ 0.26); PW ahead on 9 of 10 splits gives the sign test p ≈ 0.021.
+    #[test]
+    fn resplits_take_the_corrected_test() {
+        let bp = [
+            88.858, 82.790, 85.369, 86.695, 84.601, 83.288, 84.112, 84.383, 88.479, 88.514,
+        ];
+        let pw = [
+            89.617, 87.631, 86.735, 89.962, 86.529, 85.104, 87.488, 86.235, 90.074, 87.605,
+        ];
+        let runs = |v: &[f64]| -> Vec<(PathBuf, RunSummary)> {
+            v.iter()
+                .map(|&x| {
+                    let s = RunSummary {
+                        status: "finished".into(),
+                        train_seconds: x,
+                        ..RunSummary::default()
+                    };
+                    (PathBuf::from("r"), s)
+                })
+                .collect()
+        };
+        let claim_on = |prefix: &str| {
+            let r: Results = [
+                (format!("{prefix}/bp"), runs(&bp)),
+                (format!("{prefix}/pw"), runs(&pw)),
+            ]
+            .into();
+            let c = paired_claim(
+                "BP beats PW".into(),
+                &format!("{prefix}/bp"),
+                &format!("{prefix}/pw"),
+                Metric::Seconds,
+            );
+            (c.check)(&r).unwrap()
+        };
+        let (v, ev) = claim_on("seminars");
+        assert_eq!(v, Verdict::NotSignificant, "{ev}");
+        assert!(
+            ev.contains("corrected resampled t") && ev.contains("p = 0.25"),
+            "{ev}"
+        );
+        assert!(ev.contains("sign test p = 0.021"), "{ev}");
+        // The same numbers as independent data sets: the plain paired t, against the claim.
+        let (v, ev) = claim_on("other");
+        assert_eq!(v, Verdict::DoesNotHold, "{ev}");
+        assert!(ev.contains("paired t p = 0.003"), "{ev}");
     }
 
     fn summary(gold: &[&str], pred: &[&str]) -> RunSummary {

@@ -259,7 +259,7 @@ fn beats(
         Task::Pos => t.paired_t.p,
     };
     Some((
-        Verdict::paired(va > vb, p, 0.001),
+        Verdict::paired(va - vb, p, 0.001),
         format!(
             "{va:.2} against {vb:.2}; McNemar p = {:.2e}, paired t p = {:.2e}",
             t.mcnemar.p, t.paired_t.p
@@ -718,6 +718,7 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
         let (ga, gb) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
         let score = score.clone();
         Claim {
+            test: None,
             says: format!(
                 "{} beats {} significantly (001 Table 1: every pairwise difference p < 0.001)",
                 label(a),
@@ -742,6 +743,7 @@ pub(super) fn table1(o: &Options, task: Task) -> Result<Experiment> {
         / paper_seconds(task, "crf").unwrap_or(f64::NAN);
     let (gp, gc) = (format!("{prefix}{pt}"), format!("{prefix}crf"));
     claims.push(Claim {
+        test: None,
         says: format!(
             "{} trains in less time than the CRF (001 Table 1: {paper_ratio:.2}× the CRF's time); \
              holds when our ratio is at most {FASTER_RATIO}",

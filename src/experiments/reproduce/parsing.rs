@@ -597,7 +597,7 @@ fn claims(rows: &[Row]) -> Vec<String> {
     let find =
         |est: &str, split: bool| rows.iter().find(|r| r.estimator == est && r.split == split);
     let above = |d: f64, b: &Option<crate::eval::significance::Bootstrap>| {
-        Verdict::paired(d > 0.0, b.as_ref().map_or(f64::NAN, |b| b.p), 0.05).words()
+        Verdict::paired(d, b.as_ref().map_or(f64::NAN, |b| b.p), 0.05).words()
     };
     let mut out = Vec::new();
     let generative = find("generative", false);
@@ -609,11 +609,9 @@ fn claims(rows: &[Row]) -> Vec<String> {
         };
         if let (Some(g), Some(m)) = (generative, find("memm", split)) {
             let b = f1_bootstrap(m, g);
-            let verdict = match &b {
-                Some(b) if b.low > -1.0 => Verdict::Holds,
-                Some(b) if b.high < -1.0 => Verdict::DoesNotHold,
-                _ => Verdict::NotSignificant,
-            };
+            let verdict = b.as_ref().map_or(Verdict::NotDecided, |b| {
+                Verdict::at_least(b.low, b.high, -1.0)
+            });
             out.push(format!(
                 "MECFG close to GENERATIVE (paper: F1 82.0 against 82.4, −0.35; holds when the difference's 95 % interval lies above −1 F1){tag}: {:+.2} F1, {} — {}.",
                 m.f1 - g.f1,
@@ -681,13 +679,7 @@ fn fold_claims(folds: &[(String, Stat, Stat, Stat)]) -> Vec<String> {
     if let (Some(g), Some(m)) = (f1("GENERATIVE"), f1("MECFG")) {
         let d: Vec<f64> = m.iter().zip(g).map(|(a, b)| a - b).collect();
         if let Some((mean, lo, hi)) = mean_interval95(&d) {
-            let verdict = if lo > -1.0 {
-                Verdict::Holds
-            } else if hi < -1.0 {
-                Verdict::DoesNotHold
-            } else {
-                Verdict::NotSignificant
-            };
+            let verdict = Verdict::at_least(lo, hi, -1.0);
             out.push(format!(
                 "MECFG close to GENERATIVE (paper: −0.35 F1; holds when the difference's 95 % interval over the folds lies above −1 F1): {mean:+.2} F1, interval [{lo:+.2}, {hi:+.2}] over {} folds — {}.",
                 d.len(),
@@ -703,7 +695,7 @@ fn fold_claims(folds: &[(String, Stat, Stat, Stat)]) -> Vec<String> {
                 t.mean_difference,
                 show_p(t.p),
                 t.df + 1,
-                Verdict::paired(t.mean_difference > 0.0, t.p, 0.05).words()
+                Verdict::paired(t.mean_difference, t.p, 0.05).words()
             ));
         }
     }

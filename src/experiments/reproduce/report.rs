@@ -88,6 +88,7 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
         .iter()
         .map(|c| (c.says.clone(), (c.check)(results)))
         .collect();
+    holm_family(e, results, &mut decided);
     if let Some(a) = e.analysis {
         let s = a(e, o, results)?;
         let _ = writeln!(md, "\n## {}\n\n{}", s.title, s.markdown);
@@ -135,6 +136,42 @@ pub fn report(e: &Experiment, o: &Options, results: &Results, date: &str) -> Res
     )?;
     write_atomic(&o.out.join(format!("{}.md", e.name)), md.as_bytes())?;
     Ok(md)
+}
+
+/// The multiplicity policy (one for every report): the claims decided by one paired test are a
+/// family; their p-values are adjusted by Holm's method and each is decided again on its
+/// adjusted p, which its evidence shows. Claims decided otherwise (intervals, several parts,
+/// exact counts) are outside the family.
+fn holm_family(
+    e: &Experiment,
+    results: &Results,
+    decided: &mut [(String, Option<(Verdict, String)>)],
+) {
+    let tests: Vec<Option<(f64, f64)>> = e
+        .claims
+        .iter()
+        .map(|c| {
+            c.test
+                .as_ref()
+                .and_then(|t| t(results))
+                .filter(|(_, p)| !p.is_nan())
+        })
+        .collect();
+    let m = tests.iter().flatten().count();
+    if m < 2 {
+        return;
+    }
+    let adjusted =
+        crate::eval::significance::holm(&tests.iter().map(|t| t.map(|x| x.1)).collect::<Vec<_>>());
+    for ((_, d), (t, adj)) in decided.iter_mut().zip(tests.iter().zip(adjusted)) {
+        if let (Some((v, ev)), Some((est, _)), Some(pa)) = (d.as_mut(), t, adj) {
+            *v = Verdict::paired(*est, pa, 0.05);
+            ev.push_str(&format!(
+                "; Holm-adjusted over the report's {m} paired claims: {}",
+                super::p_value(pa)
+            ));
+        }
+    }
 }
 
 /// One table of the report: its Markdown (ours beside the paper's, where the paper has numbers)
@@ -226,6 +263,10 @@ fn runs_json(
                                 "dir": d.strip_prefix(&o.out).unwrap_or(d),
                                 "train_seconds": s.train_seconds,
                                 "iterations": s.iterations,
+                                "stop_reason": s.stop_reason,
+                                "bp_unconverged": s.bp_unconverged,
+                                // Why the run cannot decide a claim (verdict.rs's rule), if so.
+                                "failure": s.failure(),
                                 "test": s.test.as_ref().map(|t| serde_json::json!({
                                     "token_accuracy": t.token_accuracy,
                                     "segment_f1": t.segments.f1,
@@ -545,4 +586,83 @@ pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
         h - 12.0
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{paired_claim, Experiment, Figure, Metric, Results, Verdict};
+    use crate::run::summary::RunSummary;
+    use std::path::PathBuf;
+
+    /// Three paired claims, raw p about 0.004, 0.03 and 0.6 (paired t over five runs): Holm
+    /// multiplies the smallest by 3 (0.012, holds), the next by 2 (0.06: not significant), the
+    /// largest by 1 — each decided again on its adjusted p, the adjustment in its evidence.
+    #[test]
+    fn the_report_adjusts_its_paired_claims_by_holm() {
+        let runs = |v: &[f64]| -> Vec<(PathBuf, RunSummary)> {
+            v.iter()
+                .map(|&x| {
+                    let s = RunSummary {
+                        status: "finished".into(),
+                        train_seconds: x,
+                        ..RunSummary::default()
+                    };
+                    (PathBuf::from("r"), s)
+                })
+                .collect()
+        };
+        let base = [10.0, 11.0, 12.0, 13.0, 14.0];
+        let plus = |d: [f64; 5]| -> Vec<f64> { base.iter().zip(d).map(|(b, x)| b + x).collect() };
+        let r: Results = [
+            ("t/base".to_string(), runs(&base)),
+            ("t/a".to_string(), runs(&plus([1.0, 1.2, 0.9, 1.1, 1.3]))),
+            ("t/b".to_string(), runs(&plus([1.0, 0.2, 1.5, 0.4, 1.9]))),
+            ("t/c".to_string(), runs(&plus([1.0, -1.2, 0.5, -0.8, 0.9]))),
+        ]
+        .into();
+        let claims: Vec<_> = ["t/a", "t/b", "t/c"]
+            .iter()
+            .map(|g| paired_claim(format!("{g} beats base"), g, "t/base", Metric::Seconds))
+            .collect();
+        let raw: Vec<f64> = claims
+            .iter()
+            .map(|c| (c.test.as_ref().unwrap())(&r).unwrap().1)
+            .collect();
+        assert!(
+            raw[0] < 0.05 / 3.0 && raw[1] < 0.05 && raw[1] > 0.025 && raw[2] > 0.05,
+            "{raw:?}"
+        );
+        let e = Experiment {
+            name: "t",
+            title: "t".into(),
+            protocol: vec![],
+            groups: vec![],
+            tables: vec![],
+            figure: Figure::Analysis,
+            analysis: None,
+            claims,
+        };
+        let mut decided: Vec<(String, Option<(Verdict, String)>)> = e
+            .claims
+            .iter()
+            .map(|c| (c.says.clone(), (c.check)(&r)))
+            .collect();
+        assert_eq!(decided[1].1.as_ref().unwrap().0, Verdict::Holds);
+        super::holm_family(&e, &r, &mut decided);
+        let v: Vec<Verdict> = decided.iter().map(|d| d.1.as_ref().unwrap().0).collect();
+        assert_eq!(
+            v,
+            [
+                Verdict::Holds,
+                Verdict::NotSignificant,
+                Verdict::NotSignificant
+            ]
+        );
+        let ev = &decided[1].1.as_ref().unwrap().1;
+        let want = format!(
+            "Holm-adjusted over the report's 3 paired claims: p = {:.3}",
+            2.0 * raw[1]
+        );
+        assert!(ev.ends_with(&want), "{ev} / {want}");
+    }
 }

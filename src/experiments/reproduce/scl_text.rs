@@ -490,15 +490,20 @@ struct Versus {
 }
 
 /// A claim that some point is better than FL at a lower cost: holds when one is significantly
-/// better after Bonferroni over `tested`, not significant when one is better only on average.
+/// better after Bonferroni over `tested`, does not hold when every one is significantly worse,
+/// and is otherwise not significant; without a point to test, not decided.
 fn some_win(pts: &[&Versus], tested: usize) -> Verdict {
+    if pts.is_empty() {
+        return Verdict::NotDecided;
+    }
     let cut = 0.05 / tested.max(1) as f64;
+    // Holm's first step is this same cut: "some point wins" is decided alike under Holm.
     if pts.iter().any(|v| v.diff < 0.0 && v.p < cut) {
         Verdict::Holds
-    } else if pts.iter().any(|v| v.diff < 0.0) {
-        Verdict::NotSignificant
-    } else {
+    } else if pts.iter().all(|v| v.diff > 0.0 && v.p < cut) {
         Verdict::DoesNotHold
+    } else {
+        Verdict::NotSignificant
     }
 }
 
@@ -607,7 +612,7 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
     if let Some((d, p, n)) = cmp(&heur, &best) {
         claims.push((
             "the β heuristic out-performs the grid's best β (lowest training NLL) on the test set (004 Fig. 14: \"the heuristic out-performed the optimal on the test set and had slightly higher perplexity on the training set\"); paired t over the folds of the test NLL summed over λ and both families, α = 0.05".to_string(),
-            Verdict::paired(d < 0.0, p, 0.05),
+            Verdict::paired(-d, p, 0.05),
             format!("heuristic − best: {d:+.2} nats per sentence summed over {} λ × 2 families, {n} folds, p = {}", g.lambdas.len(), significance::show_p(p)),
         ));
     }
@@ -650,17 +655,13 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
         };
         let (verdict, rule) = match model {
             Model::BoltzmannChain => (
-                t.map_or(Verdict::NotDecided, |(d, p, _)| Verdict::paired(d < 0.0, p, 0.05)),
+                t.map_or(Verdict::NotDecided, |(d, p, _)| Verdict::paired(-d, p, 0.05)),
                 "paired t over the folds, α = 0.05",
             ),
             // "Meets": PL1/PL2 no more than 5 % above PL1/FL, on the 95 % interval.
             Model::Crf => (
-                match significance::mean_interval95(&rel) {
-                    Some((_, _, hi)) if hi < 0.05 => Verdict::Holds,
-                    Some((_, lo, _)) if lo > 0.05 => Verdict::DoesNotHold,
-                    Some(_) => Verdict::NotSignificant,
-                    None => Verdict::NotDecided,
-                },
+                significance::mean_interval95(&rel)
+                    .map_or(Verdict::NotDecided, |(_, lo, hi)| Verdict::at_most(lo, hi, 0.05)),
                 "meets: the 95 % interval over the folds of (PL1/PL2 − PL1/FL) / PL1/FL below +5 %; 004 gives no number",
             ),
         };
@@ -689,11 +690,10 @@ fn analysis(_e: &Experiment, o: &Options, r: &Results, model: Model) -> Result<S
             Model::Crf => 0.1,
         };
         let v: Vec<f64> = bfolds.values().copied().collect();
-        let verdict = match significance::mean_interval95(&v) {
-            Some((_, lo, hi)) if lo >= p - tol && hi <= p + tol => Verdict::Holds,
-            Some((_, lo, hi)) if hi < p - tol || lo > p + tol => Verdict::DoesNotHold,
-            _ => Verdict::NotDecided,
-        };
+        let verdict = significance::mean_interval95(&v)
+            .map_or(Verdict::NotDecided, |(_, lo, hi)| {
+                Verdict::within(lo - p, hi - p, tol)
+            });
         claims.push((
             format!("the best achievable test NLL is about {p} per sentence (004 {} caption); \"about\" read as ± {tol} (one unit of the paper's last digit): holds when the 95 % interval over the folds lies inside {}–{}, does not hold when it lies outside", if model == Model::Crf { "Fig. 15" } else { "Fig. 9" }, p - tol, p + tol),
             verdict,
@@ -924,7 +924,7 @@ fn fig21_analysis(_e: &Experiment, o: &Options, r: &Results) -> Result<Section> 
     };
     let sign = |(up, down, p): (usize, usize, f64)| {
         (
-            Verdict::paired(up > down, p, 0.05),
+            Verdict::paired(up as f64 - down as f64, p, 0.05),
             format!(
                 "above in {up} folds, below in {down}, ties {}; one-sided sign test p = {}",
                 g.folds.saturating_sub(up + down),
@@ -995,7 +995,7 @@ fn fig21_analysis(_e: &Experiment, o: &Options, r: &Results) -> Result<Section> 
                 if let Some((d, p, n)) = paired_t(&at(last), &at(i)) {
                     claims.push((
                         format!("PL1/{}: the test NLL at the optimal σ² is lowest when both components are always selected, λ = 1 (004 Fig. 21, right); against the best λ < 1 by mean, paired t over the folds, α = 0.05", high.to_uppercase()),
-                        Verdict::paired(d < 0.0, p, 0.05),
+                        Verdict::paired(-d, p, 0.05),
                         format!("λ = 1 minus λ = {}: {d:+.3}, p = {} over {n} folds", g.lambdas[i], significance::show_p(p)),
                     ));
                 }
@@ -1004,7 +1004,7 @@ fn fig21_analysis(_e: &Experiment, o: &Options, r: &Results) -> Result<Section> 
         if let Some((d, p, n)) = paired_t(&nlls(&opt[0][last]), &nlls(&opt[1][last])) {
             claims.push((
                 "PL1/FL outperforms PL1/PL2 at λ = 1, each at its optimal σ² (004 Fig. 21, right: \"the PL1/FL policy outperforms the PL1/PL2 policy as expected\"); paired t over the folds, α = 0.05".to_string(),
-                Verdict::paired(d < 0.0, p, 0.05),
+                Verdict::paired(-d, p, 0.05),
                 format!("PL1/FL − PL1/PL2: {d:+.3}, p = {} over {n} folds", significance::show_p(p)),
             ));
         }

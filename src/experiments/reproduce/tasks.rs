@@ -228,6 +228,13 @@ pub(super) fn write_seminar_splits(
         .collect()
 }
 
+/// n_test / n_train of a group whose runs are random resplits of one corpus (their training
+/// sets overlap, so a paired claim over them takes the corrected resampled t): the seminars'
+/// 50/50 splits of [`seminar_folds`]; `None` for disjoint folds, subsets and data sets.
+pub(crate) fn resplit_test_over_train(group: &str) -> Option<f64> {
+    (group.starts_with("seminars/") || group.starts_with("seminars-chain/")).then_some(1.0)
+}
+
 /// The pooled seminar announcements cut into `folds` random 50/50 splits (000 §5: "10-fold
 /// cross validation with a 50/50 training/test split"; seeds 1000 + k).
 pub(super) fn seminar_folds(o: &Options, folds: usize) -> Result<Vec<(PathBuf, PathBuf)>> {
