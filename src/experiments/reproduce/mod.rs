@@ -368,6 +368,9 @@ pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
     }
 }
 
+/// A verdict, its evidence, and (estimate, p) of the one test that decided it.
+type PairedDecision = (Verdict, String, Option<(f64, f64)>);
+
 /// [`paired_claim`]'s decision: the verdict, its evidence, and (estimate, p) where one paired
 /// test decided it (not where failed runs left it undecided).
 fn decide_paired(
@@ -375,7 +378,7 @@ fn decide_paired(
     a: &str,
     b: &str,
     m: &Metric,
-) -> Option<(Verdict, String, Option<(f64, f64)>)> {
+) -> Option<PairedDecision> {
     let (ra, rb) = (r.get(a)?, r.get(b)?);
     let vals = |rs: &[(PathBuf, RunSummary)]| -> Option<Vec<f64>> {
         rs.iter().map(|(_, s)| m.of(s)).collect()
