@@ -27,6 +27,7 @@ mod verdict;
 pub use registry::{entry, experiment, experiment_knobs, Build, Entry, EXPERIMENTS};
 pub use report::{figure, machine, report};
 pub use runner::{collect, plan, run_all, run_dir, Collected, Event};
+use verdict::time_ratio;
 pub use verdict::Verdict;
 
 use crate::error::Result;
@@ -373,12 +374,7 @@ type PairedDecision = (Verdict, String, Option<(f64, f64)>);
 
 /// [`paired_claim`]'s decision: the verdict, its evidence, and (estimate, p) where one paired
 /// test decided it (not where failed runs left it undecided).
-fn decide_paired(
-    r: &Results,
-    a: &str,
-    b: &str,
-    m: &Metric,
-) -> Option<PairedDecision> {
+fn decide_paired(r: &Results, a: &str, b: &str, m: &Metric) -> Option<PairedDecision> {
     let (ra, rb) = (r.get(a)?, r.get(b)?);
     let vals = |rs: &[(PathBuf, RunSummary)]| -> Option<Vec<f64>> {
         rs.iter().map(|(_, s)| m.of(s)).collect()

@@ -110,6 +110,57 @@ impl Verdict {
     }
 }
 
+/// Whether group `num` trains in at most `bound` of group `den`'s time, as a claimed bound is
+/// tested: the ratio of each pair's seconds (run k against run k), its geometric mean and 95 %
+/// interval (Student's t on the log ratios), decided by [`Verdict::at_most`]. A time from fewer
+/// than three pairs decides nothing: one loaded run moved this ratio from 27 % to 104 %.
+pub(crate) fn time_ratio(
+    r: &super::Results,
+    num: &str,
+    den: &str,
+    bound: f64,
+) -> Option<(Verdict, String)> {
+    let secs = |g: &str| -> Option<Vec<f64>> {
+        r.get(g)?
+            .iter()
+            .map(|(_, s)| super::Metric::Seconds.of(s))
+            .collect()
+    };
+    let (a, b) = (secs(num)?, secs(den)?);
+    if a.len() != b.len() || a.is_empty() {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let logs: Vec<f64> = a
+        .iter()
+        .zip(&b)
+        .filter(|(x, y)| **x > 0.0 && **y > 0.0)
+        .map(|(x, y)| (x / y).ln())
+        .collect();
+    let seconds = format!("{:.1} s against {:.1} s", mean(&a), mean(&b));
+    if logs.len() < 3 {
+        return Some((
+            Verdict::NotDecided,
+            format!(
+                "{:.0} % ({seconds}); {} timed pair(s), and a time claim needs at least three",
+                100.0 * mean(&a) / mean(&b),
+                logs.len()
+            ),
+        ));
+    }
+    let (m, lo, hi) = crate::eval::significance::mean_interval95(&logs)?;
+    Some((
+        Verdict::at_most(lo.exp(), hi.exp(), bound),
+        format!(
+            "{:.0} % [{:.0}, {:.0}] ({seconds}; geometric mean of {} paired ratios, 95 % interval)",
+            100.0 * m.exp(),
+            100.0 * lo.exp(),
+            100.0 * hi.exp(),
+            logs.len()
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::Verdict::{self, *};
