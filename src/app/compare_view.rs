@@ -504,7 +504,7 @@ fn paired_tests(runs: &[&RunEntry], p: &mut CurvesPane, ui: &mut egui::Ui) -> bo
             "Every difference is A − B: positive when A is better. McNemar: tokens one run labels \
          right and the other wrong (only A, only B), exact two-sided p. Paired t: right tokens \
          per sequence. Bootstrap: the score named in its column, A − B with its 95 % interval \
-         over resampled sequences. Below p = 0.05 a difference is unlikely to be chance.",
+         over resampled sequences. Below p = 0.05, a difference this large would be rare (under 1 in 20) if the two runs were equally accurate.",
         )
         .weak(),
     );

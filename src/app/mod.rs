@@ -29,6 +29,7 @@ pub mod run_folders;
 pub mod runs;
 mod runs_view;
 pub mod theory;
+mod top_bar;
 mod welcome;
 mod window;
 
@@ -390,75 +391,6 @@ impl Workbench {
         self.state
             .frames
             .record(t0.elapsed().as_secs_f32() * 1000.0, live);
-    }
-
-    fn top_bar(&mut self, ui: &mut egui::Ui) {
-        ui.horizontal_wrapped(|ui| {
-            ui.strong("Piecewise Lab");
-            if ui
-                .selectable_label(self.state.welcome, "Welcome")
-                .on_hover_text("The start screen: lessons, the sample data, your own data")
-                .clicked()
-            {
-                self.state.welcome = !self.state.welcome;
-            }
-            ui.separator();
-            for e in &PANES {
-                if ui
-                    .button(format!("{} view", e.title))
-                    .on_hover_text(format!("Bring the {} pane to the front", e.title))
-                    .clicked()
-                {
-                    self.state.command(AppCommand::Focus(e.kind));
-                }
-            }
-            ui.separator();
-            ui.menu_button("Add pane", |ui| {
-                for e in PANES.iter().filter(|e| e.addable) {
-                    if ui.button(e.title).clicked() {
-                        self.state.command(AppCommand::Add(e.kind));
-                        ui.close();
-                    }
-                }
-            });
-            if ui.button("Reset layout").clicked() {
-                self.tree = default_tree();
-            }
-            ui.separator();
-            appearance::top_bar(&mut self.state, ui);
-            ui.separator();
-            if let Some(j) = &self.state.loading {
-                crate::app::appearance::busy(ui);
-                ui.label(format!(
-                    "{} ({:.1} s)",
-                    j.what,
-                    j.started.elapsed().as_secs_f32()
-                ));
-            } else if let Some(d) = &self.state.data {
-                // One piece, not wrapped: "data:" was left at the end of a line and its name
-                // at the start of the next.
-                ui.add(
-                    egui::Label::new(format!(
-                        "data: {} · {} sequences",
-                        d.source.title(),
-                        d.train_stats.sequences
-                    ))
-                    .wrap_mode(egui::TextWrapMode::Extend),
-                );
-            } else if self.state.form.family() == crate::run::FamilyKind::Grammar {
-                ui.add(
-                    egui::Label::new(format!(
-                        "data: {} · a treebank (the Parse pane)",
-                        self.state.form.title()
-                    ))
-                    .wrap_mode(egui::TextWrapMode::Extend),
-                );
-            }
-            let live = self.state.runs.live_count();
-            if live > 0 {
-                ui.label(format!("· {live} run(s) training"));
-            }
-        });
     }
 
     /// Puts a new pane next to the others (in the root container).

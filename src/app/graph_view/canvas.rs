@@ -80,12 +80,23 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
         visuals: ui.visuals().clone(),
         label_orders: &pane.cache.label_orders,
     };
-    if let (Some(t), true) = (&scene.term, pane.scroll_to_term) {
-        if let Some(&v) = t.free.first() {
-            let c = scene.to_screen(lay.vars[v as usize]);
-            ui.scroll_to_rect(Rect::from_center_size(c, vec2(DX * z * 3.0, 10.0)), None);
+    // The shown term into view, asked again each frame until it is visible (a step's first
+    // frames may lay the graph out before the lecture zoom settles: lesson 5's y8 stayed off
+    // the Pieces view's right edge).
+    if pane.scroll_to_term > 0 {
+        pane.scroll_to_term -= 1;
+        match scene.term.and_then(|t| t.free.first()) {
+            Some(&v) => {
+                let c = scene.to_screen(lay.vars[v as usize]);
+                let r = Rect::from_center_size(c, vec2(DX * z * 3.0, 10.0));
+                // Not released once in view: a layout that settles later (BP's beliefs
+                // arriving) moves it again.
+                if !ui.clip_rect().contains_rect(r) {
+                    ui.scroll_to_rect(r, None);
+                }
+            }
+            None => pane.scroll_to_term = 0,
         }
-        pane.scroll_to_term = false;
     }
     // A factor a lesson opens the inspector on: into view (lesson 3's transition(11,12) was
     // off screen at 1024×768, the graph's strip showing y0…y4).
@@ -108,9 +119,9 @@ pub(super) fn canvas(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::
                 r.set_top(clip.top());
                 r.set_bottom(clip.bottom());
             }
-            if clip.contains_rect(r) {
-                pane.scroll_to_factor = 0;
-            } else {
+            // Not released once in view: a layout that settles later (the piece beliefs of
+            // "messages held at 1" arriving and growing the rows) moved it off again.
+            if !clip.contains_rect(r) {
                 ui.scroll_to_rect(r, None);
             }
         }

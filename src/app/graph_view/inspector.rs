@@ -303,8 +303,14 @@ pub fn heat_table(
             };
             egui::ecolor::Hsva::new(0.62 - 0.62 * t, 0.75, 0.35 + 0.6 * t, 1.0).into()
         };
+        // In a compact cell a probability drops its leading zero (".498", as statistics
+        // tables print them) so that its digits can be 14 px.
         let fmt = |x: f64| {
-            if probability {
+            if probability && compact && (0.0..0.9995).contains(&x) {
+                format!("{x:.3}").trim_start_matches('0').to_string()
+            } else if probability && compact {
+                "1.00".to_string()
+            } else if probability {
                 format!("{x:.3}")
             } else {
                 format!("{x:.2}")
@@ -337,13 +343,15 @@ pub fn heat_table(
             .spacing(vec2(1.0, 1.0))
             .min_row_height(cell.y)
             .show(ui, |ui| {
-                ui.label(if rows > 1 { corner } else { "" });
+                // Small, so that it fits the row names' column (at body size "y11 \ y12" ran
+                // into the first column's header).
+                ui.label(egui::RichText::new(if rows > 1 { corner } else { "" }).size(10.0));
                 for &c in &col_order {
-                    ui.label(egui::RichText::new(name(c)).size(12.0));
+                    ui.label(egui::RichText::new(name(c)).size(13.0));
                 }
                 ui.end_row();
                 for &r in &row_order {
-                    ui.label(egui::RichText::new(if rows > 1 { name(r) } else { "" }).size(12.0));
+                    ui.label(egui::RichText::new(if rows > 1 { name(r) } else { "" }).size(13.0));
                     for &c in &col_order {
                         let is_gold = if rows > 1 {
                             gold.first() == Some(&Some(r as u32))
@@ -357,13 +365,21 @@ pub fn heat_table(
                             .unwrap_or(ui.visuals().faint_bg_color);
                         ui.painter().rect_filled(rect, 0.0, fill);
                         if let Some(v) = values {
+                            let text = fmt(v[(r, c)]);
+                            // 14 px where the digits fit the cell (monospace: 0.6 em a
+                            // character), else 12; 9 px in the narrow cells of many labels.
+                            let px = if names.len() > 12 {
+                                9.0
+                            } else if text.chars().count() as f32 * 0.6 * 14.0 <= cell.x - 4.0 {
+                                14.0
+                            } else {
+                                12.0
+                            };
                             ui.painter().text(
                                 rect.center(),
                                 egui::Align2::CENTER_CENTER,
-                                fmt(v[(r, c)]),
-                                // 12 px ("0.000" fits 42 px; 9 px was unreadable on a
-                                // projector), 9 px in the narrow cells of many labels.
-                                egui::FontId::monospace(if names.len() > 12 { 9.0 } else { 12.0 }),
+                                text,
+                                egui::FontId::monospace(px),
                                 crate::app::appearance::ink_on(fill),
                             );
                             resp.on_hover_text(format!(

@@ -44,7 +44,7 @@ pub(super) fn piece_vars(inst: &Instance, p: &[u32]) -> usize {
 
 pub(super) fn piece_color(i: usize) -> Color32 {
     let hue = (i as f32 * 0.618_034).fract();
-    egui::ecolor::Hsva::new(hue, 0.7, 0.75, 1.0).into()
+    egui::ecolor::Hsva::new(hue, 0.85, 0.7, 1.0).into()
 }
 
 /// Positions in graph coordinates (zoom 1, origin at the top-left of the canvas).
@@ -336,12 +336,14 @@ pub(super) fn piece_hull(painter: &egui::Painter, pts: Vec<Pos2>, c: Color32) {
     if let Some(&first) = h.first() {
         h.push(first);
     }
+    // A tinted region under a 2.5 px saturated dash: 1.5 px pastel dashes washed out on a
+    // projector, where "each dashed region is a piece" is the lesson's point.
     painter.add(Shape::convex_polygon(
         h.clone(),
-        c.gamma_multiply(0.06),
+        c.gamma_multiply(0.12),
         Stroke::NONE,
     ));
-    painter.extend(Shape::dashed_line(&h, Stroke::new(1.5, c), 6.0, 4.0));
+    painter.extend(Shape::dashed_line(&h, Stroke::new(2.5, c), 8.0, 4.0));
 }
 
 pub(super) fn hull(mut pts: Vec<Pos2>) -> Vec<Pos2> {

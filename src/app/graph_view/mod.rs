@@ -72,8 +72,9 @@ pub struct GraphPane {
     cache: GraphCache,
     #[serde(skip)]
     last_step: f64,
+    /// Frames left to bring the shown term into view (a step or the term stepper moved it).
     #[serde(skip)]
-    scroll_to_term: bool,
+    pub scroll_to_term: u8,
     /// Frames left to bring the inspected factor into view (a lesson picked it).
     #[serde(skip)]
     pub scroll_to_factor: u8,
@@ -107,7 +108,7 @@ impl Default for GraphPane {
             wrap: None,
             cache: GraphCache::default(),
             last_step: 0.0,
-            scroll_to_term: false,
+            scroll_to_term: 0,
             scroll_to_factor: 0,
             inspector_need: 0.0,
         }
@@ -200,7 +201,7 @@ pub fn ui(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         if now - pane.last_step > 0.8 {
             pane.last_step = now;
             pane.term = (pane.term + 1) % pane.cache.terms.len();
-            pane.scroll_to_term = true;
+            pane.scroll_to_term = 30;
         }
         ctx.request_repaint_after(std::time::Duration::from_millis(100));
     }
@@ -340,6 +341,9 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         // On a copy: the slider rounds what it shows to two decimals and reports the rounding
         // as a change, which turned *Fit* off whenever the fitted zoom was not a round number.
         let mut zoom = pane.zoom;
+        // A short slider: at its default width "Node-split graph" took a row of its own in
+        // presenter mode at 1280×800, and the graph's last row fell below the fold.
+        ui.spacing_mut().slider_width = 70.0;
         let moved = ui
             .add(
                 egui::Slider::new(&mut zoom, 0.15..=2.5)
@@ -387,11 +391,11 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
         if pane.show_terms && nt > 0 {
             if ui.button("< Previous term").clicked() {
                 pane.term = (pane.term + nt - 1) % nt.max(1);
-                pane.scroll_to_term = true;
+                pane.scroll_to_term = 30;
             }
             if ui.button("Next term >").clicked() {
                 pane.term = (pane.term + 1) % nt.max(1);
-                pane.scroll_to_term = true;
+                pane.scroll_to_term = 30;
             }
             // Each position's NOTA terms follow its own term: a jump to the first of them.
             let first_nota = pane
@@ -406,7 +410,7 @@ fn controls(state: &mut AppState, pane: &mut GraphPane, ui: &mut egui::Ui) {
                     .clicked()
                 {
                     pane.term = k;
-                    pane.scroll_to_term = true;
+                    pane.scroll_to_term = 30;
                 }
             }
             ui.checkbox(&mut pane.animate, "Animate");

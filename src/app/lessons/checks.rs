@@ -104,8 +104,9 @@ pub(super) fn check_runs(
                  read where each curve ends on the Curves pane's x axis (operations)"
             }
             Check::LikelyChance => {
-                "The pair likeliest to differ by chance has the largest McNemar p: compare the \
-                 pairs' p in Compare's paired tests"
+                "The pair whose difference could well be chance has the largest McNemar p (its \
+                 counts would be the least surprising if the two runs were equally accurate): \
+                 compare the pairs' p in Compare's paired tests"
             }
             _ => {
                 "Faster is fewer training seconds: compare the runs' train seconds in Compare's \

@@ -209,6 +209,7 @@ fn set_graph(g: &mut crate::app::GraphPane, step: &Step) {
     if let Some(f) = s.factor {
         g.selected_factor = usize::try_from(f).ok();
         g.scroll_to_factor = if g.selected_factor.is_some() { 60 } else { 0 };
+        g.scroll_to_term = if g.show_terms { 60 } else { 0 };
     }
     if s.model.as_deref() == Some("untrained") {
         g.model_run = None;

@@ -52,13 +52,15 @@ pub(super) fn chart_tab(
          wrong edge whose ratio to the best edge of its length is above the threshold: cells \
          with such edges are outlined red, with their count."
         ));
+        // Inside the fold on a small screen: at 1024×768 its two lines squeezed the chart.
+        if run.estimator.scoring() == crate::grammar::chart::Scoring::Local {
+            ui.weak(
+                "This run is locally normalised: a word's tag has no score of its own (the tag \
+                 is chosen by the expansion above it), so the bottom row's cells tie and show \
+                 any tag.",
+            );
+        }
     });
-    if run.estimator.scoring() == crate::grammar::chart::Scoring::Local {
-        ui.weak(
-            "This run is locally normalised: a word's tag has no score of its own (the tag is \
-             chosen by the expansion above it), so the bottom row's cells tie and show any tag.",
-        );
-    }
     let dark = ui.visuals().dark_mode;
     legend(
         ui,
@@ -106,7 +108,10 @@ pub(super) fn chart_tab(
          red (a cell may hold several; their count in its corner where the cell has room).",
     ));
     if let Some(t) = run.nota_threshold {
-        ui.weak(format!(
+        // What the run trained at, beside what the slider shows: folded with the reading notes
+        // on a small screen.
+        let small = ui.ctx().content_rect().height() < 790.0;
+        let line = format!(
             "The run trained at 10^{:.2}: at iteration 10 that selected {} wrong edges over \
              its {} training sentences, about {:.0} a sentence on average (001 reports about \
              160 a sentence on the WSJ).",
@@ -114,7 +119,14 @@ pub(super) fn chart_tab(
             run.nota_instances,
             run.data.sentences.len(),
             run.nota_instances as f64 / run.data.sentences.len().max(1) as f64,
-        ));
+        );
+        if small {
+            egui::CollapsingHeader::new(egui::RichText::new("The run's own threshold").weak())
+                .id_salt("nota-run-threshold")
+                .show(ui, |ui| ui.weak(line));
+        } else {
+            ui.weak(line);
+        }
     }
     draw_chart(p, view, None, fit, ui)
 }

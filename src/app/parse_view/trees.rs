@@ -27,8 +27,9 @@ pub(super) fn trees_tab(
         ],
     );
     let levels = |nodes: &[Node]| nodes.iter().map(|x| x.height).max().unwrap_or(1) as f32;
-    // Two headings and each tree's words: about 130 points beside the levels.
-    let room = fit.room(ui) - 130.0;
+    // Two headings and each tree's words (and its type's lift): about 140 points beside the
+    // levels.
+    let room = fit.room(ui) - 140.0;
     let row = (room / (levels(&view.gold) + levels(&view.predicted))).clamp(13.0, 24.0);
     let top = ui.strong("Gold tree").rect;
     draw_tree(ui, &view.gold, &view.words, row);
@@ -79,16 +80,21 @@ pub(super) fn trees_tab(
 pub(super) fn draw_tree(ui: &mut egui::Ui, nodes: &[Node], words: &[String], row: f32) -> Rect {
     let n = words.len().max(1);
     let levels = nodes.iter().map(|x| x.height).max().unwrap_or(1);
+    // At least 12 px, up to 15 as the row allows: 9–11 px labels could not be read from the
+    // back of a hall at 1024×768. Type above 11 px lifts the nodes off the words' line.
+    let font = FontId::proportional((row * 0.78).clamp(12.0, 15.0));
+    let lift = font.size - 11.0;
     let width = ui.available_width().max(200.0);
-    let (rect, _) = ui.allocate_exact_size(vec2(width, row * levels as f32 + 44.0), Sense::hover());
+    let (rect, _) = ui.allocate_exact_size(
+        vec2(width, row * levels as f32 + 44.0 + lift),
+        Sense::hover(),
+    );
     let painter = ui.painter_at(rect);
     let col = (rect.width() - 8.0) / n as f32;
-    // At least 11 px: 9 (about 8 px of ink) could not be read from the back of a hall.
-    let font = FontId::proportional((row * 0.5).clamp(11.0, 13.0));
     let x_of = |a: usize, b: usize| rect.left() + 4.0 + col * (a + b) as f32 / 2.0;
     // The words' line; part-of-speech nodes (height 1) sit a row above it.
     let base = rect.bottom() - 26.0;
-    let y_of = |h: usize| base - row * h as f32 + 4.0;
+    let y_of = |h: usize| base - row * h as f32 + 4.0 - lift;
     let text = ui.visuals().text_color();
     // Words too wide for their column alternate between two lines.
     let crowded = words.iter().any(|w| {
