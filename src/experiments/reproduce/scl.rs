@@ -168,7 +168,7 @@ pub(super) fn consistency(o: &Options) -> Result<Experiment> {
         });
     }
     let m_hi = *ms.last().unwrap();
-    claims.push(bp_inconsistent(ms.clone(), n_hi));
+    claims.push(bp_inconsistent(ms.clone(), top.clone()));
     Ok(Experiment {
         name: "004-consistency",
         title: "004 §8.1: consistency on Boltzmann machines".into(),
@@ -252,7 +252,8 @@ fn log_slope(points: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
 /// point), or whose loopy BP had not converged at its final weights (its gradient is then
 /// inexact), would mix a stalled optimiser into the Bethe bias: such an m is counted and left
 /// out.
-fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
+fn bp_inconsistent(ms: Vec<usize>, top: Vec<usize>) -> Claim {
+    let n_hi = *top.last().expect("sample sizes");
     use crate::optim::lbfgs::StopReason;
     let g = move |m: usize, key: &str| format!("consistency/m{m}-n{n_hi}/{key}");
     Claim {
@@ -302,8 +303,23 @@ fn bp_inconsistent(ms: Vec<usize>, n_hi: usize) -> Claim {
                 let t = crate::eval::significance::paired_t(&b, &twice);
                 let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
                 verdicts.push(Verdict::paired(t.mean_difference, t.p, 0.05));
+                // The consistency rule the other estimators pass, applied to BP: a rule it
+                // can fail.
+                let slope = error_points(
+                    r,
+                    &|n| format!("consistency/m{m}-n{n}/bp"),
+                    &top,
+                )
+                .and_then(|p| log_slope(&p))
+                .map_or(String::new(), |(b, lo, hi)| {
+                    format!(
+                        "; BP's slope of log error over n = {}: {b:.2} [{lo:.2}, {hi:.2}] (the consistency rule: {})",
+                        top.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(", "),
+                        Verdict::at_most(lo, hi, CONSISTENT_SLOPE).words()
+                    )
+                });
                 ev.push(format!(
-                    "m = {m}: BP {:.3} against ML {:.3} over {} samples, BP − 2·ML paired t {}",
+                    "m = {m}: BP {:.3} against ML {:.3} over {} samples, BP − 2·ML paired t {}{slope}",
                     mean(&b),
                     mean(&a),
                     b.len(),
