@@ -54,7 +54,9 @@ fn camel_groups(
 
 /// 002's row for one estimator: macro and micro F1, outer loops, and where its table gives them
 /// the inner loops summed over the outer loops and the seconds.
-type PaperRow = (f64, f64, f64, Option<f64>, Option<f64>);
+/// 002's row: macro F1, micro F1, outer loops, inner iterations, seconds, and the F1s' standard
+/// deviations where the table prints them (Table 2).
+type PaperRow = (f64, f64, f64, Option<f64>, Option<f64>, Option<(f64, f64)>);
 
 /// A table of the five estimators: macro and micro F1, outer loops, iterations, seconds, with
 /// 002's numbers beside ours.
@@ -63,14 +65,14 @@ fn text_table(prefix: &str, paper: &[PaperRow; 5], chain: &str) -> Table {
         .iter()
         .zip(paper)
         .map(
-            |((key, label), (macro_f1, micro_f1, outer, inner, seconds))| {
+            |((key, label), (macro_f1, micro_f1, outer, inner, seconds, sds))| {
                 let g = format!("{prefix}{key}");
                 let camel = key.contains("camel");
                 (
                     label.to_string(),
                     vec![
-                        cell(&g, Metric::MacroF1, p(*macro_f1, None)),
-                        cell(&g, Metric::MicroF1, p(*micro_f1, None)),
+                        cell(&g, Metric::MacroF1, p(*macro_f1, sds.map(|s| s.0))),
+                        cell(&g, Metric::MicroF1, p(*micro_f1, sds.map(|s| s.1))),
                         if camel {
                             cell(&g, Metric::OuterLoops, p(*outer, None))
                         } else {
@@ -201,11 +203,11 @@ pub(super) fn table1(o: &Options) -> Result<Experiment> {
     // 002 Table 1's inner loops summed over its outer loops (LBP 97 + 20 + 12, CCCP 250 + 41,
     // empirical 150 + 40) and its seconds.
     let paper = [
-        (83.7, 85.2, 1.0, Some(82.0), Some(7348.0)),
-        (83.9, 85.5, 1.0, Some(20.0), Some(9348.0)),
-        (84.6, 86.2, 3.0, Some(129.0), Some(13871.0)),
-        (84.6, 86.1, 2.0, Some(291.0), Some(40000.0)),
-        (84.5, 85.9, 2.0, Some(190.0), Some(24833.0)),
+        (83.7, 85.2, 1.0, Some(82.0), Some(7348.0), None),
+        (83.9, 85.5, 1.0, Some(20.0), Some(9348.0), None),
+        (84.6, 86.2, 3.0, Some(129.0), Some(13871.0), None),
+        (84.6, 86.1, 2.0, Some(291.0), Some(40000.0), None),
+        (84.5, 85.9, 2.0, Some(190.0), Some(24833.0), None),
     ];
     let g = |k: &str| format!("{prefix}{k}");
     let all: Vec<String> = ESTIMATORS.iter().map(|(k, _)| g(k)).collect();
@@ -299,13 +301,14 @@ pub(super) fn table2(o: &Options) -> Result<Experiment> {
             |k| base_spec(o, folds[k].0.clone(), folds[k].1.clone(), m.clone()),
         ));
     }
-    // 002 Table 2 gives no inner loops or seconds.
+    // 002 Table 2 gives no inner loops or seconds; its F1s carry standard deviations over the
+    // folds, "88.5(1.0)" (docs/reproductions/paper-numbers.tsv cites each).
     let paper = [
-        (88.5, 88.5, 0.0, None, None),
-        (88.5, 88.5, 0.0, None, None),
-        (89.6, 89.6, 0.0, None, None),
-        (88.7, 88.6, 2.0, None, None),
-        (88.7, 88.7, 1.0, None, None),
+        (88.5, 88.5, 0.0, None, None, Some((1.0, 0.9))),
+        (88.5, 88.5, 0.0, None, None, Some((1.0, 0.9))),
+        (89.6, 89.6, 0.0, None, None, Some((1.1, 1.0))),
+        (88.7, 88.6, 2.0, None, None, Some((1.1, 1.0))),
+        (88.7, 88.7, 1.0, None, None, Some((1.1, 1.0))),
     ];
     let g = |k: &str| format!("{prefix}{k}");
     let all: Vec<String> = ESTIMATORS.iter().map(|(k, _)| g(k)).collect();

@@ -35,11 +35,14 @@ pub(super) fn decimals(m: &Metric) -> usize {
     }
 }
 
+/// A paper's number as it prints it, to its own last digit (the shortest decimal that is the
+/// value: 99.95, 87.7, 911): one decimal printed 001's training F1 of 99.95 as "100.0".
+/// `docs/reproductions/paper-numbers.tsv` cites each.
 pub(super) fn fmt_paper(p: &Option<(f64, Option<f64>)>) -> String {
     match p {
         None => "—".into(),
-        Some((m, Some(sd))) => format!("{m:.1} ± {sd}"),
-        Some((m, None)) => format!("{m:.1}"),
+        Some((m, Some(sd))) => format!("{m} ± {sd}"),
+        Some((m, None)) => format!("{m}"),
     }
 }
 
