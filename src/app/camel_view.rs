@@ -211,6 +211,7 @@ pub fn ui(state: &mut AppState, p: &mut ConstraintsPane, ui: &mut egui::Ui) {
             if ui.button("Close").clicked() {
                 p.selected = None;
             }
+            super::graph_view::heat_key(ui);
         });
         // Each run's column in its share of the visible width (at 300 each, the second run's
         // marginal lines ran off the pane at 1024×768).

@@ -101,6 +101,9 @@ pub(super) fn frontier_plot(
             plot = plot.include_y(lo).include_y(hi);
         }
         plot = plot.x_axis_formatter(move |m, r| crate::app::plots::axis_text(lx, m.value, r));
+        // Each mark to its own digits: the default's one decimal wrote "5.2, 5.2, 5.1, 5.0,
+        // 5.0" while a sweep ran.
+        plot = plot.y_axis_formatter(|m, r| crate::app::plots::axis_text(false, m.value, r));
         plot.show(ui, |plot| {
             if !front.is_empty() {
                 // The unachievable region: below (or above, for accuracy) the frontier's steps,
@@ -117,19 +120,29 @@ pub(super) fn frontier_plot(
                     .iter()
                     .map(|(_, q)| xf(q[0]))
                     .fold(f64::NEG_INFINITY, f64::max);
-                let mut poly = vec![[xf(front[0][0]), edge]];
+                // One rectangle a step: the plot fills a polygon as if convex, and the
+                // staircase drawn as one polygon came out as overlapping darker triangles.
                 for (i, f) in front.iter().enumerate() {
-                    poly.push([xf(f[0]), f[1]]);
-                    let next_x = front.get(i + 1).map_or(x_end, |n| xf(n[0]));
-                    poly.push([next_x, f[1]]);
-                }
-                poly.push([x_end, edge]);
-                plot.polygon(
-                    egui_plot::Polygon::new("unachievable", poly)
+                    let (x0, x1) = (xf(f[0]), front.get(i + 1).map_or(x_end, |n| xf(n[0])));
+                    plot.polygon(
+                        egui_plot::Polygon::new(
+                            "unachievable",
+                            vec![[x0, edge], [x0, f[1]], [x1, f[1]], [x1, edge]],
+                        )
                         .fill_color(Color32::from_gray(120).gamma_multiply(0.25))
                         .stroke(egui::Stroke::NONE),
-                );
-                let line: Vec<[f64; 2]> = front.iter().map(|f| [xf(f[0]), f[1]]).collect();
+                    );
+                }
+                // The frontier as the region's own staircase (a point's value holds until a
+                // dearer point beats it): straight diagonals between the points ran inside the
+                // shaded region the caption says is below the line.
+                let mut line: Vec<[f64; 2]> = vec![];
+                for (i, f) in front.iter().enumerate() {
+                    line.push([xf(f[0]), f[1]]);
+                    if let Some(n) = front.get(i + 1) {
+                        line.push([xf(n[0]), f[1]]);
+                    }
+                }
                 plot.line(
                     egui_plot::Line::new("Pareto frontier", line)
                         .color(Color32::GRAY)

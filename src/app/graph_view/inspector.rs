@@ -32,11 +32,14 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
         .collect();
     let tname = &d.family.model().templates[fac.template as usize].name;
     let mut close = false;
-    ui.horizontal(|ui| {
+    ui.horizontal_wrapped(|ui| {
         ui.strong(format!("Factor {f}: {tname} over {:?}", scope));
         if ui.button("Close").clicked() {
             close = true;
         }
+        // The tables' key on the same line (below them, their notes were off a projector's
+        // strip, and students asked what the colours and the outlined cell are).
+        heat_key(ui);
     });
     // What this function reads of the learned tables (the tables themselves: `factor_tables`).
     let learned = match &pane.cache.learned {
@@ -154,6 +157,27 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
              same beliefs.",
         );
     }
+}
+
+/// The heat tables' key: the colour scale from a table's lowest value to its highest, and the
+/// gold entry's outline.
+pub fn heat_key(ui: &mut egui::Ui) {
+    let (r, _) = ui.allocate_exact_size(vec2(44.0, 12.0), Sense::hover());
+    crate::app::appearance::gradient_strip(ui.painter(), r, 16, |t| heat_color(t));
+    ui.weak("low to high");
+    let (g, _) = ui.allocate_exact_size(vec2(14.0, 12.0), Sense::hover());
+    ui.painter().rect_stroke(
+        g,
+        0.0,
+        Stroke::new(2.0, Color32::YELLOW),
+        egui::StrokeKind::Inside,
+    );
+    ui.weak("gold");
+}
+
+/// A heat table's colour at `t` (0: its lowest value, 1: its highest).
+fn heat_color(t: f32) -> Color32 {
+    egui::ecolor::Hsva::new(0.62 - 0.62 * t, 0.75, 0.35 + 0.6 * t, 1.0).into()
 }
 
 /// The factor `f`'s tables as the inspector shows them — (title, values, a probability
@@ -301,7 +325,7 @@ pub fn heat_table(
             } else {
                 0.5
             };
-            egui::ecolor::Hsva::new(0.62 - 0.62 * t, 0.75, 0.35 + 0.6 * t, 1.0).into()
+            heat_color(t)
         };
         // In a compact cell a probability drops its leading zero (".498", as statistics
         // tables print them) so that its digits can be 14 px.

@@ -21,7 +21,7 @@ pub(super) fn ratio_color(log_ratio: f64, dark: bool) -> Color32 {
     let (from, to) = if dark {
         ([45.0, 50.0, 62.0], [70.0, 100.0, 210.0])
     } else {
-        ([235.0, 240.0, 250.0], [60.0, 90.0, 190.0])
+        ([218.0, 226.0, 246.0], [60.0, 90.0, 190.0])
     };
     let mix = |k: usize| (from[k] + (to[k] - from[k]) * t) as u8;
     Color32::from_rgb(mix(0), mix(1), mix(2))
@@ -74,6 +74,7 @@ pub(super) fn chart_tab(
                 ratio_color(-10.0 * std::f64::consts::LN_10, dark),
                 "1e-10 or less",
             ),
+            (Color32::TRANSPARENT, "no edge over the span"),
             (GOLD, "gold bracket"),
             (RED, "wrong edges above the threshold"),
         ],
@@ -268,7 +269,9 @@ pub(super) fn draw_chart(
     for c in &view.cells {
         let r = cell_rect(origin, size, n, c.i, c.j).shrink(1.0);
         let best = c.edges.first();
-        let fill = best.map_or(ui.visuals().faint_bg_color, |e| {
+        // A span without an edge is an outline alone: filled near-white it read as "1e-10 or
+        // less" beside a caption counting every wrong edge above 10^-1.4.
+        let fill = best.map_or(Color32::TRANSPARENT, |e| {
             ratio_color(e.log_ratio, ui.visuals().dark_mode)
         });
         painter.rect_filled(r, 2.0, fill);

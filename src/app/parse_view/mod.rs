@@ -13,7 +13,7 @@ use crate::eval::parse_view::{sentence_view, Node, SentenceView};
 use crate::grammar::train::ChartTerm;
 use crate::run::grammar::GrammarRun;
 use crate::settings::KnobValues;
-use egui::{vec2, Color32, Sense};
+use egui::{vec2, Color32};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -518,9 +518,23 @@ pub fn grammar_spec(p: &ParsePane) -> Result<crate::run::spec::RunSpec, String> 
 fn legend(ui: &mut egui::Ui, items: &[(Color32, &str)]) {
     ui.horizontal_wrapped(|ui| {
         for (c, t) in items {
-            let (r, _) = ui.allocate_exact_size(vec2(12.0, 12.0), Sense::hover());
-            ui.painter().rect_filled(r, 2.0, *c);
-            ui.label(*t);
+            // Each swatch with its name as one widget, which the row wraps whole ("gold" at
+            // one line's end, "bracket" at the next's start, read as two entries).
+            let weak = ui.visuals().weak_text_color();
+            crate::app::appearance::legend_entry(ui, "", 12.0, t, |p, r| {
+                let r = egui::Rect::from_center_size(r.center(), vec2(12.0, 12.0));
+                // A transparent entry is an outline alone (the chart's empty spans).
+                if *c == Color32::TRANSPARENT {
+                    p.rect_stroke(
+                        r,
+                        2.0,
+                        egui::Stroke::new(1.0, weak),
+                        egui::StrokeKind::Inside,
+                    );
+                } else {
+                    p.rect_filled(r, 2.0, *c);
+                }
+            });
             ui.add_space(8.0);
         }
     });
