@@ -163,7 +163,7 @@ pub(super) fn inspector(state: &mut AppState, pane: &mut GraphPane, ui: &mut egu
 /// gold entry's outline.
 pub fn heat_key(ui: &mut egui::Ui) {
     let (r, _) = ui.allocate_exact_size(vec2(44.0, 12.0), Sense::hover());
-    crate::app::appearance::gradient_strip(ui.painter(), r, 16, |t| heat_color(t));
+    crate::app::appearance::gradient_strip(ui.painter(), r, 16, heat_color);
     ui.weak("low to high");
     let (g, _) = ui.allocate_exact_size(vec2(14.0, 12.0), Sense::hover());
     ui.painter().rect_stroke(
