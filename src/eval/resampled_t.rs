@@ -3,35 +3,23 @@
 //! so the J differences are correlated and the plain paired t understates their variance. The
 //! correction replaces the variance of the mean, s²/J, by (1/J + n_test/n_train)·s².
 
-use super::significance::{t_two_sided, PairedT};
+use super::significance::{paired_t, t_two_sided, PairedT};
 
 /// The corrected resampled t of the paired differences `a − b` over resplits with
 /// `test_over_train` = n_test / n_train (1 for 50/50 splits); df = J − 1. `p` is NaN below two
-/// resplits or without variance, as [`super::significance::paired_t`]'s.
+/// resplits or without variance, as [`paired_t`]'s, whose t it rescales: the plain t divides by
+/// √(s²/J), this one by √((1/J + n_test/n_train)·s²).
 pub fn corrected_resampled_t(a: &[f64], b: &[f64], test_over_train: f64) -> PairedT {
-    let d: Vec<f64> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-    let j = d.len();
-    let mean = d.iter().sum::<f64>() / j.max(1) as f64;
-    if j < 2 {
-        return PairedT {
-            mean_difference: mean,
-            t: f64::NAN,
-            df: 0,
-            p: f64::NAN,
-        };
+    let plain = paired_t(a, b);
+    if plain.p.is_nan() {
+        return plain;
     }
-    let var = d.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (j - 1) as f64;
-    let t = mean / ((1.0 / j as f64 + test_over_train) * var).sqrt();
-    let df = (j - 1) as f64;
+    let j = plain.df as f64 + 1.0;
+    let t = plain.t * ((1.0 / j) / (1.0 / j + test_over_train)).sqrt();
     PairedT {
-        mean_difference: mean,
         t,
-        df: j as u64 - 1,
-        p: if var > 0.0 {
-            t_two_sided(t, df)
-        } else {
-            f64::NAN
-        },
+        p: t_two_sided(t, plain.df as f64),
+        ..plain
     }
 }
 
@@ -69,7 +57,7 @@ mod tests {
             90.0735294117647,
             87.60484622553588,
         ];
-        let plain = super::super::significance::paired_t(&bp, &pw);
+        let plain = paired_t(&bp, &pw);
         assert!((plain.t - -4.004870943342034).abs() < 1e-9, "{}", plain.t);
         assert!((plain.p - 0.0031).abs() < 0.0005, "{}", plain.p);
         let c = corrected_resampled_t(&bp, &pw, 1.0);

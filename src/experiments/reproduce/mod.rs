@@ -370,7 +370,7 @@ pub(crate) fn paired_claim(says: String, a: &str, b: &str, m: Metric) -> Claim {
 }
 
 /// A verdict, its evidence, and (estimate, p) of the one test that decided it.
-type PairedDecision = (Verdict, String, Option<(f64, f64)>);
+pub(crate) type PairedDecision = (Verdict, String, Option<(f64, f64)>);
 
 /// [`paired_claim`]'s decision: the verdict, its evidence, and (estimate, p) where one paired
 /// test decided it (not where failed runs left it undecided).
@@ -453,18 +453,28 @@ fn decide_paired(r: &Results, a: &str, b: &str, m: &Metric) -> Option<PairedDeci
             Some((t.mean_difference, t.p)),
         )
     };
-    let all = test(&|_| true);
+    Some(without_failed(&failed, test))
+}
+
+/// A decision over run pairs, `decide` being its test of the pairs it keeps: with every pair
+/// when none failed; else without the pairs in `failed` (named in the evidence), and not decided
+/// when leaving them out changes the verdict (both tests shown). The one place the rule "failed
+/// runs do not decide" is applied to a test.
+pub(crate) fn without_failed(
+    failed: &[(usize, String)],
+    decide: impl Fn(&dyn Fn(usize) -> bool) -> PairedDecision,
+) -> PairedDecision {
+    let all = decide(&|_| true);
     if failed.is_empty() {
-        return Some(all);
+        return all;
     }
-    let bad: Vec<usize> = failed.iter().map(|(k, _)| *k).collect();
-    let kept = test(&|k| !bad.contains(&k));
+    let kept = decide(&|k| !failed.iter().any(|(j, _)| *j == k));
     let named = failed
         .iter()
         .map(|(_, w)| w.as_str())
         .collect::<Vec<_>>()
         .join("; ");
-    Some(if kept.0 == all.0 {
+    if kept.0 == all.0 {
         (
             kept.0,
             format!("{} without the runs that cannot decide ({named})", kept.1),
@@ -482,7 +492,7 @@ fn decide_paired(r: &Results, a: &str, b: &str, m: &Metric) -> Option<PairedDeci
             ),
             None,
         )
-    })
+    }
 }
 
 /// The pairs (run k of `a` against run k of `b`) with a run that cannot decide a claim, each
@@ -563,6 +573,23 @@ pub(super) fn paired_difference(
     ))
 }
 
+/// Finished runs whose training took `seconds` each, for the claims' tests (a metric they
+/// decide on, `Metric::Seconds`, read straight off a summary).
+#[cfg(test)]
+pub(crate) fn timed_runs(seconds: &[f64]) -> Vec<(PathBuf, RunSummary)> {
+    seconds
+        .iter()
+        .map(|&x| {
+            let s = RunSummary {
+                status: "finished".into(),
+                train_seconds: x,
+                ..RunSummary::default()
+            };
+            (PathBuf::from("r"), s)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -636,18 +663,7 @@ mod tests {
         let pw = [
             89.617, 87.631, 86.735, 89.962, 86.529, 85.104, 87.488, 86.235, 90.074, 87.605,
         ];
-        let runs = |v: &[f64]| -> Vec<(PathBuf, RunSummary)> {
-            v.iter()
-                .map(|&x| {
-                    let s = RunSummary {
-                        status: "finished".into(),
-                        train_seconds: x,
-                        ..RunSummary::default()
-                    };
-                    (PathBuf::from("r"), s)
-                })
-                .collect()
-        };
+        let runs = timed_runs;
         let claim_on = |prefix: &str| {
             let r: Results = [
                 (format!("{prefix}/bp"), runs(&bp)),

@@ -707,28 +707,11 @@ fn table9_claims() -> Vec<Claim> {
                         p_value(t.p),
                         pl_loss.len()
                     ),
+                    None,
                 )
             };
-            let all = decide(&|_| true);
-            if failed.is_empty() {
-                return Some(all);
-            }
-            let kept = decide(&|k| !failed.iter().any(|(j, _)| *j == k));
-            let named = failed.iter().map(|(_, w)| w.as_str()).collect::<Vec<_>>().join("; ");
-            Some(if kept.0 == all.0 {
-                (kept.0, format!("{} without the runs that cannot decide ({named})", kept.1))
-            } else {
-                (
-                    Verdict::NotDecided,
-                    format!(
-                        "the runs that cannot decide ({named}) decide it: without them {} ({}), with them {} ({})",
-                        kept.1,
-                        kept.0.words(),
-                        all.1,
-                        all.0.words()
-                    ),
-                )
-            })
+            let (v, ev, _) = without_failed(&failed, decide);
+            Some((v, ev))
         }),
     });
     claims

@@ -851,18 +851,7 @@ mod tests {
     /// across it is not significant, and fewer than three pairs decide nothing.
     #[test]
     fn a_time_bound_needs_three_pairs_and_its_interval() {
-        let runs = |v: &[f64]| -> Vec<(std::path::PathBuf, RunSummary)> {
-            v.iter()
-                .map(|&x| {
-                    let s = RunSummary {
-                        status: "finished".into(),
-                        train_seconds: x,
-                        ..RunSummary::default()
-                    };
-                    ("r".into(), s)
-                })
-                .collect()
-        };
+        let runs = super::timed_runs;
         let r = |a: &[f64], b: &[f64]| -> Results {
             [("a".to_string(), runs(a)), ("b".to_string(), runs(b))].into()
         };

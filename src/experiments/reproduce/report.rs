@@ -594,26 +594,13 @@ pub(super) fn bars(e: &Experiment, results: &Results, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::{paired_claim, Experiment, Figure, Metric, Results, Verdict};
-    use crate::run::summary::RunSummary;
-    use std::path::PathBuf;
 
     /// Three paired claims, raw p about 0.004, 0.03 and 0.6 (paired t over five runs): Holm
     /// multiplies the smallest by 3 (0.012, holds), the next by 2 (0.06: not significant), the
     /// largest by 1 — each decided again on its adjusted p, the adjustment in its evidence.
     #[test]
     fn the_report_adjusts_its_paired_claims_by_holm() {
-        let runs = |v: &[f64]| -> Vec<(PathBuf, RunSummary)> {
-            v.iter()
-                .map(|&x| {
-                    let s = RunSummary {
-                        status: "finished".into(),
-                        train_seconds: x,
-                        ..RunSummary::default()
-                    };
-                    (PathBuf::from("r"), s)
-                })
-                .collect()
-        };
+        let runs = super::timed_runs;
         let base = [10.0, 11.0, 12.0, 13.0, 14.0];
         let plus = |d: [f64; 5]| -> Vec<f64> { base.iter().zip(d).map(|(b, x)| b + x).collect() };
         let r: Results = [
