@@ -21,6 +21,7 @@ mod report;
 mod runner;
 mod scl;
 mod scl_text;
+mod slope;
 mod tasks;
 mod verdict;
 
